@@ -1,0 +1,308 @@
+//! [`Chain`]: a store plus the pipeline, driven as propose → execute → commit
+//! so that a consensus engine can call each step separately.
+//!
+//! - [`Chain::propose`] builds a block from candidate transactions, skipping
+//!   (and reporting) invalid ones; it commits nothing.
+//! - [`Chain::execute`] re-executes someone else's block strictly: any invalid
+//!   transaction or header field that disagrees rejects the whole block.
+//! - [`Chain::commit`] persists an executed block atomically.
+//! - [`Chain::replay`] re-executes the stored chain from genesis on a fresh
+//!   in-memory state and checks every state root.
+
+use std::sync::Arc;
+
+use timerhost_state::commitment::TreeUpdate;
+use timerhost_state::{ChainStore, ChangeSet, CommitRequest, KvBackend, MemoryBackend};
+use timerhost_types::{
+    merkle_root, Address, BasefeeConfig, Block, BlockHeader, ChainParams, Genesis, Hash, Receipt, SignedTransaction,
+};
+
+use crate::accounts;
+use crate::error::{BlockError, ChainError, Result};
+use crate::executor::{BlockEnv, BlockExecutor};
+use crate::genesis::{genesis_changes, genesis_header};
+use crate::runtime::{ActorRuntime, BlockHooks};
+use crate::validation::{check_against_state, check_static, TxError};
+
+/// A block executed but not yet committed.
+pub struct ExecutedBlock {
+    /// The block with its final header.
+    pub block: Block,
+    /// Receipts (user, end-of-block, deferred).
+    pub receipts: Vec<Receipt>,
+    changes: ChangeSet,
+    tree_update: TreeUpdate,
+}
+
+impl std::fmt::Debug for ExecutedBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutedBlock")
+            .field("height", &self.block.header.height)
+            .field("txs", &self.block.txs.len())
+            .field("receipts", &self.receipts.len())
+            .finish()
+    }
+}
+
+/// A block built by [`Chain::propose`], with the transactions it left out.
+#[derive(Debug)]
+pub struct ProposedBlock {
+    /// The executed block.
+    pub executed: ExecutedBlock,
+    /// Candidates skipped: (index among candidates, hash, reason).
+    pub rejected: Vec<(usize, Hash, TxError)>,
+}
+
+/// Progress of [`Chain::replay`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayProgress {
+    /// Height just verified.
+    pub height: u64,
+    /// Height replay will stop at.
+    pub head: u64,
+}
+
+/// A chain: store, genesis, actor runtime and end-of-block hooks.
+pub struct Chain<B: KvBackend> {
+    store: ChainStore<B>,
+    genesis: Genesis,
+    runtime: Arc<dyn ActorRuntime>,
+    hooks: Arc<dyn BlockHooks>,
+}
+
+impl<B: KvBackend> std::fmt::Debug for Chain<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain").field("chain_id", &self.genesis.chain_id).finish_non_exhaustive()
+    }
+}
+
+/// The header of the genesis block for `genesis` (computed on a scratch store).
+pub fn expected_genesis_header(genesis: &Genesis) -> Result<BlockHeader> {
+    let scratch = ChainStore::new(MemoryBackend::new());
+    let changes = genesis_changes(genesis)?;
+    let (root, _) = scratch.compute_root(&changes, 0)?;
+    Ok(genesis_header(genesis, root))
+}
+
+impl<B: KvBackend> Chain<B> {
+    /// Opens a chain: writes genesis into an empty store, or checks that the
+    /// store's genesis matches `genesis`.
+    pub fn open(backend: B, genesis: Genesis, runtime: Arc<dyn ActorRuntime>, hooks: Arc<dyn BlockHooks>) -> Result<Self> {
+        let store = ChainStore::new(backend);
+        let chain = Self { store, genesis, runtime, hooks };
+        match chain.store.head_height()? {
+            None => {
+                let changes = genesis_changes(&chain.genesis)?;
+                let (root, tree_update) = chain.store.compute_root(&changes, 0)?;
+                let block = Block { header: genesis_header(&chain.genesis, root), txs: Vec::new() };
+                chain.store.commit(CommitRequest { block: &block, receipts: &[], changes: &changes, tree_update: &tree_update })?;
+                tracing::info!(chain_id = chain.genesis.chain_id, state_root = %root, "wrote genesis");
+            }
+            Some(_) => {
+                let stored = chain
+                    .store
+                    .block(0)?
+                    .ok_or_else(|| ChainError::Genesis("the database has a head but no block 0".into()))?;
+                let expected = expected_genesis_header(&chain.genesis)?;
+                if stored.header != expected {
+                    return Err(ChainError::Genesis(format!(
+                        "the genesis file does not match the database (database genesis hash {}, file gives {})",
+                        stored.header.hash(),
+                        expected.hash()
+                    )));
+                }
+            }
+        }
+        Ok(chain)
+    }
+
+    /// The store.
+    pub fn store(&self) -> &ChainStore<B> {
+        &self.store
+    }
+
+    /// The genesis this chain was opened with.
+    pub fn genesis(&self) -> &Genesis {
+        &self.genesis
+    }
+
+    /// Header of the last committed block.
+    pub fn head(&self) -> Result<BlockHeader> {
+        self.store.head_header()?.ok_or_else(|| ChainError::Internal("opened chain has no head".into()))
+    }
+
+    /// Chain params from state.
+    pub fn params(&self) -> Result<ChainParams> {
+        accounts::chain_params(&self.store.state())
+    }
+
+    /// Basefee config in force for the next block.
+    pub fn basefee_config(&self) -> Result<BasefeeConfig> {
+        accounts::basefee_config(&self.store.state())
+    }
+
+    /// Balance and nonce of an account at the head.
+    pub fn account(&self, address: &Address) -> Result<timerhost_types::keys::Account> {
+        Ok(accounts::load(&self.store.state(), address)?)
+    }
+
+    /// Mempool admission: validates a transaction against the head state,
+    /// requiring the exact next nonce. Returns the sender.
+    pub fn check_tx(&self, tx: &SignedTransaction) -> Result<Address> {
+        let params = self.params()?;
+        let basefee = self.basefee_config()?;
+        let sender = check_static(tx, tx.to_bytes().len(), &params, &basefee)?;
+        let account = self.account(&sender)?;
+        check_against_state(tx, sender, account.nonce, account.balance, &basefee)?;
+        Ok(sender)
+    }
+
+    fn next_env(&self, timestamp: u64, proposer: Address) -> Result<(BlockHeader, BlockEnv)> {
+        let parent = self.head()?;
+        let height = parent.height + 1;
+        if timestamp <= parent.timestamp {
+            return Err(BlockError::TimestampNotIncreasing { height, timestamp, parent_timestamp: parent.timestamp }.into());
+        }
+        let env = BlockEnv { chain_id: self.genesis.chain_id, height, timestamp, proposer };
+        Ok((parent, env))
+    }
+
+    fn seal(&self, parent: &BlockHeader, env: &BlockEnv, txs: Vec<SignedTransaction>, executor: BlockExecutor<'_>) -> Result<ExecutedBlock> {
+        let output = executor.finish()?;
+        let (state_root, tree_update) = self.store.compute_root(&output.changes, env.height)?;
+        let tx_hashes: Vec<Hash> = txs.iter().map(SignedTransaction::hash).collect();
+        let receipt_hashes: Vec<Hash> = output.receipts.iter().map(Receipt::hash).collect();
+        let header = BlockHeader {
+            chain_id: env.chain_id,
+            height: env.height,
+            timestamp: env.timestamp,
+            proposer: env.proposer,
+            parent_hash: parent.hash(),
+            tx_root: merkle_root(&tx_hashes),
+            state_root,
+            receipts_root: merkle_root(&receipt_hashes),
+            cycles_used: output.cycles_used,
+            cells_used: output.cells_used,
+        };
+        Ok(ExecutedBlock { block: Block { header, txs }, receipts: output.receipts, changes: output.changes, tree_update })
+    }
+
+    /// Builds the next block from `candidates` in order, skipping invalid
+    /// ones. Commits nothing.
+    pub fn propose(&self, candidates: &[SignedTransaction], timestamp: u64, proposer: Address) -> Result<ProposedBlock> {
+        let (parent, env) = self.next_env(timestamp, proposer)?;
+        let state = self.store.state();
+        let mut executor = BlockExecutor::new(&state, env.clone(), self.runtime.as_ref(), self.hooks.as_ref())?;
+        let mut included = Vec::with_capacity(candidates.len());
+        let mut rejected = Vec::new();
+        for (i, tx) in candidates.iter().enumerate() {
+            match executor.apply_tx(tx)? {
+                Ok(_) => included.push(tx.clone()),
+                Err(e) => rejected.push((i, tx.hash(), e)),
+            }
+        }
+        executor.end_of_block()?;
+        let executed = self.seal(&parent, &env, included, executor)?;
+        Ok(ProposedBlock { executed, rejected })
+    }
+
+    /// Strictly re-executes a block proposed elsewhere and checks its header.
+    pub fn execute(&self, block: &Block) -> Result<ExecutedBlock> {
+        let h = &block.header;
+        if h.chain_id != self.genesis.chain_id {
+            return Err(BlockError::WrongChain { height: h.height, found: h.chain_id, expected: self.genesis.chain_id }.into());
+        }
+        let (parent, env) = self.next_env(h.timestamp, h.proposer)?;
+        if h.height != env.height {
+            return Err(BlockError::BadParent { height: h.height, reason: format!("the next height is {}", env.height) }.into());
+        }
+        if h.parent_hash != parent.hash() {
+            return Err(BlockError::BadParent {
+                height: h.height,
+                reason: format!("parent hash {} is not the head's hash {}", h.parent_hash, parent.hash()),
+            }
+            .into());
+        }
+        let state = self.store.state();
+        let mut executor = BlockExecutor::new(&state, env.clone(), self.runtime.as_ref(), self.hooks.as_ref())?;
+        for (index, tx) in block.txs.iter().enumerate() {
+            if let Err(error) = executor.apply_tx(tx)? {
+                return Err(BlockError::InvalidTx { index, hash: tx.hash(), error }.into());
+            }
+        }
+        executor.end_of_block()?;
+        let executed = self.seal(&parent, &env, block.txs.clone(), executor)?;
+        let c = &executed.block.header;
+        let checks: [(&'static str, String, String); 5] = [
+            ("state_root", h.state_root.to_string(), c.state_root.to_string()),
+            ("tx_root", h.tx_root.to_string(), c.tx_root.to_string()),
+            ("receipts_root", h.receipts_root.to_string(), c.receipts_root.to_string()),
+            ("cycles_used", h.cycles_used.to_string(), c.cycles_used.to_string()),
+            ("cells_used", h.cells_used.to_string(), c.cells_used.to_string()),
+        ];
+        for (field, claimed, computed) in checks {
+            if claimed != computed {
+                return Err(BlockError::HeaderMismatch { height: h.height, field, claimed, computed }.into());
+            }
+        }
+        Ok(executed)
+    }
+
+    /// Commits an executed block atomically.
+    pub fn commit(&self, executed: &ExecutedBlock) -> Result<()> {
+        self.store.commit(CommitRequest {
+            block: &executed.block,
+            receipts: &executed.receipts,
+            changes: &executed.changes,
+            tree_update: &executed.tree_update,
+        })?;
+        Ok(())
+    }
+
+    /// Proposes and commits the next block.
+    pub fn produce_block(&self, candidates: &[SignedTransaction], timestamp: u64, proposer: Address) -> Result<ProposedBlock> {
+        let proposed = self.propose(candidates, timestamp, proposer)?;
+        self.commit(&proposed.executed)?;
+        Ok(proposed)
+    }
+
+    /// Re-executes every stored block from genesis on a fresh in-memory state
+    /// with the same runtime and hooks, checking each state root. Returns the
+    /// height verified; the first mismatch is an error naming its height.
+    pub fn replay(&self, mut progress: impl FnMut(ReplayProgress)) -> Result<u64> {
+        let head = self.head()?.height;
+        let fresh = Chain::open(MemoryBackend::new(), self.genesis.clone(), self.runtime.clone(), self.hooks.clone())?;
+        let stored_genesis = self.store.block(0)?.ok_or_else(|| ChainError::Internal("no block 0".into()))?;
+        let replayed_genesis = fresh.head()?;
+        if stored_genesis.header.state_root != replayed_genesis.state_root {
+            return Err(ChainError::ReplayMismatch {
+                height: 0,
+                stored: stored_genesis.header.state_root,
+                computed: replayed_genesis.state_root,
+            });
+        }
+        progress(ReplayProgress { height: 0, head });
+        for height in 1..=head {
+            let block = self
+                .store
+                .block(height)?
+                .ok_or_else(|| ChainError::Internal(format!("block {height} missing from the store")))?;
+            let executed = match fresh.execute(&block) {
+                Ok(e) => e,
+                Err(ChainError::Block(BlockError::HeaderMismatch { field: "state_root", .. })) => {
+                    // Recompute to report both roots precisely.
+                    let computed = fresh.propose(&block.txs, block.header.timestamp, block.header.proposer)?;
+                    return Err(ChainError::ReplayMismatch {
+                        height,
+                        stored: block.header.state_root,
+                        computed: computed.executed.block.header.state_root,
+                    });
+                }
+                Err(e) => return Err(ChainError::ReplayFailed { height, source: Box::new(e) }),
+            };
+            fresh.commit(&executed)?;
+            progress(ReplayProgress { height, head });
+        }
+        Ok(head)
+    }
+}

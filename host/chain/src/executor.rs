@@ -1,0 +1,414 @@
+//! The block pipeline: TX phase → end-of-block hooks → deferred transactions
+//! → basefee update. [`BlockExecutor`] applies these to an [`Overlay`] and
+//! yields receipts and a change set; nothing is committed here.
+//!
+//! Configs (`ChainParams`, `BasefeeConfig`) are read once when the executor is
+//! created; a governance update inside the block takes effect from the next
+//! block. Everything is integer arithmetic over state and the block header, so
+//! the same block on the same state gives the same result everywhere.
+
+use timerhost_state::{ChangeSet, Overlay, StateRead};
+use timerhost_types::keys::{self, Account, HeadMeta};
+use timerhost_types::{
+    actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig, ChainParams, ErrorKind, Event,
+    ExecError, Hash, Receipt, ReceiptStatus, SignedTransaction, SystemInstruction, TxKind, TxSource, Value,
+    GOVERNANCE_ADDRESS,
+};
+
+use crate::accounts::{self, Debit};
+use crate::error::{ChainError, Result};
+use crate::fees::FeeQuote;
+use crate::runtime::{ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, TxEnv};
+use crate::validation::{check_against_state, check_static, intrinsic, TxError};
+
+/// The block-level facts every execution can see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockEnv {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Height of the block being executed.
+    pub height: u64,
+    /// Its timestamp (unix seconds).
+    pub timestamp: u64,
+    /// Its proposer (receives tips).
+    pub proposer: Address,
+}
+
+/// The result of executing a block's body.
+#[derive(Debug)]
+pub struct BlockOutput {
+    /// Receipts: user transactions, then the end-of-block receipt (if it has
+    /// events), then deferred transactions.
+    pub receipts: Vec<Receipt>,
+    /// Consensus-state writes.
+    pub changes: ChangeSet,
+    /// Cycles used by the whole block.
+    pub cycles_used: u64,
+    /// Cells used by the whole block.
+    pub cells_used: u64,
+}
+
+/// Executes one block on top of committed state.
+pub struct BlockExecutor<'a> {
+    overlay: Overlay<'a>,
+    env: BlockEnv,
+    params: ChainParams,
+    basefee: BasefeeConfig,
+    runtime: &'a dyn ActorRuntime,
+    hooks: &'a dyn BlockHooks,
+    /// User-transaction usage, bounded by the block limits.
+    tx_cycles_used: u64,
+    tx_cells_used: u64,
+    /// Deferred and protocol usage (timers contribute to throughput accounting).
+    extra_cycles_used: u64,
+    extra_cells_used: u64,
+    receipts: Vec<Receipt>,
+    burned: u128,
+    tips: u128,
+    pending_basefee: Option<BasefeeConfig>,
+}
+
+fn failure_receipt_parts(outcome: &ExecOutcome) -> (ReceiptStatus, Option<ExecError>) {
+    match &outcome.result {
+        Ok(_) => (ReceiptStatus::Success, None),
+        Err(e) => (ReceiptStatus::Failed, Some(e.clone())),
+    }
+}
+
+impl<'a> BlockExecutor<'a> {
+    /// Starts a block; reads the configs once.
+    pub fn new(state: &'a dyn StateRead, env: BlockEnv, runtime: &'a dyn ActorRuntime, hooks: &'a dyn BlockHooks) -> Result<Self> {
+        let params = accounts::chain_params(state)?;
+        let basefee = accounts::basefee_config(state)?;
+        Ok(Self {
+            overlay: Overlay::new(state),
+            env,
+            params,
+            basefee,
+            runtime,
+            hooks,
+            tx_cycles_used: 0,
+            tx_cells_used: 0,
+            extra_cycles_used: 0,
+            extra_cells_used: 0,
+            receipts: Vec::new(),
+            burned: 0,
+            tips: 0,
+            pending_basefee: None,
+        })
+    }
+
+    /// The basefee config in force for this block.
+    pub fn basefee(&self) -> &BasefeeConfig {
+        &self.basefee
+    }
+
+    /// Applies a user transaction. `Ok(Err(_))`: the transaction is invalid
+    /// and nothing was applied; `Err(_)`: the node failed (storage).
+    pub fn apply_tx(&mut self, tx: &SignedTransaction) -> Result<std::result::Result<&Receipt, TxError>> {
+        let encoded = tx.to_bytes();
+        let tx_hash = keccak256(&encoded);
+        let sender = match check_static(tx, encoded.len(), &self.params, &self.basefee) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        let t = &tx.tx;
+        let cycles_room = self.basefee.max_block_cycles - self.tx_cycles_used;
+        if t.cycles_limit > cycles_room {
+            return Ok(Err(TxError::BlockFull { dimension: "cycles", limit: t.cycles_limit, remaining: cycles_room }));
+        }
+        let cells_room = self.basefee.max_block_cells - self.tx_cells_used;
+        if t.cells_limit > cells_room {
+            return Ok(Err(TxError::BlockFull { dimension: "cells", limit: t.cells_limit, remaining: cells_room }));
+        }
+        let mut account = accounts::load(&self.overlay, &sender)?;
+        let quote = match check_against_state(tx, sender, account.nonce, account.balance, &self.basefee) {
+            Ok(q) => q,
+            Err(e) => return Ok(Err(e)),
+        };
+        // Valid from here on: the pre-charge and nonce bump survive even if execution fails.
+        account.balance -= quote.prepay;
+        account.nonce += 1;
+        accounts::store(&mut self.overlay, &sender, &account);
+
+        let (base_cycles, base_cells) = intrinsic(encoded.len());
+        let env = TxEnv { block: self.env.clone(), sender, tx_hash };
+        let checkpoint = self.overlay.checkpoint();
+        let mut created_actor = None;
+        let outcome = match &t.kind {
+            TxKind::Transfer { to, amount } => {
+                match accounts::transfer(&mut self.overlay, &sender, to, *amount)? {
+                    Debit::Done => ExecOutcome { result: Ok(None), cycles_used: 0, cells_used: 0, events: Vec::new() },
+                    Debit::Insufficient { available } => {
+                        return Err(ChainError::Internal(format!("validated transfer found balance {available} < {amount}")))
+                    }
+                }
+            }
+            TxKind::DeployActor { code, args, value } => {
+                let actor = actor_address(&sender, t.nonce);
+                created_actor = Some(actor);
+                self.deploy(env, actor, code, args, *value, t.cycles_limit - base_cycles, t.cells_limit - base_cells)?
+            }
+            TxKind::CallActor { actor, handler, args, value } => {
+                self.call(env, *actor, handler, args, *value, t.cycles_limit - base_cycles, t.cells_limit - base_cells)?
+            }
+            TxKind::System(instruction) => self.system(instruction),
+        };
+        let (status, error) = failure_receipt_parts(&outcome);
+        let (events, return_value) = match outcome.result {
+            Ok(v) => {
+                self.overlay.release(checkpoint);
+                (outcome.events, v)
+            }
+            Err(_) => {
+                self.overlay.revert_to(checkpoint);
+                created_actor = None;
+                (Vec::new(), None)
+            }
+        };
+        let cycles_used = (base_cycles + outcome.cycles_used).min(t.cycles_limit);
+        let cells_used = (base_cells + outcome.cells_used).min(t.cells_limit);
+        let settlement = quote.settle(cycles_used, cells_used);
+        accounts::credit(&mut self.overlay, &sender, settlement.refund)?;
+        self.burned += settlement.burned;
+        self.tips += settlement.tip;
+        self.tx_cycles_used += cycles_used;
+        self.tx_cells_used += cells_used;
+        self.receipts.push(Receipt {
+            tx_hash,
+            sender,
+            source: TxSource::User,
+            status,
+            error,
+            cycles_used,
+            cells_used,
+            fee_paid: settlement.fee(),
+            burned: settlement.burned,
+            tip: settlement.tip,
+            events,
+            return_value,
+            created_actor,
+        });
+        Ok(Ok(self.receipts.last().expect("just pushed")))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn deploy(&mut self, env: TxEnv, actor: Address, code: &str, args: &[Value], value: u128, cycles: u64, cells: u64) -> Result<ExecOutcome> {
+        let existing = accounts::load(&self.overlay, &actor)?;
+        if existing.is_actor {
+            return Ok(ExecOutcome::failed(ExecError::invalid(format!("an actor already exists at {actor}"))));
+        }
+        // Storing the code is a state write of its size.
+        let code_cells = code.len() as u64;
+        if code_cells > cells {
+            return Ok(ExecOutcome {
+                result: Err(ExecError::new(ErrorKind::OutOfCells, format!("storing {code_cells} bytes of code needs more cells than the {cells} left"))),
+                cycles_used: 0,
+                cells_used: cells,
+                events: Vec::new(),
+            });
+        }
+        accounts::store(&mut self.overlay, &actor, &Account { is_actor: true, ..existing });
+        self.overlay.put(keys::code(&actor), code.as_bytes().to_vec());
+        if let Debit::Insufficient { available } = accounts::transfer(&mut self.overlay, &env.sender, &actor, value)? {
+            return Err(ChainError::Internal(format!("validated deploy value found balance {available} < {value}")));
+        }
+        let mut ctx = ExecContext { state: &mut self.overlay, env, cycles_limit: cycles, cells_limit: cells - code_cells };
+        let mut outcome = self.runtime.deploy(&mut ctx, actor, code, args)?;
+        outcome.cells_used += code_cells;
+        Ok(outcome)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn call(&mut self, env: TxEnv, actor: Address, handler: &str, args: &[Value], value: u128, cycles: u64, cells: u64) -> Result<ExecOutcome> {
+        if !accounts::load(&self.overlay, &actor)?.is_actor {
+            return Ok(ExecOutcome::failed(ExecError::new(ErrorKind::NotFound, format!("no actor at {actor}"))));
+        }
+        if let Debit::Insufficient { available } = accounts::transfer(&mut self.overlay, &env.sender, &actor, value)? {
+            return Ok(ExecOutcome::failed(ExecError::new(
+                ErrorKind::InsufficientFunds,
+                format!("{} cannot send {value}: balance {available}", env.sender),
+            )));
+        }
+        let mut ctx = ExecContext { state: &mut self.overlay, env, cycles_limit: cycles, cells_limit: cells };
+        self.runtime.call(&mut ctx, actor, handler, args)
+    }
+
+    fn system(&mut self, instruction: &SystemInstruction) -> ExecOutcome {
+        match instruction {
+            SystemInstruction::UpdateBasefeeConfig(cfg) => {
+                self.pending_basefee = Some(cfg.clone());
+                let data = Value::dict_from([
+                    (Value::str("cycle_basefee"), Value::int(cfg.cycle_basefee)),
+                    (Value::str("cell_basefee"), Value::int(cfg.cell_basefee)),
+                    (Value::str("min_cycle_basefee"), Value::int(cfg.min_cycle_basefee)),
+                    (Value::str("min_cell_basefee"), Value::int(cfg.min_cell_basefee)),
+                    (Value::str("max_cycle_basefee"), Value::int(cfg.max_cycle_basefee)),
+                    (Value::str("max_cell_basefee"), Value::int(cfg.max_cell_basefee)),
+                    (Value::str("max_block_cycles"), Value::int(cfg.max_block_cycles)),
+                    (Value::str("max_block_cells"), Value::int(cfg.max_block_cells)),
+                ])
+                .expect("str keys are hashable");
+                ExecOutcome {
+                    result: Ok(None),
+                    cycles_used: 0,
+                    cells_used: 0,
+                    events: vec![Event { emitter: GOVERNANCE_ADDRESS, name: "basefee_config.updated".into(), data }],
+                }
+            }
+        }
+    }
+
+    /// Runs the end-of-block hooks and the deferred transactions they return.
+    pub fn end_of_block(&mut self) -> Result<()> {
+        let mut ctx = EobContext {
+            state: &mut self.overlay,
+            env: self.env.clone(),
+            basefee: self.basefee.clone(),
+            events: Vec::new(),
+            cycles_used: 0,
+        };
+        let deferred = self.hooks.end_of_block(&mut ctx)?;
+        let eob_events = std::mem::take(&mut ctx.events);
+        let mut protocol_cycles = ctx.cycles_used;
+        if !eob_events.is_empty() || protocol_cycles > 0 {
+            self.receipts.push(Receipt {
+                tx_hash: keccak_concat(&[b"timerhost/end-of-block", &self.env.height.to_be_bytes()]),
+                sender: Address::ZERO,
+                source: TxSource::EndOfBlock,
+                status: ReceiptStatus::Success,
+                error: None,
+                cycles_used: protocol_cycles,
+                cells_used: 0,
+                fee_paid: 0,
+                burned: 0,
+                tip: 0,
+                events: eob_events,
+                return_value: None,
+                created_actor: None,
+            });
+        }
+        for (index, tx) in deferred.iter().enumerate() {
+            let mut receipt = self.execute_deferred(index, tx)?;
+            let mut ctx = EobContext {
+                state: &mut self.overlay,
+                env: self.env.clone(),
+                basefee: self.basefee.clone(),
+                events: Vec::new(),
+                cycles_used: 0,
+            };
+            self.hooks.after_deferred(&mut ctx, tx, &receipt)?;
+            receipt.events.extend(ctx.events);
+            protocol_cycles += ctx.cycles_used;
+            self.receipts.push(receipt);
+        }
+        self.extra_cycles_used += protocol_cycles;
+        Ok(())
+    }
+
+    fn execute_deferred(&mut self, index: usize, tx: &DeferredTx) -> Result<Receipt> {
+        let quote = FeeQuote::new(tx.cycle_basefee, tx.cell_basefee, 0, tx.cycles_limit, tx.cells_limit)
+            .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
+        if quote.prepay != tx.prepaid {
+            return Err(ChainError::Internal(format!(
+                "deferred transaction pre-charge {} does not match its limits ({})",
+                tx.prepaid, quote.prepay
+            )));
+        }
+        let tx_hash = keccak_concat(&[
+            b"timerhost/deferred",
+            &self.env.height.to_be_bytes(),
+            &(index as u64).to_be_bytes(),
+            &tx.tag,
+        ]);
+        // The handler's arguments are payload bytes delivered to it.
+        let payload_cells: u64 = tx.args.iter().map(|a| a.to_bytes().len() as u64).sum();
+        let env = TxEnv { block: self.env.clone(), sender: tx.sender, tx_hash };
+        let checkpoint = self.overlay.checkpoint();
+        let outcome = if payload_cells > tx.cells_limit {
+            ExecOutcome {
+                result: Err(ExecError::new(ErrorKind::OutOfCells, "the payload alone exceeds the cells limit")),
+                cycles_used: 0,
+                cells_used: tx.cells_limit,
+                events: Vec::new(),
+            }
+        } else if !accounts::load(&self.overlay, &tx.actor)?.is_actor {
+            ExecOutcome::failed(ExecError::new(ErrorKind::NotFound, format!("no actor at {}", tx.actor)))
+        } else {
+            let mut ctx = ExecContext {
+                state: &mut self.overlay,
+                env,
+                cycles_limit: tx.cycles_limit,
+                cells_limit: tx.cells_limit - payload_cells,
+            };
+            let mut o = self.runtime.call(&mut ctx, tx.actor, &tx.handler, &tx.args)?;
+            o.cells_used += payload_cells;
+            o
+        };
+        let (status, error) = failure_receipt_parts(&outcome);
+        let (events, return_value) = match outcome.result {
+            Ok(v) => {
+                self.overlay.release(checkpoint);
+                (outcome.events, v)
+            }
+            Err(_) => {
+                self.overlay.revert_to(checkpoint);
+                (Vec::new(), None)
+            }
+        };
+        let cycles_used = outcome.cycles_used.min(tx.cycles_limit);
+        let cells_used = outcome.cells_used.min(tx.cells_limit);
+        let settlement = quote.settle(cycles_used, cells_used);
+        accounts::credit(&mut self.overlay, &tx.fee_payer, settlement.refund)?;
+        self.burned += settlement.burned;
+        self.extra_cycles_used += cycles_used;
+        self.extra_cells_used += cells_used;
+        Ok(Receipt {
+            tx_hash,
+            sender: tx.sender,
+            source: TxSource::Deferred { origin_tx_hash: tx.origin_tx_hash, fee_payer: tx.fee_payer },
+            status,
+            error,
+            cycles_used,
+            cells_used,
+            fee_paid: settlement.fee(),
+            burned: settlement.burned,
+            tip: 0,
+            events,
+            return_value,
+            created_actor: None,
+        })
+    }
+
+    /// Pays tips, records burns, updates the basefee and the head metadata,
+    /// and returns the block's receipts and writes.
+    pub fn finish(mut self) -> Result<BlockOutput> {
+        accounts::credit(&mut self.overlay, &self.env.proposer, self.tips)?;
+        let mut supply = accounts::supply(&self.overlay)?;
+        supply.burned = supply
+            .burned
+            .checked_add(self.burned)
+            .ok_or_else(|| ChainError::Internal("burned total overflows".into()))?;
+        self.overlay.put_encoded(keys::supply(), &supply);
+        let cycles_used = self.tx_cycles_used + self.extra_cycles_used;
+        let cells_used = self.tx_cells_used + self.extra_cells_used;
+        let next_basefee = match self.pending_basefee.take() {
+            // A governance update replaces the config as of the next block.
+            Some(cfg) => cfg,
+            None => self.basefee.next(cycles_used, cells_used),
+        };
+        self.overlay.put_encoded(keys::basefee_config(), &next_basefee);
+        self.overlay.put_encoded(keys::head(), &HeadMeta { height: self.env.height, timestamp: self.env.timestamp });
+        Ok(BlockOutput { receipts: self.receipts, changes: self.overlay.into_changes(), cycles_used, cells_used })
+    }
+
+    /// Read access to the block's state so far.
+    pub fn state(&self) -> &Overlay<'a> {
+        &self.overlay
+    }
+}
+
+/// Hash for receipts that are not user transactions.
+pub fn synthetic_hash(parts: &[&[u8]]) -> Hash {
+    keccak_concat(parts)
+}

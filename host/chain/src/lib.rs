@@ -1,0 +1,34 @@
+//! # timerhost-chain
+//!
+//! Block execution for timerhost, as a pure function of committed state and a
+//! block: no wall clock, no randomness, no I/O besides the state it reads.
+//!
+//! - [`validation`]: every reason a transaction is rejected before it can be
+//!   applied ([`TxError`]), each naming the problem.
+//! - [`fees`]: CIP-3 dual-metered fee arithmetic (pre-pay, refund, burn, tip),
+//!   integer-only and overflow-checked.
+//! - [`runtime`]: the [`ActorRuntime`] trait the actor VM implements, and the
+//!   [`BlockHooks`] trait end-of-block subsystems (timers) implement.
+//! - [`executor`]: the block pipeline — TX phase → end-of-block hooks →
+//!   deferred transactions → basefee update — producing receipts, a change set
+//!   and a state root without committing anything.
+//! - [`chain`]: [`Chain`], which owns a store and drives
+//!   propose → execute → commit, plus genesis and [`replay`](Chain::replay).
+//! - [`testing`]: a deterministic mock runtime and transaction builders, behind
+//!   one import path, for tests across the workspace.
+
+pub mod accounts;
+pub mod chain;
+pub mod error;
+pub mod executor;
+pub mod fees;
+pub mod genesis;
+pub mod runtime;
+pub mod testing;
+pub mod validation;
+
+pub use chain::{Chain, ExecutedBlock, ProposedBlock, ReplayProgress};
+pub use error::{BlockError, ChainError, Result};
+pub use executor::BlockEnv;
+pub use runtime::{ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, NoActorRuntime, NoHooks};
+pub use validation::TxError;

@@ -1,0 +1,148 @@
+//! The two extension points of block execution.
+//!
+//! - [`ActorRuntime`]: runs actor code (`DeployActor`, `CallActor`, deferred
+//!   calls). The Python VM implements it; [`crate::testing::MockRuntime`] is a
+//!   deterministic stand-in for tests. A runtime reports an actor's failure as
+//!   an [`ExecOutcome`], never as a Rust error: the chain then discards the
+//!   execution's writes and still charges for the resources used.
+//! - [`BlockHooks`]: protocol work at end of block (timer delivery plugs in
+//!   here). A hook may read and write state, emit events, and return
+//!   [`DeferredTx`]s that the chain executes right after, in order.
+
+use timerhost_state::Overlay;
+use timerhost_types::{Address, BasefeeConfig, Event, ExecError, Hash, Receipt, Value};
+
+use crate::error::Result;
+use crate::executor::BlockEnv;
+
+/// Context of one transaction (user or deferred) as an actor sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxEnv {
+    /// The block being executed.
+    pub block: BlockEnv,
+    /// `tx_sender`: the signer of a user transaction, or the actor itself for a timer fire.
+    pub sender: Address,
+    /// Hash of the transaction (or of the deferred transaction).
+    pub tx_hash: Hash,
+}
+
+/// What a runtime gets for one execution.
+pub struct ExecContext<'s, 'a> {
+    /// Block state; the chain reverts it if the outcome is a failure.
+    pub state: &'s mut Overlay<'a>,
+    /// Who, when, what.
+    pub env: TxEnv,
+    /// Cycles available to the runtime (the transaction limit minus what the chain already charged).
+    pub cycles_limit: u64,
+    /// Cells available to the runtime.
+    pub cells_limit: u64,
+}
+
+/// The result of running actor code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecOutcome {
+    /// Return value on success, the actor's error on failure.
+    pub result: std::result::Result<Option<Value>, ExecError>,
+    /// Cycles used (≤ the limit given).
+    pub cycles_used: u64,
+    /// Cells used (≤ the limit given).
+    pub cells_used: u64,
+    /// Events emitted (dropped by the chain on failure).
+    pub events: Vec<Event>,
+}
+
+impl ExecOutcome {
+    /// A failure that used nothing.
+    pub fn failed(error: ExecError) -> Self {
+        Self { result: Err(error), cycles_used: 0, cells_used: 0, events: Vec::new() }
+    }
+}
+
+/// Runs actor code.
+pub trait ActorRuntime: Send + Sync {
+    /// Runs a freshly created actor's `deploy(*args)`. The chain has already
+    /// created the actor account and stored `code`.
+    fn deploy(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, code: &str, args: &[Value]) -> Result<ExecOutcome>;
+
+    /// Runs `handler(*args)` of an existing actor.
+    fn call(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, handler: &str, args: &[Value]) -> Result<ExecOutcome>;
+}
+
+/// A runtime for chains that run no actors: every actor transaction fails
+/// with a clear outcome (and pays its intrinsic cost).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoActorRuntime;
+
+impl ActorRuntime for NoActorRuntime {
+    fn deploy(&self, _ctx: &mut ExecContext<'_, '_>, _actor: Address, _code: &str, _args: &[Value]) -> Result<ExecOutcome> {
+        Ok(ExecOutcome::failed(ExecError::invalid("this chain was started without an actor runtime")))
+    }
+
+    fn call(&self, _ctx: &mut ExecContext<'_, '_>, _actor: Address, _handler: &str, _args: &[Value]) -> Result<ExecOutcome> {
+        Ok(ExecOutcome::failed(ExecError::invalid("this chain was started without an actor runtime")))
+    }
+}
+
+/// A transaction created at end of block (CIP-5 §5.2), already pre-charged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeferredTx {
+    /// Parent transaction hash (zero: none).
+    pub origin_tx_hash: Hash,
+    /// Execution identity (`tx_sender` inside the handler).
+    pub sender: Address,
+    /// Who pre-paid and receives the refund.
+    pub fee_payer: Address,
+    /// The actor to call.
+    pub actor: Address,
+    /// Handler name.
+    pub handler: String,
+    /// Arguments.
+    pub args: Vec<Value>,
+    /// Cycles limit.
+    pub cycles_limit: u64,
+    /// Cells limit.
+    pub cells_limit: u64,
+    /// Cycle basefee used for the pre-charge.
+    pub cycle_basefee: u128,
+    /// Cell basefee used for the pre-charge.
+    pub cell_basefee: u128,
+    /// Amount already debited from `fee_payer` (must equal the limits × basefees).
+    pub prepaid: u128,
+    /// Identifies the work (e.g. the timer id) for the receipt hash and hooks.
+    pub tag: Vec<u8>,
+}
+
+/// What an end-of-block hook can touch.
+pub struct EobContext<'s, 'a> {
+    /// Block state.
+    pub state: &'s mut Overlay<'a>,
+    /// The block.
+    pub env: BlockEnv,
+    /// Basefees read at the start of the block.
+    pub basefee: BasefeeConfig,
+    /// Events emitted by the hook; stored in the block's end-of-block receipt.
+    pub events: Vec<Event>,
+    /// Cycles of protocol work done by the hook (counted in block usage).
+    pub cycles_used: u64,
+}
+
+/// Protocol work at end of block.
+pub trait BlockHooks: Send + Sync {
+    /// Runs after the user transactions; returns deferred transactions to execute in order.
+    fn end_of_block(&self, ctx: &mut EobContext<'_, '_>) -> Result<Vec<DeferredTx>>;
+
+    /// Called after each deferred transaction with its receipt (refunds are already done).
+    fn after_deferred(&self, _ctx: &mut EobContext<'_, '_>, _tx: &DeferredTx, _receipt: &Receipt) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// No end-of-block work.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+impl BlockHooks for NoHooks {
+    fn end_of_block(&self, _ctx: &mut EobContext<'_, '_>) -> Result<Vec<DeferredTx>> {
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,299 @@
+//! Test support, behind one import path (`timerhost_chain::testing`):
+//! a deterministic [`MockRuntime`] standing in for the Python VM, a
+//! [`TxBuilder`] that signs transactions with sensible defaults, and
+//! [`dev_chain`] for an in-memory dev chain.
+//!
+//! The mock runtime's "actors" ignore their source and understand a few
+//! handlers with fixed, documented costs, enough to exercise storage writes,
+//! reverts, out-of-cycles, events and transfers from the chain's side.
+
+use std::sync::Arc;
+
+use timerhost_state::{MemoryBackend, StateRead};
+use timerhost_types::keys;
+use timerhost_types::{
+    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, PrivateKey, SignedTransaction, SystemInstruction,
+    Transaction, TxKind, Value,
+};
+
+use crate::accounts::{self, Debit};
+use crate::chain::Chain;
+use crate::error::Result;
+use crate::runtime::{ActorRuntime, ExecContext, ExecOutcome, NoHooks};
+
+/// Cycles every mock handler costs before its own work.
+pub const MOCK_CALL_CYCLES: u64 = 100;
+
+/// A deterministic stand-in for the actor VM.
+///
+/// | handler | args | effect | cycles | cells |
+/// |---|---|---|---|---|
+/// | `deploy` | `[v]` (optional) | storage `init` = v | 100 | len(v) |
+/// | `set` | `[key: str, v]` | storage key = v | 150 | len(key) + len(v) |
+/// | `get` | `[key: str]` | returns storage key | 110 | 0 |
+/// | `fail` | `[key: str]` | writes key, then reverts | 150 | … |
+/// | `burn` | `[n: int]` | uses n cycles (out of cycles if over the limit) | 100 + n | 0 |
+/// | `emit` | `[name: str, data]` | emits an event | 120 | len(data) |
+/// | `send` | `[to: bytes(20), amount: int]` | transfers from the actor | 130 | 0 |
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MockRuntime;
+
+struct Meter {
+    cycles_limit: u64,
+    cells_limit: u64,
+    cycles: u64,
+    cells: u64,
+}
+
+impl Meter {
+    fn charge(&mut self, cycles: u64, cells: u64) -> std::result::Result<(), ExecError> {
+        self.cycles = self.cycles.saturating_add(cycles);
+        self.cells = self.cells.saturating_add(cells);
+        if self.cycles > self.cycles_limit {
+            self.cycles = self.cycles_limit;
+            return Err(ExecError::new(ErrorKind::OutOfCycles, "out of cycles"));
+        }
+        if self.cells > self.cells_limit {
+            self.cells = self.cells_limit;
+            return Err(ExecError::new(ErrorKind::OutOfCells, "out of cells"));
+        }
+        Ok(())
+    }
+}
+
+fn arg_str(args: &[Value], i: usize) -> std::result::Result<String, ExecError> {
+    match args.get(i) {
+        Some(Value::Str(s)) => Ok(s.clone()),
+        _ => Err(ExecError::invalid(format!("argument {i} must be a str"))),
+    }
+}
+
+fn arg_u64(args: &[Value], i: usize) -> std::result::Result<u64, ExecError> {
+    match args.get(i) {
+        Some(Value::Int(n)) => u64::try_from(n).map_err(|_| ExecError::invalid(format!("argument {i} out of range"))),
+        _ => Err(ExecError::invalid(format!("argument {i} must be an int"))),
+    }
+}
+
+impl MockRuntime {
+    fn run(
+        ctx: &mut ExecContext<'_, '_>,
+        actor: Address,
+        handler: &str,
+        args: &[Value],
+    ) -> Result<ExecOutcome> {
+        let mut meter = Meter { cycles_limit: ctx.cycles_limit, cells_limit: ctx.cells_limit, cycles: 0, cells: 0 };
+        let mut events = Vec::new();
+        let result = Self::dispatch(ctx, actor, handler, args, &mut meter, &mut events)?;
+        Ok(ExecOutcome { result, cycles_used: meter.cycles, cells_used: meter.cells, events })
+    }
+
+    fn dispatch(
+        ctx: &mut ExecContext<'_, '_>,
+        actor: Address,
+        handler: &str,
+        args: &[Value],
+        meter: &mut Meter,
+        events: &mut Vec<Event>,
+    ) -> Result<std::result::Result<Option<Value>, ExecError>> {
+        macro_rules! try_exec {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(err) => return Ok(Err(err)),
+                }
+            };
+        }
+        try_exec!(meter.charge(MOCK_CALL_CYCLES, 0));
+        match handler {
+            "deploy" => {
+                if let Some(v) = args.first() {
+                    let bytes = v.to_bytes();
+                    try_exec!(meter.charge(0, bytes.len() as u64));
+                    ctx.state.put(keys::storage(&actor, b"init"), bytes);
+                }
+                Ok(Ok(None))
+            }
+            "set" | "fail" => {
+                let key = try_exec!(arg_str(args, 0));
+                let value = args.get(1).cloned().unwrap_or(Value::None).to_bytes();
+                try_exec!(meter.charge(50, (key.len() + value.len()) as u64));
+                ctx.state.put(keys::storage(&actor, key.as_bytes()), value);
+                if handler == "fail" {
+                    return Ok(Err(ExecError {
+                        kind: ErrorKind::Revert,
+                        message: format!("RuntimeError: asked to fail after writing {key}"),
+                        traceback: Some("  mock actor, handler fail".into()),
+                    }));
+                }
+                Ok(Ok(None))
+            }
+            "get" => {
+                let key = try_exec!(arg_str(args, 0));
+                try_exec!(meter.charge(10, 0));
+                let value = ctx.state.get(&keys::storage(&actor, key.as_bytes()))?;
+                Ok(Ok(Some(match value {
+                    Some(bytes) => Value::from_bytes(&bytes).unwrap_or(Value::Bytes(bytes)),
+                    None => Value::None,
+                })))
+            }
+            "burn" => {
+                let n = try_exec!(arg_u64(args, 0));
+                try_exec!(meter.charge(n, 0));
+                Ok(Ok(Some(Value::int(n))))
+            }
+            "emit" => {
+                let name = try_exec!(arg_str(args, 0));
+                let data = args.get(1).cloned().unwrap_or(Value::None);
+                try_exec!(meter.charge(20, data.to_bytes().len() as u64));
+                events.push(Event { emitter: actor, name, data });
+                Ok(Ok(None))
+            }
+            "send" => {
+                let to = match args.first() {
+                    Some(Value::Bytes(b)) if b.len() == 20 => Address::from_slice(b).expect("20 bytes"),
+                    _ => return Ok(Err(ExecError::invalid("argument 0 must be 20 bytes"))),
+                };
+                let amount = try_exec!(arg_u64(args, 1)) as u128;
+                try_exec!(meter.charge(30, 0));
+                match accounts::transfer(ctx.state, &actor, &to, amount)? {
+                    Debit::Done => Ok(Ok(None)),
+                    Debit::Insufficient { available } => Ok(Err(ExecError::new(
+                        ErrorKind::InsufficientFunds,
+                        format!("actor has {available}, cannot send {amount}"),
+                    ))),
+                }
+            }
+            other => Ok(Err(ExecError::new(ErrorKind::NotFound, format!("mock actor has no handler {other:?}")))),
+        }
+    }
+}
+
+impl ActorRuntime for MockRuntime {
+    fn deploy(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, _code: &str, args: &[Value]) -> Result<ExecOutcome> {
+        Self::run(ctx, actor, "deploy", args)
+    }
+
+    fn call(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, handler: &str, args: &[Value]) -> Result<ExecOutcome> {
+        if handler == "deploy" {
+            return Ok(ExecOutcome::failed(ExecError::invalid("deploy can only run at deployment")));
+        }
+        Self::run(ctx, actor, handler, args)
+    }
+}
+
+/// Builds and signs transactions for one sender, tracking its nonce.
+#[derive(Debug, Clone)]
+pub struct TxBuilder {
+    /// Signing key.
+    pub key: PrivateKey,
+    /// Chain id stamped on every transaction.
+    pub chain_id: u64,
+    /// Next nonce.
+    pub nonce: u64,
+    /// Cycles limit for new transactions.
+    pub cycles_limit: u64,
+    /// Cells limit for new transactions.
+    pub cells_limit: u64,
+    /// Fee cap per cycle.
+    pub max_fee_per_cycle: u128,
+    /// Fee cap per cell.
+    pub max_fee_per_cell: u128,
+    /// Tip per cycle.
+    pub priority_fee_per_cycle: u128,
+}
+
+impl TxBuilder {
+    /// A builder with generous default limits and fee caps.
+    pub fn new(key: PrivateKey, chain_id: u64) -> Self {
+        Self {
+            key,
+            chain_id,
+            nonce: 0,
+            cycles_limit: 1_000_000,
+            cells_limit: 100_000,
+            max_fee_per_cycle: 10_000,
+            max_fee_per_cell: 10_000,
+            priority_fee_per_cycle: 2,
+        }
+    }
+
+    /// The sender address.
+    pub fn address(&self) -> Address {
+        self.key.address()
+    }
+
+    /// An unsigned transaction of `kind` with the builder's settings (nonce not advanced).
+    pub fn unsigned(&self, kind: TxKind) -> Transaction {
+        Transaction {
+            chain_id: self.chain_id,
+            nonce: self.nonce,
+            cycles_limit: self.cycles_limit,
+            cells_limit: self.cells_limit,
+            max_fee_per_cycle: self.max_fee_per_cycle,
+            max_fee_per_cell: self.max_fee_per_cell,
+            priority_fee_per_cycle: self.priority_fee_per_cycle,
+            kind,
+        }
+    }
+
+    /// Signs a transaction of `kind` and advances the nonce.
+    pub fn sign(&mut self, kind: TxKind) -> SignedTransaction {
+        let tx = self.unsigned(kind).sign(&self.key);
+        self.nonce += 1;
+        tx
+    }
+
+    /// A transfer.
+    pub fn transfer(&mut self, to: Address, amount: u128) -> SignedTransaction {
+        self.sign(TxKind::Transfer { to, amount })
+    }
+
+    /// A deployment (the mock runtime ignores `code`).
+    pub fn deploy(&mut self, code: &str, args: Vec<Value>, value: u128) -> SignedTransaction {
+        self.sign(TxKind::DeployActor { code: code.into(), args, value })
+    }
+
+    /// A call.
+    pub fn call(&mut self, actor: Address, handler: &str, args: Vec<Value>, value: u128) -> SignedTransaction {
+        self.sign(TxKind::CallActor { actor, handler: handler.into(), args, value })
+    }
+
+    /// A basefee config update.
+    pub fn update_basefee(&mut self, cfg: BasefeeConfig) -> SignedTransaction {
+        self.sign(TxKind::System(SystemInstruction::UpdateBasefeeConfig(cfg)))
+    }
+}
+
+/// A fresh in-memory dev chain running the [`MockRuntime`] and no hooks.
+pub fn dev_chain() -> Chain<MemoryBackend> {
+    Chain::open(MemoryBackend::new(), Genesis::dev(), Arc::new(MockRuntime), Arc::new(NoHooks)).expect("dev genesis opens")
+}
+
+/// Builders for the ten dev accounts.
+pub fn dev_builders() -> Vec<TxBuilder> {
+    timerhost_types::dev_accounts()
+        .into_iter()
+        .map(|k| TxBuilder::new(k, timerhost_types::DEV_CHAIN_ID))
+        .collect()
+}
+
+/// Sum of all account balances in a state (for conservation checks).
+pub fn total_balances(state: &dyn StateRead) -> Result<u128> {
+    let mut total = 0u128;
+    let mut cursor = vec![keys::ACCOUNT];
+    let end = vec![keys::ACCOUNT + 1];
+    loop {
+        let chunk = state.scan(&cursor, Some(&end), 512)?;
+        for (_, bytes) in &chunk {
+            let acct: keys::Account = timerhost_types::decode(bytes)
+                .map_err(|e| crate::error::ChainError::Internal(format!("bad account record: {e}")))?;
+            total += acct.balance;
+        }
+        if chunk.len() < 512 {
+            return Ok(total);
+        }
+        cursor = chunk.last().expect("non-empty").0.clone();
+        cursor.push(0);
+    }
+}

@@ -1,0 +1,244 @@
+//! Transaction validation: everything checked before a transaction may touch
+//! state. A rejected transaction is never applied and pays nothing.
+//!
+//! Two layers: [`check_static`] needs only the transaction and chain params
+//! (size, chain id, signature, limits, field bounds); [`check_against_state`]
+//! also needs the sender's account and the current basefee (nonce, balance,
+//! fee caps). Both are used by the mempool on arrival and by block execution.
+
+use timerhost_types::crypto::is_dev_account;
+use timerhost_types::{
+    Address, BasefeeConfig, ChainParams, SignedTransaction, SystemInstruction, TxKind, MAX_CODE_BYTES,
+    MAX_HANDLER_BYTES, MAX_TX_BYTES, TX_BASE_CYCLES,
+};
+
+use crate::fees::FeeQuote;
+
+/// Why a transaction was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TxError {
+    /// The bytes are not a valid encoded transaction.
+    #[error("malformed transaction: {0}")]
+    Malformed(String),
+    /// The encoded transaction is larger than allowed.
+    #[error("transaction is {size} bytes, the maximum is {max}")]
+    TooLarge {
+        /// Encoded size.
+        size: usize,
+        /// Limit.
+        max: usize,
+    },
+    /// The signature is invalid or recovers no signer.
+    #[error("bad signature: {0}")]
+    BadSignature(String),
+    /// Signed for another chain.
+    #[error("wrong chain id: transaction is for chain {got}, this chain is {expected}")]
+    WrongChainId {
+        /// This chain.
+        expected: u64,
+        /// The transaction's.
+        got: u64,
+    },
+    /// Signed by a public dev key on a non-dev chain.
+    #[error("sender {sender} is a dev account whose private key is public; dev keys are only accepted on the dev chain (id {dev_chain_id}), not chain {chain_id}")]
+    DevKeyOnNonDevChain {
+        /// Sender.
+        sender: Address,
+        /// This chain.
+        chain_id: u64,
+        /// The dev chain id.
+        dev_chain_id: u64,
+    },
+    /// Nonce already used.
+    #[error("nonce too low: account {sender} expects nonce {expected}, transaction has {got}")]
+    NonceTooLow {
+        /// Sender.
+        sender: Address,
+        /// Account nonce.
+        expected: u64,
+        /// Transaction nonce.
+        got: u64,
+    },
+    /// Nonce ahead of the account.
+    #[error("nonce too high: account {sender} expects nonce {expected}, transaction has {got}")]
+    NonceTooHigh {
+        /// Sender.
+        sender: Address,
+        /// Account nonce.
+        expected: u64,
+        /// Transaction nonce.
+        got: u64,
+    },
+    /// The sender cannot pay the pre-charge plus the value moved.
+    #[error("insufficient balance: {sender} has {available}, needs {required} (fee pre-charge {fee} + value {value})")]
+    InsufficientBalance {
+        /// Sender.
+        sender: Address,
+        /// Balance.
+        available: u128,
+        /// Pre-charge + value.
+        required: u128,
+        /// Pre-charge part.
+        fee: u128,
+        /// Value part.
+        value: u128,
+    },
+    /// The fee cap is below the current basefee.
+    #[error("max_fee_per_{dimension} {max_fee} is below the current {dimension} basefee {basefee}")]
+    FeeCapBelowBasefee {
+        /// `cycle` or `cell`.
+        dimension: &'static str,
+        /// The cap.
+        max_fee: u128,
+        /// The basefee.
+        basefee: u128,
+    },
+    /// A limit is larger than a whole block allows.
+    #[error("{dimension}_limit {limit} exceeds the block limit {max}")]
+    LimitAboveBlockLimit {
+        /// `cycles` or `cells`.
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// The block limit.
+        max: u64,
+    },
+    /// A limit is below what the transaction costs before doing anything.
+    #[error("{dimension}_limit {limit} is below the intrinsic cost {intrinsic}")]
+    LimitBelowIntrinsic {
+        /// `cycles` or `cells`.
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// Intrinsic cost.
+        intrinsic: u64,
+    },
+    /// The block has no room left for this transaction's limits.
+    #[error("block is full: {dimension}_limit {limit} exceeds the {remaining} left in this block")]
+    BlockFull {
+        /// `cycles` or `cells`.
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// Room left.
+        remaining: u64,
+    },
+    /// Fee arithmetic overflowed (absurd limits or prices).
+    #[error("fee computation overflows: {0}")]
+    FeeOverflow(String),
+    /// A system instruction from outside the governance set.
+    #[error("{instruction} rejected: sender {sender} is not in system_deployers")]
+    NotGovernance {
+        /// Sender.
+        sender: Address,
+        /// Instruction name.
+        instruction: &'static str,
+    },
+    /// A field is out of its allowed range.
+    #[error("invalid {field}: {reason}")]
+    InvalidField {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Intrinsic cost of a transaction: what it pays before doing anything.
+pub fn intrinsic(encoded_len: usize) -> (u64, u64) {
+    (TX_BASE_CYCLES, encoded_len as u64)
+}
+
+/// Checks that need no state. Returns the recovered sender.
+pub fn check_static(
+    tx: &SignedTransaction,
+    encoded_len: usize,
+    params: &ChainParams,
+    basefee: &BasefeeConfig,
+) -> Result<Address, TxError> {
+    if encoded_len > MAX_TX_BYTES {
+        return Err(TxError::TooLarge { size: encoded_len, max: MAX_TX_BYTES });
+    }
+    let t = &tx.tx;
+    if t.chain_id != params.chain_id {
+        return Err(TxError::WrongChainId { expected: params.chain_id, got: t.chain_id });
+    }
+    let sender = tx.recover_sender().map_err(|e| TxError::BadSignature(e.to_string()))?;
+    if !params.is_dev() && is_dev_account(&sender) {
+        return Err(TxError::DevKeyOnNonDevChain {
+            sender,
+            chain_id: params.chain_id,
+            dev_chain_id: timerhost_types::DEV_CHAIN_ID,
+        });
+    }
+    let (intrinsic_cycles, intrinsic_cells) = intrinsic(encoded_len);
+    if t.cycles_limit < intrinsic_cycles {
+        return Err(TxError::LimitBelowIntrinsic { dimension: "cycles", limit: t.cycles_limit, intrinsic: intrinsic_cycles });
+    }
+    if t.cells_limit < intrinsic_cells {
+        return Err(TxError::LimitBelowIntrinsic { dimension: "cells", limit: t.cells_limit, intrinsic: intrinsic_cells });
+    }
+    if t.cycles_limit > basefee.max_block_cycles {
+        return Err(TxError::LimitAboveBlockLimit { dimension: "cycles", limit: t.cycles_limit, max: basefee.max_block_cycles });
+    }
+    if t.cells_limit > basefee.max_block_cells {
+        return Err(TxError::LimitAboveBlockLimit { dimension: "cells", limit: t.cells_limit, max: basefee.max_block_cells });
+    }
+    t.max_fee()
+        .ok_or_else(|| TxError::FeeOverflow("cycles_limit × max_fee_per_cycle + cells_limit × max_fee_per_cell exceeds 2^128".into()))?;
+    match &t.kind {
+        TxKind::Transfer { to, .. } => {
+            if to.is_zero() {
+                return Err(TxError::InvalidField { field: "to", reason: "transfers to the zero address would burn funds; use a real recipient".into() });
+            }
+        }
+        TxKind::DeployActor { code, .. } => {
+            if code.len() > MAX_CODE_BYTES {
+                return Err(TxError::InvalidField { field: "code", reason: format!("{} bytes, the maximum is {MAX_CODE_BYTES}", code.len()) });
+            }
+        }
+        TxKind::CallActor { handler, .. } => {
+            if handler.is_empty() || handler.len() > MAX_HANDLER_BYTES {
+                return Err(TxError::InvalidField { field: "handler", reason: format!("must be 1..={MAX_HANDLER_BYTES} bytes, found {}", handler.len()) });
+            }
+        }
+        TxKind::System(instruction) => {
+            if !params.system_deployers.contains(&sender) {
+                return Err(TxError::NotGovernance { sender, instruction: instruction.name() });
+            }
+            match instruction {
+                SystemInstruction::UpdateBasefeeConfig(cfg) => {
+                    cfg.validate().map_err(|e| TxError::InvalidField { field: "basefee config", reason: e.to_string() })?;
+                }
+            }
+        }
+    }
+    Ok(sender)
+}
+
+/// Checks against the sender's account and the current basefee. Returns the fee quote.
+pub fn check_against_state(
+    tx: &SignedTransaction,
+    sender: Address,
+    account_nonce: u64,
+    balance: u128,
+    basefee: &BasefeeConfig,
+) -> Result<FeeQuote, TxError> {
+    let t = &tx.tx;
+    if t.nonce < account_nonce {
+        return Err(TxError::NonceTooLow { sender, expected: account_nonce, got: t.nonce });
+    }
+    if t.nonce > account_nonce {
+        return Err(TxError::NonceTooHigh { sender, expected: account_nonce, got: t.nonce });
+    }
+    let quote = FeeQuote::for_tx(t, basefee)?;
+    let value = t.value();
+    let required = quote
+        .prepay
+        .checked_add(value)
+        .ok_or_else(|| TxError::FeeOverflow("pre-charge + value exceeds 2^128".into()))?;
+    if balance < required {
+        return Err(TxError::InsufficientBalance { sender, available: balance, required, fee: quote.prepay, value });
+    }
+    Ok(quote)
+}

@@ -1,0 +1,50 @@
+//! Storage errors. Unlike an actor's failure (a receipt outcome), these mean
+//! the node itself cannot proceed safely.
+
+/// Errors from the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The database could not be opened (missing directory, permissions, or
+    /// another process holds its lock).
+    #[error("cannot open database at {path}: {reason}")]
+    Open {
+        /// Database path.
+        path: String,
+        /// Underlying reason.
+        reason: String,
+    },
+    /// The backend failed to read or write (I/O error, disk full…).
+    #[error("storage backend failure: {0}")]
+    Backend(String),
+    /// Stored bytes failed to decode: the database is corrupt or was written
+    /// by an incompatible version.
+    #[error("corrupt {what} at key {key}: {reason}")]
+    Corrupt {
+        /// What was being read.
+        what: &'static str,
+        /// Hex of the key.
+        key: String,
+        /// Decoding error.
+        reason: String,
+    },
+    /// The Jellyfish Merkle Tree failed (missing node, internal error).
+    #[error("state commitment failure: {0}")]
+    Commitment(String),
+    /// A commit did not extend the current head by exactly one block.
+    #[error("commit out of order: head is {head:?}, tried to commit height {height}")]
+    OutOfOrder {
+        /// Current head height (None before genesis).
+        head: Option<u64>,
+        /// Height being committed.
+        height: u64,
+    },
+}
+
+impl From<sled::Error> for StorageError {
+    fn from(e: sled::Error) -> Self {
+        StorageError::Backend(e.to_string())
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;

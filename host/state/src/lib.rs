@@ -1,0 +1,28 @@
+//! # timerhost-state
+//!
+//! Where consensus state and the chain's history live.
+//!
+//! - [`backend`]: the [`KvBackend`] trait — an ordered byte-key store with
+//!   atomic, durable batch writes — and its two implementations,
+//!   [`SledBackend`] (validators) and [`MemoryBackend`] (tests, the in-process
+//!   Python chain, replay).
+//! - [`overlay`]: [`StateRead`] and the [`Overlay`] that executes a block on
+//!   top of committed state, with checkpoints so a failed transaction (or a
+//!   failed nested call) leaves no trace.
+//! - [`commitment`]: the state root, a Jellyfish Merkle Tree (`jmt`) over every
+//!   consensus key, updated incrementally with each block's writes.
+//! - [`store`]: [`ChainStore`], which commits a block — state writes, tree
+//!   nodes, block, receipts, indexes and the new head — as **one** atomic
+//!   batch, and answers queries over blocks, receipts and events.
+
+pub mod backend;
+pub mod commitment;
+pub mod error;
+pub mod overlay;
+pub mod store;
+
+pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
+pub use commitment::StateCommitment;
+pub use error::{Result, StorageError};
+pub use overlay::{ChangeSet, Checkpoint, Overlay, StateRead, StateReadExt};
+pub use store::{ChainStore, CommitRequest, EventFilter, EventRecord, TxLocation};

@@ -1,0 +1,406 @@
+//! [`ChainStore`]: consensus state plus the chain's history, over one backend.
+//!
+//! Backend namespaces (first key byte):
+//!
+//! | ns | key | value |
+//! |----|-----|-------|
+//! | `S` | `S ‖ consensus key` | consensus value (see `timerhost_types::keys`) |
+//! | `N` | `N ‖ borsh(NodeKey)` | Jellyfish Merkle Tree node |
+//! | `B` | `B ‖ height BE` | canonical [`Block`] |
+//! | `R` | `R ‖ height BE` | canonical receipts of that block |
+//! | `H` | `H ‖ block hash` | height BE |
+//! | `X` | `X ‖ tx hash` | [`TxLocation`] |
+//! | `E` | `E n ‖ len ‖ name ‖ height BE ‖ receipt BE ‖ event BE` / `E a ‖ address ‖ …` | empty (event indexes) |
+//! | `M` | `M ‖ name` | node metadata (`head` height, …) |
+//!
+//! [`ChainStore::commit`] writes all of a block's entries in one atomic batch.
+
+use borsh::{BorshDeserialize, BorshSerialize};
+use jmt::storage::TreeUpdateBatch;
+use timerhost_types::encoding::{self, Canonical};
+use timerhost_types::{Address, Block, BlockHeader, Event, Hash, Receipt};
+
+use crate::backend::{KvBackend, WriteBatch};
+use crate::commitment::StateCommitment;
+use crate::error::{Result, StorageError};
+use crate::overlay::{hex_key, ChangeSet, StateRead};
+
+const STATE: u8 = b'S';
+const BLOCK: u8 = b'B';
+const RECEIPTS: u8 = b'R';
+const HASH_INDEX: u8 = b'H';
+const TX_INDEX: u8 = b'X';
+const EVENT_INDEX: u8 = b'E';
+const META: u8 = b'M';
+
+/// Where a transaction's receipt lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct TxLocation {
+    /// Block height.
+    pub height: u64,
+    /// Index into that block's receipts (user transactions first, then deferred).
+    pub index: u32,
+}
+
+/// The receipts of one block, stored as one record.
+#[derive(BorshSerialize, BorshDeserialize)]
+struct BlockReceipts(Vec<Receipt>);
+
+impl Canonical for BlockReceipts {
+    const NAME: &'static str = "block receipts";
+}
+
+/// An event with its position in the chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    /// Block height.
+    pub height: u64,
+    /// Receipt index within the block.
+    pub receipt_index: u32,
+    /// Event index within the receipt.
+    pub event_index: u32,
+    /// Hash of the transaction that emitted it.
+    pub tx_hash: Hash,
+    /// The event.
+    pub event: Event,
+}
+
+/// Which events to return.
+#[derive(Clone, Debug, Default)]
+pub struct EventFilter {
+    /// Only events with this name.
+    pub name: Option<String>,
+    /// Only events emitted by this address.
+    pub emitter: Option<Address>,
+    /// Lowest height (inclusive).
+    pub from_height: Option<u64>,
+    /// Highest height (inclusive).
+    pub to_height: Option<u64>,
+    /// Most events to return (0 = no limit).
+    pub limit: usize,
+}
+
+/// Everything one block commits.
+pub struct CommitRequest<'a> {
+    /// The block, with its final header (state root included).
+    pub block: &'a Block,
+    /// Receipts of user transactions then deferred transactions.
+    pub receipts: &'a [Receipt],
+    /// The block's consensus-state writes.
+    pub changes: &'a ChangeSet,
+    /// The tree update that produced `block.header.state_root`.
+    pub tree_update: &'a TreeUpdateBatch,
+}
+
+/// Consensus state and chain history over a [`KvBackend`].
+#[derive(Debug)]
+pub struct ChainStore<B: KvBackend> {
+    backend: B,
+}
+
+fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + rest.len());
+    k.push(ns);
+    k.extend_from_slice(rest);
+    k
+}
+
+fn corrupt(what: &'static str, key: &[u8], reason: impl ToString) -> StorageError {
+    StorageError::Corrupt {
+        what,
+        key: hex_key(key),
+        reason: reason.to_string(),
+    }
+}
+
+/// Read-only view of committed consensus state.
+pub struct StateView<'a> {
+    backend: &'a dyn KvBackend,
+}
+
+impl StateRead for StateView<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.backend.get(&ns_key(STATE, key))
+    }
+
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let start = ns_key(STATE, start);
+        let end = match end {
+            Some(e) => ns_key(STATE, e),
+            None => vec![STATE + 1],
+        };
+        Ok(self
+            .backend
+            .scan(&start, Some(&end), limit)?
+            .into_iter()
+            .map(|(mut k, v)| {
+                k.remove(0);
+                (k, v)
+            })
+            .collect())
+    }
+}
+
+impl<B: KvBackend> ChainStore<B> {
+    /// Wraps a backend.
+    pub fn new(backend: B) -> Self {
+        Self { backend }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Committed consensus state.
+    pub fn state(&self) -> StateView<'_> {
+        StateView { backend: &self.backend }
+    }
+
+    fn get_decoded<T: Canonical>(&self, key: &[u8]) -> Result<Option<T>> {
+        match self.backend.get(key)? {
+            None => Ok(None),
+            Some(bytes) => encoding::decode(&bytes).map(Some).map_err(|e| corrupt(T::NAME, key, e)),
+        }
+    }
+
+    /// Height of the last committed block, `None` before genesis.
+    pub fn head_height(&self) -> Result<Option<u64>> {
+        let key = ns_key(META, b"head");
+        match self.backend.get(&key)? {
+            None => Ok(None),
+            Some(bytes) => {
+                let arr: [u8; 8] = bytes.as_slice().try_into().map_err(|_| corrupt("head height", &key, "not 8 bytes"))?;
+                Ok(Some(u64::from_be_bytes(arr)))
+            }
+        }
+    }
+
+    /// Header of the last committed block.
+    pub fn head_header(&self) -> Result<Option<BlockHeader>> {
+        match self.head_height()? {
+            None => Ok(None),
+            Some(h) => Ok(self.block(h)?.map(|b| b.header)),
+        }
+    }
+
+    /// The block at `height`.
+    pub fn block(&self, height: u64) -> Result<Option<Block>> {
+        self.get_decoded(&ns_key(BLOCK, &height.to_be_bytes()))
+    }
+
+    /// Height of the block with this hash.
+    pub fn height_of_block(&self, hash: &Hash) -> Result<Option<u64>> {
+        let key = ns_key(HASH_INDEX, hash.as_bytes());
+        match self.backend.get(&key)? {
+            None => Ok(None),
+            Some(bytes) => {
+                let arr: [u8; 8] = bytes.as_slice().try_into().map_err(|_| corrupt("block hash index", &key, "not 8 bytes"))?;
+                Ok(Some(u64::from_be_bytes(arr)))
+            }
+        }
+    }
+
+    /// The receipts of the block at `height` (empty if none).
+    pub fn receipts(&self, height: u64) -> Result<Vec<Receipt>> {
+        Ok(self
+            .get_decoded::<BlockReceipts>(&ns_key(RECEIPTS, &height.to_be_bytes()))?
+            .map(|r| r.0)
+            .unwrap_or_default())
+    }
+
+    /// Where the receipt of transaction `tx_hash` lives.
+    pub fn tx_location(&self, tx_hash: &Hash) -> Result<Option<TxLocation>> {
+        let key = ns_key(TX_INDEX, tx_hash.as_bytes());
+        match self.backend.get(&key)? {
+            None => Ok(None),
+            Some(bytes) => encoding::decode_raw("tx location", &bytes)
+                .map(Some)
+                .map_err(|e| corrupt("tx location", &key, e)),
+        }
+    }
+
+    /// The receipt of transaction `tx_hash`, with its location.
+    pub fn receipt(&self, tx_hash: &Hash) -> Result<Option<(TxLocation, Receipt)>> {
+        let Some(loc) = self.tx_location(tx_hash)? else {
+            return Ok(None);
+        };
+        let receipts = self.receipts(loc.height)?;
+        let receipt = receipts
+            .into_iter()
+            .nth(loc.index as usize)
+            .ok_or_else(|| corrupt("receipt", tx_hash.as_bytes(), "tx index points past the block's receipts"))?;
+        Ok(Some((loc, receipt)))
+    }
+
+    /// The committed state root at the head.
+    pub fn state_root(&self) -> Result<Option<Hash>> {
+        Ok(self.head_header()?.map(|h| h.state_root))
+    }
+
+    /// Events matching `filter`, in chain order.
+    pub fn events(&self, filter: &EventFilter) -> Result<Vec<EventRecord>> {
+        let Some(head) = self.head_height()? else {
+            return Ok(Vec::new());
+        };
+        let from = filter.from_height.unwrap_or(0);
+        let to = filter.to_height.unwrap_or(head).min(head);
+        let limit = if filter.limit == 0 { usize::MAX } else { filter.limit };
+        let mut out = Vec::new();
+        if from > to {
+            return Ok(out);
+        }
+        let matches = |e: &Event| {
+            filter.name.as_ref().is_none_or(|n| *n == e.name) && filter.emitter.is_none_or(|a| a == e.emitter)
+        };
+        // With a name or emitter, walk that index; otherwise walk the blocks.
+        let index_prefix = if let Some(name) = &filter.name {
+            let mut p = vec![EVENT_INDEX, b'n', name.len().min(255) as u8];
+            p.extend_from_slice(name.as_bytes());
+            Some(p)
+        } else {
+            filter.emitter.map(|a| {
+                let mut p = vec![EVENT_INDEX, b'a'];
+                p.extend_from_slice(a.as_bytes());
+                p
+            })
+        };
+        match index_prefix {
+            Some(prefix) => {
+                let mut start = prefix.clone();
+                start.extend_from_slice(&from.to_be_bytes());
+                let mut end = prefix.clone();
+                end.extend_from_slice(&(to.saturating_add(1)).to_be_bytes());
+                let mut cached: Option<(u64, Vec<Receipt>)> = None;
+                let mut cursor = start;
+                'outer: loop {
+                    let entries = self.backend.scan(&cursor, Some(&end), 1024)?;
+                    let exhausted = entries.len() < 1024;
+                    for (key, _) in &entries {
+                        let pos = &key[prefix.len()..];
+                        if pos.len() != 16 {
+                            return Err(corrupt("event index", key, "bad position length"));
+                        }
+                        let height = u64::from_be_bytes(pos[..8].try_into().expect("8 bytes"));
+                        let ri = u32::from_be_bytes(pos[8..12].try_into().expect("4 bytes"));
+                        let ei = u32::from_be_bytes(pos[12..16].try_into().expect("4 bytes"));
+                        if cached.as_ref().is_none_or(|(h, _)| *h != height) {
+                            cached = Some((height, self.receipts(height)?));
+                        }
+                        let receipts = &cached.as_ref().expect("just set").1;
+                        let receipt = receipts
+                            .get(ri as usize)
+                            .ok_or_else(|| corrupt("event index", key, "points past the block's receipts"))?;
+                        let event = receipt
+                            .events
+                            .get(ei as usize)
+                            .ok_or_else(|| corrupt("event index", key, "points past the receipt's events"))?;
+                        if matches(event) {
+                            out.push(EventRecord {
+                                height,
+                                receipt_index: ri,
+                                event_index: ei,
+                                tx_hash: receipt.tx_hash,
+                                event: event.clone(),
+                            });
+                            if out.len() >= limit {
+                                break 'outer;
+                            }
+                        }
+                    }
+                    if exhausted {
+                        break;
+                    }
+                    let mut next = entries.last().expect("non-empty").0.clone();
+                    next.push(0);
+                    cursor = next;
+                }
+            }
+            None => {
+                'blocks: for height in from..=to {
+                    for (ri, receipt) in self.receipts(height)?.into_iter().enumerate() {
+                        for (ei, event) in receipt.events.iter().enumerate() {
+                            out.push(EventRecord {
+                                height,
+                                receipt_index: ri as u32,
+                                event_index: ei as u32,
+                                tx_hash: receipt.tx_hash,
+                                event: event.clone(),
+                            });
+                            if out.len() >= limit {
+                                break 'blocks;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The root and tree update for `changes` applied at `height`.
+    pub fn compute_root(&self, changes: &ChangeSet, height: u64) -> Result<(Hash, TreeUpdateBatch)> {
+        StateCommitment::compute(&self.backend, changes, height)
+    }
+
+    /// Commits a block atomically: state writes, tree nodes (stale ones
+    /// pruned), block, receipts, indexes and the new head — all or nothing.
+    pub fn commit(&self, req: CommitRequest<'_>) -> Result<()> {
+        let header = &req.block.header;
+        let head = self.head_height()?;
+        let expected = head.map_or(0, |h| h + 1);
+        if header.height != expected {
+            return Err(StorageError::OutOfOrder { head, height: header.height });
+        }
+        let height_be = header.height.to_be_bytes();
+        let mut batch = WriteBatch::new();
+        for (key, value) in req.changes {
+            let k = ns_key(STATE, key);
+            match value {
+                Some(v) => batch.put(k, v.clone()),
+                None => batch.delete(k),
+            }
+        }
+        StateCommitment::stage(req.tree_update, &mut batch);
+        batch.put(ns_key(BLOCK, &height_be), encoding::encode(req.block));
+        batch.put(
+            ns_key(RECEIPTS, &height_be),
+            encoding::encode(&BlockReceipts(req.receipts.to_vec())),
+        );
+        batch.put(ns_key(HASH_INDEX, header.hash().as_bytes()), height_be.to_vec());
+        for (ri, receipt) in req.receipts.iter().enumerate() {
+            let loc = TxLocation { height: header.height, index: ri as u32 };
+            batch.put(ns_key(TX_INDEX, receipt.tx_hash.as_bytes()), encoding::encode_raw(&loc));
+            for (ei, event) in receipt.events.iter().enumerate() {
+                let mut pos = height_be.to_vec();
+                pos.extend_from_slice(&(ri as u32).to_be_bytes());
+                pos.extend_from_slice(&(ei as u32).to_be_bytes());
+                let name = event.name.as_bytes();
+                let name = &name[..name.len().min(255)];
+                let mut by_name = vec![EVENT_INDEX, b'n', name.len() as u8];
+                by_name.extend_from_slice(name);
+                by_name.extend_from_slice(&pos);
+                batch.put(by_name, Vec::new());
+                let mut by_emitter = vec![EVENT_INDEX, b'a'];
+                by_emitter.extend_from_slice(event.emitter.as_bytes());
+                by_emitter.extend_from_slice(&pos);
+                batch.put(by_emitter, Vec::new());
+            }
+        }
+        batch.put(ns_key(META, b"head"), height_be.to_vec());
+        self.backend.write(batch)
+    }
+
+    /// Reads a node-local metadata value (not consensus state).
+    pub fn meta(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.backend.get(&ns_key(META, name.as_bytes()))
+    }
+
+    /// Writes a node-local metadata value (not consensus state).
+    pub fn put_meta(&self, name: &str, value: Vec<u8>) -> Result<()> {
+        assert_ne!(name, "head", "the head pointer is only moved by commit");
+        let mut batch = WriteBatch::new();
+        batch.put(ns_key(META, name.as_bytes()), value);
+        self.backend.write(batch)
+    }
+}

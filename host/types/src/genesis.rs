@@ -1,0 +1,172 @@
+//! The genesis file (`config/genesis.toml`): chain id, start time, funded
+//! accounts, the governance set and the initial basefee config.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+use crate::config::BasefeeConfig;
+use crate::crypto::{dev_accounts, is_dev_account};
+use crate::error::{Error, Result};
+use crate::primitives::{u128_string, Address};
+use crate::DEV_CHAIN_ID;
+
+/// Balance of each dev account on a dev chain: one million whole tokens of 10^18 units.
+pub const DEV_ACCOUNT_BALANCE: u128 = 1_000_000 * 10u128.pow(18);
+
+/// One funded account.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenesisAccount {
+    /// The address.
+    pub address: Address,
+    /// Initial balance in the smallest unit (decimal string or integer).
+    #[serde(with = "u128_string")]
+    pub balance: u128,
+}
+
+/// The genesis file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Genesis {
+    /// Chain id; [`DEV_CHAIN_ID`] marks a development chain.
+    pub chain_id: u64,
+    /// Timestamp of the genesis block (unix seconds); block 1 must be later.
+    pub genesis_timestamp: u64,
+    /// Governance set: senders allowed to submit system instructions.
+    #[serde(default)]
+    pub system_deployers: Vec<Address>,
+    /// Funded accounts.
+    #[serde(default)]
+    pub accounts: Vec<GenesisAccount>,
+    /// Initial basefee config.
+    #[serde(default)]
+    pub basefee: BasefeeConfig,
+}
+
+impl Genesis {
+    /// The development genesis: chain id [`DEV_CHAIN_ID`], the ten dev accounts
+    /// funded with [`DEV_ACCOUNT_BALANCE`] each, dev account 0 as governance.
+    pub fn dev() -> Genesis {
+        let accounts = dev_accounts();
+        Genesis {
+            chain_id: DEV_CHAIN_ID,
+            genesis_timestamp: 1_767_225_600, // 2026-01-01T00:00:00Z
+            system_deployers: vec![accounts[0].address()],
+            accounts: accounts
+                .iter()
+                .map(|k| GenesisAccount { address: k.address(), balance: DEV_ACCOUNT_BALANCE })
+                .collect(),
+            basefee: BasefeeConfig::default(),
+        }
+    }
+
+    /// Parses TOML and validates.
+    pub fn from_toml(text: &str) -> Result<Genesis> {
+        let genesis: Genesis = toml_parse(text)?;
+        genesis.validate()?;
+        Ok(genesis)
+    }
+
+    /// Is this a development chain?
+    pub fn is_dev(&self) -> bool {
+        self.chain_id == DEV_CHAIN_ID
+    }
+
+    /// Sum of all genesis balances.
+    pub fn total_supply(&self) -> Result<u128> {
+        self.accounts.iter().try_fold(0u128, |acc, a| {
+            acc.checked_add(a.balance)
+                .ok_or_else(|| Error::Genesis("total supply overflows u128".into()))
+        })
+    }
+
+    /// Checks internal consistency, naming the first problem found.
+    pub fn validate(&self) -> Result<()> {
+        if self.chain_id == 0 {
+            return Err(Error::Genesis("chain_id must not be 0".into()));
+        }
+        let mut seen = BTreeSet::new();
+        for a in &self.accounts {
+            if a.address.is_zero() || a.address.is_system_reserved() {
+                return Err(Error::Genesis(format!(
+                    "account {} is the zero address or in the reserved system band 0x..01-0x..0f",
+                    a.address
+                )));
+            }
+            if !seen.insert(a.address) {
+                return Err(Error::Genesis(format!("account {} is listed twice", a.address)));
+            }
+            if !self.is_dev() && is_dev_account(&a.address) {
+                return Err(Error::Genesis(format!(
+                    "account {} is a dev account whose private key is public; dev accounts may only be funded on chain id {DEV_CHAIN_ID}",
+                    a.address
+                )));
+            }
+        }
+        for d in &self.system_deployers {
+            if !self.is_dev() && is_dev_account(d) {
+                return Err(Error::Genesis(format!(
+                    "system deployer {d} is a dev account whose private key is public; not allowed on chain id {}",
+                    self.chain_id
+                )));
+            }
+        }
+        self.total_supply()?;
+        self.basefee.validate()?;
+        Ok(())
+    }
+}
+
+fn toml_parse(text: &str) -> Result<Genesis> {
+    toml::from_str(text).map_err(|e| Error::Genesis(e.to_string()))
+}
+
+impl Genesis {
+    /// Renders as TOML (amounts as strings so that u128 values survive).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("genesis always serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_round_trip() {
+        let g = Genesis::dev();
+        let text = g.to_toml();
+        assert_eq!(Genesis::from_toml(&text).unwrap(), g);
+        let err = Genesis::from_toml("chain_id = 5\ngenesis_timestamp = 1\nbogus = 1\n").unwrap_err().to_string();
+        assert!(err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn dev_genesis_is_valid() {
+        let g = Genesis::dev();
+        g.validate().unwrap();
+        assert_eq!(g.accounts.len(), 10);
+        assert_eq!(g.total_supply().unwrap(), 10 * DEV_ACCOUNT_BALANCE);
+    }
+
+    #[test]
+    fn dev_accounts_refused_on_other_chains() {
+        let mut g = Genesis::dev();
+        g.chain_id = 7;
+        let err = g.validate().unwrap_err().to_string();
+        assert!(err.contains("dev account"), "{err}");
+        g.accounts.clear();
+        let err = g.validate().unwrap_err().to_string();
+        assert!(err.contains("system deployer"), "{err}");
+    }
+
+    #[test]
+    fn duplicates_and_reserved_rejected() {
+        let mut g = Genesis::dev();
+        g.accounts.push(g.accounts[0].clone());
+        assert!(g.validate().unwrap_err().to_string().contains("listed twice"));
+        let mut g = Genesis::dev();
+        g.accounts[0].address = Address::system(3);
+        assert!(g.validate().unwrap_err().to_string().contains("reserved system band"));
+    }
+}

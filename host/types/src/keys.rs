@@ -1,0 +1,123 @@
+//! The consensus key layout: every piece of consensus state lives under one
+//! of these keys in a flat, ordered key space, and the state root commits to
+//! all of them. One-byte namespaces keep keys short; addresses and heights are
+//! fixed-width big-endian so that key order is meaningful for range scans.
+//!
+//! | namespace | key | value |
+//! |---|---|---|
+//! | `a` | `a ‖ address` | [`Account`](crate::keys::Account) |
+//! | `c` | `c ‖ address` | actor source (UTF-8) |
+//! | `s` | `s ‖ address ‖ storage key` | canonical [`Value`](crate::Value) |
+//! | `g` | `g ‖ name` | governed configs (`basefee`, `chain`, …) |
+//! | `m` | `m ‖ name` | chain metadata (`head`, `supply`) |
+//! | `t` | reserved for the timer store and its indexes |
+
+use borsh::{BorshDeserialize, BorshSerialize};
+
+use crate::encoding::Canonical;
+use crate::primitives::Address;
+
+/// Account records.
+pub const ACCOUNT: u8 = b'a';
+/// Actor code.
+pub const CODE: u8 = b'c';
+/// Actor storage.
+pub const STORAGE: u8 = b's';
+/// Governed configuration.
+pub const CONFIG: u8 = b'g';
+/// Chain metadata.
+pub const META: u8 = b'm';
+/// Timers (store and indexes).
+pub const TIMERS: u8 = b't';
+
+/// An account record.
+#[derive(Clone, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct Account {
+    /// Balance in the smallest unit.
+    pub balance: u128,
+    /// Number of transactions sent.
+    pub nonce: u64,
+    /// Is this an actor (has code)?
+    pub is_actor: bool,
+    /// Actor-only: counter of accepted timer schedules (timer id derivation).
+    pub schedule_nonce: u64,
+}
+
+impl Canonical for Account {
+    const NAME: &'static str = "account";
+}
+
+/// Chain head metadata stored in state (so the root commits to height and time).
+#[derive(Clone, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct HeadMeta {
+    /// Height of the block that wrote this.
+    pub height: u64,
+    /// Timestamp of that block.
+    pub timestamp: u64,
+}
+
+impl Canonical for HeadMeta {
+    const NAME: &'static str = "head metadata";
+}
+
+/// Supply accounting stored in state: what genesis minted and what fees burned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct SupplyMeta {
+    /// Sum of genesis balances.
+    pub genesis_supply: u128,
+    /// Total burned by basefees so far.
+    pub burned: u128,
+}
+
+impl Canonical for SupplyMeta {
+    const NAME: &'static str = "supply metadata";
+}
+
+fn with_address(ns: u8, address: &Address) -> Vec<u8> {
+    let mut key = Vec::with_capacity(21);
+    key.push(ns);
+    key.extend_from_slice(address.as_bytes());
+    key
+}
+
+/// Key of an account record.
+pub fn account(address: &Address) -> Vec<u8> {
+    with_address(ACCOUNT, address)
+}
+
+/// Key of an actor's code.
+pub fn code(address: &Address) -> Vec<u8> {
+    with_address(CODE, address)
+}
+
+/// Prefix of all storage keys of an actor.
+pub fn storage_prefix(address: &Address) -> Vec<u8> {
+    with_address(STORAGE, address)
+}
+
+/// Key of one actor storage slot.
+pub fn storage(address: &Address, key: &[u8]) -> Vec<u8> {
+    let mut k = storage_prefix(address);
+    k.extend_from_slice(key);
+    k
+}
+
+/// Key of the basefee config.
+pub fn basefee_config() -> Vec<u8> {
+    [&[CONFIG][..], b"basefee"].concat()
+}
+
+/// Key of the chain params.
+pub fn chain_params() -> Vec<u8> {
+    [&[CONFIG][..], b"chain"].concat()
+}
+
+/// Key of the head metadata.
+pub fn head() -> Vec<u8> {
+    [&[META][..], b"head"].concat()
+}
+
+/// Key of the supply metadata.
+pub fn supply() -> Vec<u8> {
+    [&[META][..], b"supply"].concat()
+}

@@ -1,0 +1,54 @@
+//! # timerhost-types
+//!
+//! The vocabulary every other timerhost crate speaks: [`Address`] and [`Hash`],
+//! signed [`SignedTransaction`]s, [`Block`]s and their headers, [`Receipt`]s and
+//! [`Event`]s, the governed configs ([`BasefeeConfig`]), the genesis file format,
+//! the consensus key layout ([`keys`]) and the canonical, versioned binary
+//! encoding ([`encoding`]) used for everything that is hashed or stored.
+//!
+//! Nothing here touches storage or executes anything; it is pure data plus the
+//! cryptography needed to sign and recover transaction senders.
+
+pub mod block;
+pub mod config;
+pub mod crypto;
+pub mod encoding;
+pub mod error;
+pub mod genesis;
+pub mod keys;
+pub mod primitives;
+pub mod receipt;
+pub mod tx;
+pub mod value;
+
+pub use block::{merkle_root, Block, BlockHeader};
+pub use config::{BasefeeConfig, ChainParams};
+pub use crypto::{dev_account_key, dev_accounts, PrivateKey, DEV_ACCOUNT_COUNT};
+pub use encoding::{decode, encode, Canonical};
+pub use error::{Error, Result};
+pub use genesis::{Genesis, GenesisAccount};
+pub use primitives::{keccak256, keccak256_concat, Address, Hash};
+pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
+pub use tx::{actor_address, SignedTransaction, SystemInstruction, Transaction, TxKind};
+pub use value::Value;
+
+/// System address that emits governance events (CIP-5's reserved band, slot 0x0a).
+pub const GOVERNANCE_ADDRESS: Address = Address::system(0x0a);
+
+/// Chain id reserved for development chains. Dev account keys are public, so
+/// transactions they sign are only accepted on a chain with this id.
+pub const DEV_CHAIN_ID: u64 = 1337;
+
+/// Largest encoded signed transaction accepted anywhere (mempool, block).
+/// One MiB of payload (the CIP-5 timer payload cap) plus room for the envelope.
+pub const MAX_TX_BYTES: usize = 1024 * 1024 + 64 * 1024;
+
+/// Cycles every transaction pays before doing anything (signature recovery,
+/// nonce and balance bookkeeping). A plain transfer costs exactly this.
+pub const TX_BASE_CYCLES: u64 = 1_000;
+
+/// Largest actor source accepted by `DeployActor` (bytes of UTF-8).
+pub const MAX_CODE_BYTES: usize = 256 * 1024;
+
+/// Longest handler name accepted (bytes), the same bound CIP-5 puts on timer handlers.
+pub const MAX_HANDLER_BYTES: usize = 256;

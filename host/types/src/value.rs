@@ -1,0 +1,345 @@
+//! [`Value`]: the data actors exchange with the chain — handler arguments,
+//! return values, storage values and event data — and its canonical encoding.
+//!
+//! The value model is Python's JSON-like core: `None`, `bool`, arbitrary
+//! precision `int`, `str`, `bytes`, `list`, `tuple` and `dict`. The encoding is
+//! canonical (one byte string per value) so that values can be hashed into the
+//! state root:
+//!
+//! | tag | value | body |
+//! |----|-------|------|
+//! | 0 | `None` | — |
+//! | 1 / 2 | `False` / `True` | — |
+//! | 3 / 4 | int ≥ 0 / int < 0 | u32 LE length ‖ big-endian magnitude, no leading zero byte (0 has length 0) |
+//! | 5 | `str` | u32 LE length ‖ UTF-8 |
+//! | 6 | `bytes` | u32 LE length ‖ bytes |
+//! | 7 / 8 | `list` / `tuple` | u32 LE count ‖ items |
+//! | 9 | `dict` | u32 LE count ‖ (key ‖ value)*, keys strictly ascending by their encoding |
+//!
+//! Dict keys must be hashable scalars or tuples of them (no list or dict).
+//! Decoding enforces every rule above (minimal ints, sorted unique keys, nesting
+//! depth ≤ [`MAX_DEPTH`]) so a decoded value re-encodes to the same bytes.
+
+use borsh::io::{Error as IoError, ErrorKind as IoErrorKind, Read, Write};
+use borsh::{BorshDeserialize, BorshSerialize};
+use num_bigint::{BigInt, Sign};
+use num_traits::Zero;
+
+/// Deepest nesting of lists/tuples/dicts accepted when decoding.
+pub const MAX_DEPTH: usize = 64;
+
+/// A canonical actor value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// Python `None`.
+    None,
+    /// Python `bool`.
+    Bool(bool),
+    /// Python `int` (arbitrary precision).
+    Int(BigInt),
+    /// Python `str`.
+    Str(String),
+    /// Python `bytes`.
+    Bytes(Vec<u8>),
+    /// Python `list`.
+    List(Vec<Value>),
+    /// Python `tuple`.
+    Tuple(Vec<Value>),
+    /// Python `dict`; entries kept sorted by the canonical encoding of the key.
+    Dict(Vec<(Value, Value)>),
+}
+
+impl Value {
+    /// Builds a dict from entries in any order, sorting them canonically. Later
+    /// duplicates replace earlier ones, as in Python. Returns `None` if a key is
+    /// not hashable (a list or dict).
+    pub fn dict_from(entries: impl IntoIterator<Item = (Value, Value)>) -> Option<Value> {
+        let mut keyed: Vec<(Vec<u8>, Value, Value)> = Vec::new();
+        for (k, v) in entries {
+            if !k.is_hashable() {
+                return None;
+            }
+            let enc = k.to_bytes();
+            if let Some(slot) = keyed.iter_mut().find(|(e, _, _)| *e == enc) {
+                slot.2 = v;
+            } else {
+                keyed.push((enc, k, v));
+            }
+        }
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        Some(Value::Dict(keyed.into_iter().map(|(_, k, v)| (k, v)).collect()))
+    }
+
+    /// Convenience: a `str` value.
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(s.into())
+    }
+
+    /// Convenience: an `int` value.
+    pub fn int(i: impl Into<BigInt>) -> Value {
+        Value::Int(i.into())
+    }
+
+    /// Can this value be a dict key?
+    pub fn is_hashable(&self) -> bool {
+        match self {
+            Value::List(_) | Value::Dict(_) => false,
+            Value::Tuple(items) => items.iter().all(Value::is_hashable),
+            _ => true,
+        }
+    }
+
+    /// Canonical bytes of this value.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out);
+        out
+    }
+
+    /// Decodes canonical bytes, rejecting trailing bytes.
+    pub fn from_bytes(bytes: &[u8]) -> crate::Result<Value> {
+        borsh::from_slice::<Value>(bytes).map_err(|e| crate::Error::Malformed {
+            what: "value",
+            reason: e.to_string(),
+        })
+    }
+
+    /// Looks up a `str` key in a dict value.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Dict(entries) => entries
+                .iter()
+                .find(|(k, _)| matches!(k, Value::Str(s) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn write_to(&self, out: &mut Vec<u8>) {
+        fn len(out: &mut Vec<u8>, n: usize) {
+            out.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+        match self {
+            Value::None => out.push(0),
+            Value::Bool(false) => out.push(1),
+            Value::Bool(true) => out.push(2),
+            Value::Int(i) => {
+                let (sign, mag) = i.to_bytes_be();
+                out.push(if sign == Sign::Minus { 4 } else { 3 });
+                let mag: &[u8] = if i.is_zero() { &[] } else { &mag };
+                len(out, mag.len());
+                out.extend_from_slice(mag);
+            }
+            Value::Str(s) => {
+                out.push(5);
+                len(out, s.len());
+                out.extend_from_slice(s.as_bytes());
+            }
+            Value::Bytes(b) => {
+                out.push(6);
+                len(out, b.len());
+                out.extend_from_slice(b);
+            }
+            Value::List(items) | Value::Tuple(items) => {
+                out.push(if matches!(self, Value::List(_)) { 7 } else { 8 });
+                len(out, items.len());
+                for item in items {
+                    item.write_to(out);
+                }
+            }
+            Value::Dict(entries) => {
+                out.push(9);
+                len(out, entries.len());
+                for (k, v) in entries {
+                    k.write_to(out);
+                    v.write_to(out);
+                }
+            }
+        }
+    }
+
+    fn read_from<R: Read>(reader: &mut R, depth: usize) -> Result<Value, IoError> {
+        let invalid = |msg: String| IoError::new(IoErrorKind::InvalidData, msg);
+        let tag = u8::deserialize_reader(reader)?;
+        let read_len = |reader: &mut R| -> Result<usize, IoError> {
+            Ok(u32::deserialize_reader(reader)? as usize)
+        };
+        // Reads exactly n bytes without trusting n for a huge up-front allocation.
+        let read_bytes = |reader: &mut R, n: usize| -> Result<Vec<u8>, IoError> {
+            let mut buf = Vec::with_capacity(n.min(4096));
+            let got = reader.take(n as u64).read_to_end(&mut buf)?;
+            if got != n {
+                return Err(IoError::new(IoErrorKind::UnexpectedEof, "value truncated"));
+            }
+            Ok(buf)
+        };
+        let nested_depth = || {
+            if depth >= MAX_DEPTH {
+                Err(invalid(format!("value nested deeper than {MAX_DEPTH}")))
+            } else {
+                Ok(depth + 1)
+            }
+        };
+        Ok(match tag {
+            0 => Value::None,
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 | 4 => {
+                let n = read_len(reader)?;
+                let mag = read_bytes(reader, n)?;
+                if mag.first() == Some(&0) {
+                    return Err(invalid("int has a leading zero byte".into()));
+                }
+                if tag == 4 && mag.is_empty() {
+                    return Err(invalid("negative zero int".into()));
+                }
+                let sign = if tag == 4 { Sign::Minus } else { Sign::Plus };
+                Value::Int(BigInt::from_bytes_be(sign, &mag))
+            }
+            5 => {
+                let n = read_len(reader)?;
+                let bytes = read_bytes(reader, n)?;
+                Value::Str(String::from_utf8(bytes).map_err(|_| invalid("str is not UTF-8".into()))?)
+            }
+            6 => {
+                let n = read_len(reader)?;
+                Value::Bytes(read_bytes(reader, n)?)
+            }
+            7 | 8 => {
+                let d = nested_depth()?;
+                let n = read_len(reader)?;
+                let mut items = Vec::with_capacity(n.min(1024));
+                for _ in 0..n {
+                    items.push(Value::read_from(reader, d)?);
+                }
+                if tag == 7 {
+                    Value::List(items)
+                } else {
+                    Value::Tuple(items)
+                }
+            }
+            9 => {
+                let d = nested_depth()?;
+                let n = read_len(reader)?;
+                let mut entries = Vec::with_capacity(n.min(1024));
+                let mut prev: Option<Vec<u8>> = None;
+                for _ in 0..n {
+                    let k = Value::read_from(reader, d)?;
+                    if !k.is_hashable() {
+                        return Err(invalid("dict key is a list or dict".into()));
+                    }
+                    let enc = k.to_bytes();
+                    if prev.as_ref().is_some_and(|p| *p >= enc) {
+                        return Err(invalid("dict keys not in strictly ascending canonical order".into()));
+                    }
+                    prev = Some(enc);
+                    let v = Value::read_from(reader, d)?;
+                    entries.push((k, v));
+                }
+                Value::Dict(entries)
+            }
+            other => return Err(invalid(format!("unknown value tag {other}"))),
+        })
+    }
+}
+
+impl BorshSerialize for Value {
+    fn serialize<W: Write>(&self, writer: &mut W) -> Result<(), IoError> {
+        writer.write_all(&self.to_bytes())
+    }
+}
+
+impl BorshDeserialize for Value {
+    fn deserialize_reader<R: Read>(reader: &mut R) -> Result<Self, IoError> {
+        Value::read_from(reader, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::None),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i128>().prop_map(|i| Value::Int(i.into())),
+            ".{0,8}".prop_map(Value::Str),
+            proptest::collection::vec(any::<u8>(), 0..8).prop_map(Value::Bytes),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::List),
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Tuple),
+                proptest::collection::vec((any::<i64>(), inner), 0..6).prop_map(|es| {
+                    Value::dict_from(es.into_iter().map(|(k, v)| (Value::int(k), v))).unwrap()
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(v in arb_value()) {
+            let bytes = v.to_bytes();
+            prop_assert_eq!(Value::from_bytes(&bytes).unwrap(), v);
+        }
+
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(v) = Value::from_bytes(&bytes) {
+                // Canonical: whatever decodes re-encodes to the same bytes.
+                prop_assert_eq!(v.to_bytes(), bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn dict_is_order_independent() {
+        let a = Value::dict_from([(Value::str("b"), Value::int(2)), (Value::str("a"), Value::int(1))]).unwrap();
+        let b = Value::dict_from([(Value::str("a"), Value::int(1)), (Value::str("b"), Value::int(2))]).unwrap();
+        assert_eq!(a.to_bytes(), b.to_bytes());
+        assert_eq!(a.get("a"), Some(&Value::int(1)));
+        assert!(Value::dict_from([(Value::List(vec![]), Value::None)]).is_none());
+    }
+
+    #[test]
+    fn rejects_non_canonical_forms() {
+        // int 1 with a leading zero byte
+        assert!(Value::from_bytes(&[3, 2, 0, 0, 0, 0, 1]).is_err());
+        // negative zero
+        assert!(Value::from_bytes(&[4, 0, 0, 0, 0]).is_err());
+        // dict with descending keys: {2: None, 1: None}
+        let two = Value::int(2).to_bytes();
+        let one = Value::int(1).to_bytes();
+        let mut bad = vec![9, 2, 0, 0, 0];
+        bad.extend(&two);
+        bad.push(0);
+        bad.extend(&one);
+        bad.push(0);
+        assert!(Value::from_bytes(&bad).unwrap_err().to_string().contains("ascending"));
+        // trailing byte
+        assert!(Value::from_bytes(&[0, 0]).is_err());
+        // huge declared length does not allocate or panic
+        assert!(Value::from_bytes(&[6, 0xff, 0xff, 0xff, 0xff, 1, 2]).is_err());
+    }
+
+    #[test]
+    fn rejects_excessive_nesting() {
+        let mut bytes = Vec::new();
+        for _ in 0..(MAX_DEPTH + 2) {
+            bytes.extend([7, 1, 0, 0, 0]);
+        }
+        bytes.push(0);
+        assert!(Value::from_bytes(&bytes).unwrap_err().to_string().contains("nested deeper"));
+    }
+
+    #[test]
+    fn big_ints_round_trip() {
+        let big: BigInt = BigInt::from(10).pow(40) * -1;
+        let v = Value::Int(big);
+        assert_eq!(Value::from_bytes(&v.to_bytes()).unwrap(), v);
+        assert_eq!(Value::int(0).to_bytes(), vec![3, 0, 0, 0, 0]);
+    }
+}
