@@ -144,6 +144,15 @@ pub enum TxError {
     },
 }
 
+/// Decodes a transaction received from outside (RPC, a peer), checking its
+/// size before touching its content.
+pub fn decode_tx(bytes: &[u8]) -> Result<SignedTransaction, TxError> {
+    if bytes.len() > MAX_TX_BYTES {
+        return Err(TxError::TooLarge { size: bytes.len(), max: MAX_TX_BYTES });
+    }
+    SignedTransaction::from_bytes(bytes).map_err(|e| TxError::Malformed(e.to_string()))
+}
+
 /// Intrinsic cost of a transaction: what it pays before doing anything.
 pub fn intrinsic(encoded_len: usize) -> (u64, u64) {
     (TX_BASE_CYCLES, encoded_len as u64)
