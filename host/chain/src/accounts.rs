@@ -8,7 +8,9 @@ use crate::error::{ChainError, Result};
 
 /// Reads one account (absent accounts read as empty).
 pub fn load(state: &(impl StateRead + ?Sized), address: &Address) -> StorageResult<Account> {
-    Ok(state.get_decoded::<Account>(&keys::account(address))?.unwrap_or_default())
+    Ok(state
+        .get_decoded::<Account>(&keys::account(address))?
+        .unwrap_or_default())
 }
 
 /// Writes one account.
@@ -49,7 +51,9 @@ pub fn debit(overlay: &mut Overlay<'_>, address: &Address, amount: u128) -> Resu
     }
     let mut acct = load(overlay, address)?;
     if acct.balance < amount {
-        return Ok(Debit::Insufficient { available: acct.balance });
+        return Ok(Debit::Insufficient {
+            available: acct.balance,
+        });
     }
     acct.balance -= amount;
     store(overlay, address, &acct);
@@ -57,7 +61,12 @@ pub fn debit(overlay: &mut Overlay<'_>, address: &Address, amount: u128) -> Resu
 }
 
 /// Moves `amount` between accounts if the sender's balance suffices.
-pub fn transfer(overlay: &mut Overlay<'_>, from: &Address, to: &Address, amount: u128) -> Result<Debit> {
+pub fn transfer(
+    overlay: &mut Overlay<'_>,
+    from: &Address,
+    to: &Address,
+    amount: u128,
+) -> Result<Debit> {
     match debit(overlay, from, amount)? {
         Debit::Done => {
             credit(overlay, to, amount)?;
@@ -78,10 +87,14 @@ pub fn chain_params(state: &(impl StateRead + ?Sized)) -> Result<ChainParams> {
 pub fn basefee_config(state: &(impl StateRead + ?Sized)) -> Result<BasefeeConfig> {
     state
         .get_decoded::<BasefeeConfig>(&keys::basefee_config())?
-        .ok_or_else(|| ChainError::Internal("basefee config missing from state (no genesis?)".into()))
+        .ok_or_else(|| {
+            ChainError::Internal("basefee config missing from state (no genesis?)".into())
+        })
 }
 
 /// Reads the supply metadata.
 pub fn supply(state: &(impl StateRead + ?Sized)) -> Result<SupplyMeta> {
-    Ok(state.get_decoded::<SupplyMeta>(&keys::supply())?.unwrap_or_default())
+    Ok(state
+        .get_decoded::<SupplyMeta>(&keys::supply())?
+        .unwrap_or_default())
 }

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use timerhost_state::commitment::TreeUpdate;
 use timerhost_state::{ChainStore, ChangeSet, CommitRequest, KvBackend, MemoryBackend};
 use timerhost_types::{
-    merkle_root, Address, BasefeeConfig, Block, BlockHeader, ChainParams, Genesis, Hash, Receipt, SignedTransaction,
+    merkle_root, Address, BasefeeConfig, Block, BlockHeader, ChainParams, Genesis, Hash, Receipt,
+    SignedTransaction,
 };
 
 use crate::accounts;
@@ -72,7 +73,9 @@ pub struct Chain<B: KvBackend> {
 
 impl<B: KvBackend> std::fmt::Debug for Chain<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chain").field("chain_id", &self.genesis.chain_id).finish_non_exhaustive()
+        f.debug_struct("Chain")
+            .field("chain_id", &self.genesis.chain_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -87,22 +90,39 @@ pub fn expected_genesis_header(genesis: &Genesis) -> Result<BlockHeader> {
 impl<B: KvBackend> Chain<B> {
     /// Opens a chain: writes genesis into an empty store, or checks that the
     /// store's genesis matches `genesis`.
-    pub fn open(backend: B, genesis: Genesis, runtime: Arc<dyn ActorRuntime>, hooks: Arc<dyn BlockHooks>) -> Result<Self> {
+    pub fn open(
+        backend: B,
+        genesis: Genesis,
+        runtime: Arc<dyn ActorRuntime>,
+        hooks: Arc<dyn BlockHooks>,
+    ) -> Result<Self> {
         let store = ChainStore::new(backend);
-        let chain = Self { store, genesis, runtime, hooks };
+        let chain = Self {
+            store,
+            genesis,
+            runtime,
+            hooks,
+        };
         match chain.store.head_height()? {
             None => {
                 let changes = genesis_changes(&chain.genesis)?;
                 let (root, tree_update) = chain.store.compute_root(&changes, 0)?;
-                let block = Block { header: genesis_header(&chain.genesis, root), txs: Vec::new() };
-                chain.store.commit(CommitRequest { block: &block, receipts: &[], changes: &changes, tree_update: &tree_update })?;
+                let block = Block {
+                    header: genesis_header(&chain.genesis, root),
+                    txs: Vec::new(),
+                };
+                chain.store.commit(CommitRequest {
+                    block: &block,
+                    receipts: &[],
+                    changes: &changes,
+                    tree_update: &tree_update,
+                })?;
                 tracing::info!(chain_id = chain.genesis.chain_id, state_root = %root, "wrote genesis");
             }
             Some(_) => {
-                let stored = chain
-                    .store
-                    .block(0)?
-                    .ok_or_else(|| ChainError::Genesis("the database has a head but no block 0".into()))?;
+                let stored = chain.store.block(0)?.ok_or_else(|| {
+                    ChainError::Genesis("the database has a head but no block 0".into())
+                })?;
                 let expected = expected_genesis_header(&chain.genesis)?;
                 if stored.header != expected {
                     return Err(ChainError::Genesis(format!(
@@ -128,7 +148,9 @@ impl<B: KvBackend> Chain<B> {
 
     /// Header of the last committed block.
     pub fn head(&self) -> Result<BlockHeader> {
-        self.store.head_header()?.ok_or_else(|| ChainError::Internal("opened chain has no head".into()))
+        self.store
+            .head_header()?
+            .ok_or_else(|| ChainError::Internal("opened chain has no head".into()))
     }
 
     /// Chain params from state.
@@ -161,13 +183,29 @@ impl<B: KvBackend> Chain<B> {
         let parent = self.head()?;
         let height = parent.height + 1;
         if timestamp <= parent.timestamp {
-            return Err(BlockError::TimestampNotIncreasing { height, timestamp, parent_timestamp: parent.timestamp }.into());
+            return Err(BlockError::TimestampNotIncreasing {
+                height,
+                timestamp,
+                parent_timestamp: parent.timestamp,
+            }
+            .into());
         }
-        let env = BlockEnv { chain_id: self.genesis.chain_id, height, timestamp, proposer };
+        let env = BlockEnv {
+            chain_id: self.genesis.chain_id,
+            height,
+            timestamp,
+            proposer,
+        };
         Ok((parent, env))
     }
 
-    fn seal(&self, parent: &BlockHeader, env: &BlockEnv, txs: Vec<SignedTransaction>, executor: BlockExecutor<'_>) -> Result<ExecutedBlock> {
+    fn seal(
+        &self,
+        parent: &BlockHeader,
+        env: &BlockEnv,
+        txs: Vec<SignedTransaction>,
+        executor: BlockExecutor<'_>,
+    ) -> Result<ExecutedBlock> {
         let output = executor.finish()?;
         let (state_root, tree_update) = self.store.compute_root(&output.changes, env.height)?;
         let tx_hashes: Vec<Hash> = txs.iter().map(SignedTransaction::hash).collect();
@@ -184,15 +222,30 @@ impl<B: KvBackend> Chain<B> {
             cycles_used: output.cycles_used,
             cells_used: output.cells_used,
         };
-        Ok(ExecutedBlock { block: Block { header, txs }, receipts: output.receipts, changes: output.changes, tree_update })
+        Ok(ExecutedBlock {
+            block: Block { header, txs },
+            receipts: output.receipts,
+            changes: output.changes,
+            tree_update,
+        })
     }
 
     /// Builds the next block from `candidates` in order, skipping invalid
     /// ones. Commits nothing.
-    pub fn propose(&self, candidates: &[SignedTransaction], timestamp: u64, proposer: Address) -> Result<ProposedBlock> {
+    pub fn propose(
+        &self,
+        candidates: &[SignedTransaction],
+        timestamp: u64,
+        proposer: Address,
+    ) -> Result<ProposedBlock> {
         let (parent, env) = self.next_env(timestamp, proposer)?;
         let state = self.store.state();
-        let mut executor = BlockExecutor::new(&state, env.clone(), self.runtime.as_ref(), self.hooks.as_ref())?;
+        let mut executor = BlockExecutor::new(
+            &state,
+            env.clone(),
+            self.runtime.as_ref(),
+            self.hooks.as_ref(),
+        )?;
         let mut included = Vec::with_capacity(candidates.len());
         let mut rejected = Vec::new();
         for (i, tx) in candidates.iter().enumerate() {
@@ -210,39 +263,84 @@ impl<B: KvBackend> Chain<B> {
     pub fn execute(&self, block: &Block) -> Result<ExecutedBlock> {
         let h = &block.header;
         if h.chain_id != self.genesis.chain_id {
-            return Err(BlockError::WrongChain { height: h.height, found: h.chain_id, expected: self.genesis.chain_id }.into());
+            return Err(BlockError::WrongChain {
+                height: h.height,
+                found: h.chain_id,
+                expected: self.genesis.chain_id,
+            }
+            .into());
         }
         let (parent, env) = self.next_env(h.timestamp, h.proposer)?;
         if h.height != env.height {
-            return Err(BlockError::BadParent { height: h.height, reason: format!("the next height is {}", env.height) }.into());
+            return Err(BlockError::BadParent {
+                height: h.height,
+                reason: format!("the next height is {}", env.height),
+            }
+            .into());
         }
         if h.parent_hash != parent.hash() {
             return Err(BlockError::BadParent {
                 height: h.height,
-                reason: format!("parent hash {} is not the head's hash {}", h.parent_hash, parent.hash()),
+                reason: format!(
+                    "parent hash {} is not the head's hash {}",
+                    h.parent_hash,
+                    parent.hash()
+                ),
             }
             .into());
         }
         let state = self.store.state();
-        let mut executor = BlockExecutor::new(&state, env.clone(), self.runtime.as_ref(), self.hooks.as_ref())?;
+        let mut executor = BlockExecutor::new(
+            &state,
+            env.clone(),
+            self.runtime.as_ref(),
+            self.hooks.as_ref(),
+        )?;
         for (index, tx) in block.txs.iter().enumerate() {
             if let Err(error) = executor.apply_tx(tx)? {
-                return Err(BlockError::InvalidTx { index, hash: tx.hash(), error }.into());
+                return Err(BlockError::InvalidTx {
+                    index,
+                    hash: tx.hash(),
+                    error: Box::new(error),
+                }
+                .into());
             }
         }
         executor.end_of_block()?;
         let executed = self.seal(&parent, &env, block.txs.clone(), executor)?;
         let c = &executed.block.header;
         let checks: [(&'static str, String, String); 5] = [
-            ("state_root", h.state_root.to_string(), c.state_root.to_string()),
+            (
+                "state_root",
+                h.state_root.to_string(),
+                c.state_root.to_string(),
+            ),
             ("tx_root", h.tx_root.to_string(), c.tx_root.to_string()),
-            ("receipts_root", h.receipts_root.to_string(), c.receipts_root.to_string()),
-            ("cycles_used", h.cycles_used.to_string(), c.cycles_used.to_string()),
-            ("cells_used", h.cells_used.to_string(), c.cells_used.to_string()),
+            (
+                "receipts_root",
+                h.receipts_root.to_string(),
+                c.receipts_root.to_string(),
+            ),
+            (
+                "cycles_used",
+                h.cycles_used.to_string(),
+                c.cycles_used.to_string(),
+            ),
+            (
+                "cells_used",
+                h.cells_used.to_string(),
+                c.cells_used.to_string(),
+            ),
         ];
         for (field, claimed, computed) in checks {
             if claimed != computed {
-                return Err(BlockError::HeaderMismatch { height: h.height, field, claimed, computed }.into());
+                return Err(BlockError::HeaderMismatch {
+                    height: h.height,
+                    field,
+                    claimed,
+                    computed,
+                }
+                .into());
             }
         }
         Ok(executed)
@@ -260,7 +358,12 @@ impl<B: KvBackend> Chain<B> {
     }
 
     /// Proposes and commits the next block.
-    pub fn produce_block(&self, candidates: &[SignedTransaction], timestamp: u64, proposer: Address) -> Result<ProposedBlock> {
+    pub fn produce_block(
+        &self,
+        candidates: &[SignedTransaction],
+        timestamp: u64,
+        proposer: Address,
+    ) -> Result<ProposedBlock> {
         let proposed = self.propose(candidates, timestamp, proposer)?;
         self.commit(&proposed.executed)?;
         Ok(proposed)
@@ -271,8 +374,16 @@ impl<B: KvBackend> Chain<B> {
     /// height verified; the first mismatch is an error naming its height.
     pub fn replay(&self, mut progress: impl FnMut(ReplayProgress)) -> Result<u64> {
         let head = self.head()?.height;
-        let fresh = Chain::open(MemoryBackend::new(), self.genesis.clone(), self.runtime.clone(), self.hooks.clone())?;
-        let stored_genesis = self.store.block(0)?.ok_or_else(|| ChainError::Internal("no block 0".into()))?;
+        let fresh = Chain::open(
+            MemoryBackend::new(),
+            self.genesis.clone(),
+            self.runtime.clone(),
+            self.hooks.clone(),
+        )?;
+        let stored_genesis = self
+            .store
+            .block(0)?
+            .ok_or_else(|| ChainError::Internal("no block 0".into()))?;
         let replayed_genesis = fresh.head()?;
         if stored_genesis.header.state_root != replayed_genesis.state_root {
             return Err(ChainError::ReplayMismatch {
@@ -283,22 +394,30 @@ impl<B: KvBackend> Chain<B> {
         }
         progress(ReplayProgress { height: 0, head });
         for height in 1..=head {
-            let block = self
-                .store
-                .block(height)?
-                .ok_or_else(|| ChainError::Internal(format!("block {height} missing from the store")))?;
+            let block = self.store.block(height)?.ok_or_else(|| {
+                ChainError::Internal(format!("block {height} missing from the store"))
+            })?;
             let executed = match fresh.execute(&block) {
                 Ok(e) => e,
-                Err(ChainError::Block(BlockError::HeaderMismatch { field: "state_root", .. })) => {
+                Err(ChainError::Block(BlockError::HeaderMismatch {
+                    field: "state_root",
+                    ..
+                })) => {
                     // Recompute to report both roots precisely.
-                    let computed = fresh.propose(&block.txs, block.header.timestamp, block.header.proposer)?;
+                    let computed =
+                        fresh.propose(&block.txs, block.header.timestamp, block.header.proposer)?;
                     return Err(ChainError::ReplayMismatch {
                         height,
                         stored: block.header.state_root,
                         computed: computed.executed.block.header.state_root,
                     });
                 }
-                Err(e) => return Err(ChainError::ReplayFailed { height, source: Box::new(e) }),
+                Err(e) => {
+                    return Err(ChainError::ReplayFailed {
+                        height,
+                        source: Box::new(e),
+                    })
+                }
             };
             fresh.commit(&executed)?;
             progress(ReplayProgress { height, head });

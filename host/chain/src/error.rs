@@ -18,8 +18,8 @@ pub enum BlockError {
         index: usize,
         /// Transaction hash.
         hash: Hash,
-        /// Why.
-        error: TxError,
+        /// Why (boxed: keeps every `Result` of this crate small).
+        error: Box<TxError>,
     },
     /// The header does not extend the current head.
     #[error("block {height} does not extend the head: {reason}")]
@@ -79,7 +79,9 @@ pub enum ChainError {
     #[error("genesis: {0}")]
     Genesis(String),
     /// Replay found a block whose re-executed state root differs.
-    #[error("replay: state root mismatch at height {height}: stored {stored}, re-executed {computed}")]
+    #[error(
+        "replay: state root mismatch at height {height}: stored {stored}, re-executed {computed}"
+    )]
     ReplayMismatch {
         /// First mismatching height.
         height: u64,

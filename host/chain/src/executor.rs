@@ -10,15 +10,17 @@
 use timerhost_state::{ChangeSet, Overlay, StateRead};
 use timerhost_types::keys::{self, Account, HeadMeta};
 use timerhost_types::{
-    actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig, ChainParams, ErrorKind, Event,
-    ExecError, Hash, Receipt, ReceiptStatus, SignedTransaction, SystemInstruction, TxKind, TxSource, Value,
-    GOVERNANCE_ADDRESS,
+    actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig,
+    ChainParams, ErrorKind, Event, ExecError, Hash, Receipt, ReceiptStatus, SignedTransaction,
+    SystemInstruction, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
 };
 
 use crate::accounts::{self, Debit};
 use crate::error::{ChainError, Result};
 use crate::fees::FeeQuote;
-use crate::runtime::{ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, TxEnv};
+use crate::runtime::{
+    ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, TxEnv,
+};
 use crate::validation::{check_against_state, check_static, intrinsic, TxError};
 
 /// The block-level facts every execution can see.
@@ -77,7 +79,12 @@ fn failure_receipt_parts(outcome: &ExecOutcome) -> (ReceiptStatus, Option<ExecEr
 
 impl<'a> BlockExecutor<'a> {
     /// Starts a block; reads the configs once.
-    pub fn new(state: &'a dyn StateRead, env: BlockEnv, runtime: &'a dyn ActorRuntime, hooks: &'a dyn BlockHooks) -> Result<Self> {
+    pub fn new(
+        state: &'a dyn StateRead,
+        env: BlockEnv,
+        runtime: &'a dyn ActorRuntime,
+        hooks: &'a dyn BlockHooks,
+    ) -> Result<Self> {
         let params = accounts::chain_params(state)?;
         let basefee = accounts::basefee_config(state)?;
         Ok(Self {
@@ -105,7 +112,10 @@ impl<'a> BlockExecutor<'a> {
 
     /// Applies a user transaction. `Ok(Err(_))`: the transaction is invalid
     /// and nothing was applied; `Err(_)`: the node failed (storage).
-    pub fn apply_tx(&mut self, tx: &SignedTransaction) -> Result<std::result::Result<&Receipt, TxError>> {
+    pub fn apply_tx(
+        &mut self,
+        tx: &SignedTransaction,
+    ) -> Result<std::result::Result<&Receipt, TxError>> {
         let encoded = tx.to_bytes();
         let tx_hash = keccak256(&encoded);
         let sender = match check_static(tx, encoded.len(), &self.params, &self.basefee) {
@@ -115,43 +125,82 @@ impl<'a> BlockExecutor<'a> {
         let t = &tx.tx;
         let cycles_room = self.basefee.max_block_cycles - self.tx_cycles_used;
         if t.cycles_limit > cycles_room {
-            return Ok(Err(TxError::BlockFull { dimension: "cycles", limit: t.cycles_limit, remaining: cycles_room }));
+            return Ok(Err(TxError::BlockFull {
+                dimension: "cycles",
+                limit: t.cycles_limit,
+                remaining: cycles_room,
+            }));
         }
         let cells_room = self.basefee.max_block_cells - self.tx_cells_used;
         if t.cells_limit > cells_room {
-            return Ok(Err(TxError::BlockFull { dimension: "cells", limit: t.cells_limit, remaining: cells_room }));
+            return Ok(Err(TxError::BlockFull {
+                dimension: "cells",
+                limit: t.cells_limit,
+                remaining: cells_room,
+            }));
         }
         let mut account = accounts::load(&self.overlay, &sender)?;
-        let quote = match check_against_state(tx, sender, account.nonce, account.balance, &self.basefee) {
-            Ok(q) => q,
-            Err(e) => return Ok(Err(e)),
-        };
+        let quote =
+            match check_against_state(tx, sender, account.nonce, account.balance, &self.basefee) {
+                Ok(q) => q,
+                Err(e) => return Ok(Err(e)),
+            };
         // Valid from here on: the pre-charge and nonce bump survive even if execution fails.
         account.balance -= quote.prepay;
         account.nonce += 1;
         accounts::store(&mut self.overlay, &sender, &account);
 
         let (base_cycles, base_cells) = intrinsic(encoded.len());
-        let env = TxEnv { block: self.env.clone(), sender, tx_hash };
+        let env = TxEnv {
+            block: self.env.clone(),
+            sender,
+            tx_hash,
+        };
         let checkpoint = self.overlay.checkpoint();
         let mut created_actor = None;
         let outcome = match &t.kind {
             TxKind::Transfer { to, amount } => {
                 match accounts::transfer(&mut self.overlay, &sender, to, *amount)? {
-                    Debit::Done => ExecOutcome { result: Ok(None), cycles_used: 0, cells_used: 0, events: Vec::new() },
+                    Debit::Done => ExecOutcome {
+                        result: Ok(None),
+                        cycles_used: 0,
+                        cells_used: 0,
+                        events: Vec::new(),
+                    },
                     Debit::Insufficient { available } => {
-                        return Err(ChainError::Internal(format!("validated transfer found balance {available} < {amount}")))
+                        return Err(ChainError::Internal(format!(
+                            "validated transfer found balance {available} < {amount}"
+                        )))
                     }
                 }
             }
             TxKind::DeployActor { code, args, value } => {
                 let actor = actor_address(&sender, t.nonce);
                 created_actor = Some(actor);
-                self.deploy(env, actor, code, args, *value, t.cycles_limit - base_cycles, t.cells_limit - base_cells)?
+                self.deploy(
+                    env,
+                    actor,
+                    code,
+                    args,
+                    *value,
+                    t.cycles_limit - base_cycles,
+                    t.cells_limit - base_cells,
+                )?
             }
-            TxKind::CallActor { actor, handler, args, value } => {
-                self.call(env, *actor, handler, args, *value, t.cycles_limit - base_cycles, t.cells_limit - base_cells)?
-            }
+            TxKind::CallActor {
+                actor,
+                handler,
+                args,
+                value,
+            } => self.call(
+                env,
+                *actor,
+                handler,
+                args,
+                *value,
+                t.cycles_limit - base_cycles,
+                t.cells_limit - base_cells,
+            )?,
             TxKind::System(instruction) => self.system(instruction),
         };
         let (status, error) = failure_receipt_parts(&outcome);
@@ -193,44 +242,96 @@ impl<'a> BlockExecutor<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn deploy(&mut self, env: TxEnv, actor: Address, code: &str, args: &[Value], value: u128, cycles: u64, cells: u64) -> Result<ExecOutcome> {
+    fn deploy(
+        &mut self,
+        env: TxEnv,
+        actor: Address,
+        code: &str,
+        args: &[Value],
+        value: u128,
+        cycles: u64,
+        cells: u64,
+    ) -> Result<ExecOutcome> {
         let existing = accounts::load(&self.overlay, &actor)?;
         if existing.is_actor {
-            return Ok(ExecOutcome::failed(ExecError::invalid(format!("an actor already exists at {actor}"))));
+            return Ok(ExecOutcome::failed(ExecError::invalid(format!(
+                "an actor already exists at {actor}"
+            ))));
         }
         // Storing the code is a state write of its size.
         let code_cells = code.len() as u64;
         if code_cells > cells {
             return Ok(ExecOutcome {
-                result: Err(ExecError::new(ErrorKind::OutOfCells, format!("storing {code_cells} bytes of code needs more cells than the {cells} left"))),
+                result: Err(ExecError::new(
+                    ErrorKind::OutOfCells,
+                    format!(
+                        "storing {code_cells} bytes of code needs more cells than the {cells} left"
+                    ),
+                )),
                 cycles_used: 0,
                 cells_used: cells,
                 events: Vec::new(),
             });
         }
-        accounts::store(&mut self.overlay, &actor, &Account { is_actor: true, ..existing });
-        self.overlay.put(keys::code(&actor), code.as_bytes().to_vec());
-        if let Debit::Insufficient { available } = accounts::transfer(&mut self.overlay, &env.sender, &actor, value)? {
-            return Err(ChainError::Internal(format!("validated deploy value found balance {available} < {value}")));
+        accounts::store(
+            &mut self.overlay,
+            &actor,
+            &Account {
+                is_actor: true,
+                ..existing
+            },
+        );
+        self.overlay
+            .put(keys::code(&actor), code.as_bytes().to_vec());
+        if let Debit::Insufficient { available } =
+            accounts::transfer(&mut self.overlay, &env.sender, &actor, value)?
+        {
+            return Err(ChainError::Internal(format!(
+                "validated deploy value found balance {available} < {value}"
+            )));
         }
-        let mut ctx = ExecContext { state: &mut self.overlay, env, cycles_limit: cycles, cells_limit: cells - code_cells };
+        let mut ctx = ExecContext {
+            state: &mut self.overlay,
+            env,
+            cycles_limit: cycles,
+            cells_limit: cells - code_cells,
+        };
         let mut outcome = self.runtime.deploy(&mut ctx, actor, code, args)?;
         outcome.cells_used += code_cells;
         Ok(outcome)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn call(&mut self, env: TxEnv, actor: Address, handler: &str, args: &[Value], value: u128, cycles: u64, cells: u64) -> Result<ExecOutcome> {
+    fn call(
+        &mut self,
+        env: TxEnv,
+        actor: Address,
+        handler: &str,
+        args: &[Value],
+        value: u128,
+        cycles: u64,
+        cells: u64,
+    ) -> Result<ExecOutcome> {
         if !accounts::load(&self.overlay, &actor)?.is_actor {
-            return Ok(ExecOutcome::failed(ExecError::new(ErrorKind::NotFound, format!("no actor at {actor}"))));
+            return Ok(ExecOutcome::failed(ExecError::new(
+                ErrorKind::NotFound,
+                format!("no actor at {actor}"),
+            )));
         }
-        if let Debit::Insufficient { available } = accounts::transfer(&mut self.overlay, &env.sender, &actor, value)? {
+        if let Debit::Insufficient { available } =
+            accounts::transfer(&mut self.overlay, &env.sender, &actor, value)?
+        {
             return Ok(ExecOutcome::failed(ExecError::new(
                 ErrorKind::InsufficientFunds,
                 format!("{} cannot send {value}: balance {available}", env.sender),
             )));
         }
-        let mut ctx = ExecContext { state: &mut self.overlay, env, cycles_limit: cycles, cells_limit: cells };
+        let mut ctx = ExecContext {
+            state: &mut self.overlay,
+            env,
+            cycles_limit: cycles,
+            cells_limit: cells,
+        };
         self.runtime.call(&mut ctx, actor, handler, args)
     }
 
@@ -241,19 +342,41 @@ impl<'a> BlockExecutor<'a> {
                 let data = Value::dict_from([
                     (Value::str("cycle_basefee"), Value::int(cfg.cycle_basefee)),
                     (Value::str("cell_basefee"), Value::int(cfg.cell_basefee)),
-                    (Value::str("min_cycle_basefee"), Value::int(cfg.min_cycle_basefee)),
-                    (Value::str("min_cell_basefee"), Value::int(cfg.min_cell_basefee)),
-                    (Value::str("max_cycle_basefee"), Value::int(cfg.max_cycle_basefee)),
-                    (Value::str("max_cell_basefee"), Value::int(cfg.max_cell_basefee)),
-                    (Value::str("max_block_cycles"), Value::int(cfg.max_block_cycles)),
-                    (Value::str("max_block_cells"), Value::int(cfg.max_block_cells)),
+                    (
+                        Value::str("min_cycle_basefee"),
+                        Value::int(cfg.min_cycle_basefee),
+                    ),
+                    (
+                        Value::str("min_cell_basefee"),
+                        Value::int(cfg.min_cell_basefee),
+                    ),
+                    (
+                        Value::str("max_cycle_basefee"),
+                        Value::int(cfg.max_cycle_basefee),
+                    ),
+                    (
+                        Value::str("max_cell_basefee"),
+                        Value::int(cfg.max_cell_basefee),
+                    ),
+                    (
+                        Value::str("max_block_cycles"),
+                        Value::int(cfg.max_block_cycles),
+                    ),
+                    (
+                        Value::str("max_block_cells"),
+                        Value::int(cfg.max_block_cells),
+                    ),
                 ])
                 .expect("str keys are hashable");
                 ExecOutcome {
                     result: Ok(None),
                     cycles_used: 0,
                     cells_used: 0,
-                    events: vec![Event { emitter: GOVERNANCE_ADDRESS, name: "basefee_config.updated".into(), data }],
+                    events: vec![Event {
+                        emitter: GOVERNANCE_ADDRESS,
+                        name: "basefee_config.updated".into(),
+                        data,
+                    }],
                 }
             }
         }
@@ -273,7 +396,10 @@ impl<'a> BlockExecutor<'a> {
         let mut protocol_cycles = ctx.cycles_used;
         if !eob_events.is_empty() || protocol_cycles > 0 {
             self.receipts.push(Receipt {
-                tx_hash: keccak_concat(&[b"timerhost/end-of-block", &self.env.height.to_be_bytes()]),
+                tx_hash: keccak_concat(&[
+                    b"timerhost/end-of-block",
+                    &self.env.height.to_be_bytes(),
+                ]),
                 sender: Address::ZERO,
                 source: TxSource::EndOfBlock,
                 status: ReceiptStatus::Success,
@@ -307,8 +433,14 @@ impl<'a> BlockExecutor<'a> {
     }
 
     fn execute_deferred(&mut self, index: usize, tx: &DeferredTx) -> Result<Receipt> {
-        let quote = FeeQuote::new(tx.cycle_basefee, tx.cell_basefee, 0, tx.cycles_limit, tx.cells_limit)
-            .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
+        let quote = FeeQuote::new(
+            tx.cycle_basefee,
+            tx.cell_basefee,
+            0,
+            tx.cycles_limit,
+            tx.cells_limit,
+        )
+        .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
         if quote.prepay != tx.prepaid {
             return Err(ChainError::Internal(format!(
                 "deferred transaction pre-charge {} does not match its limits ({})",
@@ -323,17 +455,27 @@ impl<'a> BlockExecutor<'a> {
         ]);
         // The handler's arguments are payload bytes delivered to it.
         let payload_cells: u64 = tx.args.iter().map(|a| a.to_bytes().len() as u64).sum();
-        let env = TxEnv { block: self.env.clone(), sender: tx.sender, tx_hash };
+        let env = TxEnv {
+            block: self.env.clone(),
+            sender: tx.sender,
+            tx_hash,
+        };
         let checkpoint = self.overlay.checkpoint();
         let outcome = if payload_cells > tx.cells_limit {
             ExecOutcome {
-                result: Err(ExecError::new(ErrorKind::OutOfCells, "the payload alone exceeds the cells limit")),
+                result: Err(ExecError::new(
+                    ErrorKind::OutOfCells,
+                    "the payload alone exceeds the cells limit",
+                )),
                 cycles_used: 0,
                 cells_used: tx.cells_limit,
                 events: Vec::new(),
             }
         } else if !accounts::load(&self.overlay, &tx.actor)?.is_actor {
-            ExecOutcome::failed(ExecError::new(ErrorKind::NotFound, format!("no actor at {}", tx.actor)))
+            ExecOutcome::failed(ExecError::new(
+                ErrorKind::NotFound,
+                format!("no actor at {}", tx.actor),
+            ))
         } else {
             let mut ctx = ExecContext {
                 state: &mut self.overlay,
@@ -341,7 +483,9 @@ impl<'a> BlockExecutor<'a> {
                 cycles_limit: tx.cycles_limit,
                 cells_limit: tx.cells_limit - payload_cells,
             };
-            let mut o = self.runtime.call(&mut ctx, tx.actor, &tx.handler, &tx.args)?;
+            let mut o = self
+                .runtime
+                .call(&mut ctx, tx.actor, &tx.handler, &tx.args)?;
             o.cells_used += payload_cells;
             o
         };
@@ -366,7 +510,10 @@ impl<'a> BlockExecutor<'a> {
         Ok(Receipt {
             tx_hash,
             sender: tx.sender,
-            source: TxSource::Deferred { origin_tx_hash: tx.origin_tx_hash, fee_payer: tx.fee_payer },
+            source: TxSource::Deferred {
+                origin_tx_hash: tx.origin_tx_hash,
+                fee_payer: tx.fee_payer,
+            },
             status,
             error,
             cycles_used,
@@ -397,9 +544,21 @@ impl<'a> BlockExecutor<'a> {
             Some(cfg) => cfg,
             None => self.basefee.next(cycles_used, cells_used),
         };
-        self.overlay.put_encoded(keys::basefee_config(), &next_basefee);
-        self.overlay.put_encoded(keys::head(), &HeadMeta { height: self.env.height, timestamp: self.env.timestamp });
-        Ok(BlockOutput { receipts: self.receipts, changes: self.overlay.into_changes(), cycles_used, cells_used })
+        self.overlay
+            .put_encoded(keys::basefee_config(), &next_basefee);
+        self.overlay.put_encoded(
+            keys::head(),
+            &HeadMeta {
+                height: self.env.height,
+                timestamp: self.env.timestamp,
+            },
+        );
+        Ok(BlockOutput {
+            receipts: self.receipts,
+            changes: self.overlay.into_changes(),
+            cycles_used,
+            cells_used,
+        })
     }
 
     /// Read access to the block's state so far.

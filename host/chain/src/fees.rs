@@ -54,23 +54,58 @@ impl FeeQuote {
     /// Quotes a user transaction at the block's basefee.
     pub fn for_tx(tx: &Transaction, basefee: &BasefeeConfig) -> Result<FeeQuote, TxError> {
         if tx.max_fee_per_cycle < basefee.cycle_basefee {
-            return Err(TxError::FeeCapBelowBasefee { dimension: "cycle", max_fee: tx.max_fee_per_cycle, basefee: basefee.cycle_basefee });
+            return Err(TxError::FeeCapBelowBasefee {
+                dimension: "cycle",
+                max_fee: tx.max_fee_per_cycle,
+                basefee: basefee.cycle_basefee,
+            });
         }
         if tx.max_fee_per_cell < basefee.cell_basefee {
-            return Err(TxError::FeeCapBelowBasefee { dimension: "cell", max_fee: tx.max_fee_per_cell, basefee: basefee.cell_basefee });
+            return Err(TxError::FeeCapBelowBasefee {
+                dimension: "cell",
+                max_fee: tx.max_fee_per_cell,
+                basefee: basefee.cell_basefee,
+            });
         }
-        let tip_per_cycle = tx.priority_fee_per_cycle.min(tx.max_fee_per_cycle - basefee.cycle_basefee);
-        Self::new(basefee.cycle_basefee, basefee.cell_basefee, tip_per_cycle, tx.cycles_limit, tx.cells_limit)
+        let tip_per_cycle = tx
+            .priority_fee_per_cycle
+            .min(tx.max_fee_per_cycle - basefee.cycle_basefee);
+        Self::new(
+            basefee.cycle_basefee,
+            basefee.cell_basefee,
+            tip_per_cycle,
+            tx.cycles_limit,
+            tx.cells_limit,
+        )
     }
 
     /// A quote with explicit prices (deferred transactions use `tip = 0`).
-    pub fn new(cycle_basefee: u128, cell_basefee: u128, tip_per_cycle: u128, cycles_limit: u64, cells_limit: u64) -> Result<FeeQuote, TxError> {
-        let cycle_price = cycle_basefee.checked_add(tip_per_cycle).ok_or_else(|| overflow("cycle price"))?;
+    pub fn new(
+        cycle_basefee: u128,
+        cell_basefee: u128,
+        tip_per_cycle: u128,
+        cycles_limit: u64,
+        cells_limit: u64,
+    ) -> Result<FeeQuote, TxError> {
+        let cycle_price = cycle_basefee
+            .checked_add(tip_per_cycle)
+            .ok_or_else(|| overflow("cycle price"))?;
         let prepay = (cycles_limit as u128)
             .checked_mul(cycle_price)
-            .and_then(|c| (cells_limit as u128).checked_mul(cell_basefee).and_then(|e| c.checked_add(e)))
+            .and_then(|c| {
+                (cells_limit as u128)
+                    .checked_mul(cell_basefee)
+                    .and_then(|e| c.checked_add(e))
+            })
             .ok_or_else(|| overflow("pre-charge"))?;
-        Ok(FeeQuote { cycle_basefee, cell_basefee, tip_per_cycle, cycles_limit, cells_limit, prepay })
+        Ok(FeeQuote {
+            cycle_basefee,
+            cell_basefee,
+            tip_per_cycle,
+            cycles_limit,
+            cells_limit,
+            prepay,
+        })
     }
 
     /// Splits the pre-payment for the resources actually used (clamped to the limits).
@@ -80,7 +115,11 @@ impl FeeQuote {
         // Cannot overflow: each term is bounded by its part of `prepay`.
         let burned = cycles * self.cycle_basefee + cells * self.cell_basefee;
         let tip = cycles * self.tip_per_cycle;
-        Settlement { burned, tip, refund: self.prepay - burned - tip }
+        Settlement {
+            burned,
+            tip,
+            refund: self.prepay - burned - tip,
+        }
     }
 }
 
@@ -98,7 +137,10 @@ mod tests {
             max_fee_per_cycle: max_fee,
             max_fee_per_cell: 1_000,
             priority_fee_per_cycle: tip,
-            kind: TxKind::Transfer { to: Address([1; 20]), amount: 1 },
+            kind: TxKind::Transfer {
+                to: Address([1; 20]),
+                amount: 1,
+            },
         }
     }
 
@@ -125,7 +167,10 @@ mod tests {
     fn fee_cap_below_basefee_is_named() {
         let basefee = BasefeeConfig::default();
         let e = FeeQuote::for_tx(&tx(999, 0), &basefee).unwrap_err();
-        assert_eq!(e.to_string(), "max_fee_per_cycle 999 is below the current cycle basefee 1000");
+        assert_eq!(
+            e.to_string(),
+            "max_fee_per_cycle 999 is below the current cycle basefee 1000"
+        );
     }
 
     #[test]

@@ -13,29 +13,56 @@ impl StateRead for Empty {
     fn get(&self, _key: &[u8]) -> timerhost_state::Result<Option<Vec<u8>>> {
         Ok(None)
     }
-    fn scan(&self, _: &[u8], _: Option<&[u8]>, _: usize) -> timerhost_state::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(
+        &self,
+        _: &[u8],
+        _: Option<&[u8]>,
+        _: usize,
+    ) -> timerhost_state::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         Ok(Vec::new())
     }
 }
 
 /// The state writes of genesis.
 pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
-    genesis.validate().map_err(|e| ChainError::Genesis(e.to_string()))?;
+    genesis
+        .validate()
+        .map_err(|e| ChainError::Genesis(e.to_string()))?;
     let empty = Empty;
     let mut overlay = Overlay::new(&empty);
     for account in &genesis.accounts {
-        overlay.put_encoded(keys::account(&account.address), &Account { balance: account.balance, ..Default::default() });
+        overlay.put_encoded(
+            keys::account(&account.address),
+            &Account {
+                balance: account.balance,
+                ..Default::default()
+            },
+        );
     }
     overlay.put_encoded(
         keys::chain_params(),
-        &ChainParams { chain_id: genesis.chain_id, system_deployers: genesis.system_deployers.clone() },
+        &ChainParams {
+            chain_id: genesis.chain_id,
+            system_deployers: genesis.system_deployers.clone(),
+        },
     );
     overlay.put_encoded(keys::basefee_config(), &genesis.basefee);
     overlay.put_encoded(
         keys::supply(),
-        &SupplyMeta { genesis_supply: genesis.total_supply().map_err(|e| ChainError::Genesis(e.to_string()))?, burned: 0 },
+        &SupplyMeta {
+            genesis_supply: genesis
+                .total_supply()
+                .map_err(|e| ChainError::Genesis(e.to_string()))?,
+            burned: 0,
+        },
     );
-    overlay.put_encoded(keys::head(), &HeadMeta { height: 0, timestamp: genesis.genesis_timestamp });
+    overlay.put_encoded(
+        keys::head(),
+        &HeadMeta {
+            height: 0,
+            timestamp: genesis.genesis_timestamp,
+        },
+    );
     Ok(overlay.into_changes())
 }
 

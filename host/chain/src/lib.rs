@@ -30,5 +30,8 @@ pub mod validation;
 pub use chain::{Chain, ExecutedBlock, ProposedBlock, ReplayProgress};
 pub use error::{BlockError, ChainError, Result};
 pub use executor::BlockEnv;
-pub use runtime::{ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, NoActorRuntime, NoHooks};
+pub use runtime::{
+    ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, NoActorRuntime,
+    NoHooks,
+};
 pub use validation::TxError;

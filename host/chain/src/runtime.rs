@@ -54,7 +54,12 @@ pub struct ExecOutcome {
 impl ExecOutcome {
     /// A failure that used nothing.
     pub fn failed(error: ExecError) -> Self {
-        Self { result: Err(error), cycles_used: 0, cells_used: 0, events: Vec::new() }
+        Self {
+            result: Err(error),
+            cycles_used: 0,
+            cells_used: 0,
+            events: Vec::new(),
+        }
     }
 }
 
@@ -62,10 +67,22 @@ impl ExecOutcome {
 pub trait ActorRuntime: Send + Sync {
     /// Runs a freshly created actor's `deploy(*args)`. The chain has already
     /// created the actor account and stored `code`.
-    fn deploy(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, code: &str, args: &[Value]) -> Result<ExecOutcome>;
+    fn deploy(
+        &self,
+        ctx: &mut ExecContext<'_, '_>,
+        actor: Address,
+        code: &str,
+        args: &[Value],
+    ) -> Result<ExecOutcome>;
 
     /// Runs `handler(*args)` of an existing actor.
-    fn call(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, handler: &str, args: &[Value]) -> Result<ExecOutcome>;
+    fn call(
+        &self,
+        ctx: &mut ExecContext<'_, '_>,
+        actor: Address,
+        handler: &str,
+        args: &[Value],
+    ) -> Result<ExecOutcome>;
 }
 
 /// A runtime for chains that run no actors: every actor transaction fails
@@ -74,12 +91,28 @@ pub trait ActorRuntime: Send + Sync {
 pub struct NoActorRuntime;
 
 impl ActorRuntime for NoActorRuntime {
-    fn deploy(&self, _ctx: &mut ExecContext<'_, '_>, _actor: Address, _code: &str, _args: &[Value]) -> Result<ExecOutcome> {
-        Ok(ExecOutcome::failed(ExecError::invalid("this chain was started without an actor runtime")))
+    fn deploy(
+        &self,
+        _ctx: &mut ExecContext<'_, '_>,
+        _actor: Address,
+        _code: &str,
+        _args: &[Value],
+    ) -> Result<ExecOutcome> {
+        Ok(ExecOutcome::failed(ExecError::invalid(
+            "this chain was started without an actor runtime",
+        )))
     }
 
-    fn call(&self, _ctx: &mut ExecContext<'_, '_>, _actor: Address, _handler: &str, _args: &[Value]) -> Result<ExecOutcome> {
-        Ok(ExecOutcome::failed(ExecError::invalid("this chain was started without an actor runtime")))
+    fn call(
+        &self,
+        _ctx: &mut ExecContext<'_, '_>,
+        _actor: Address,
+        _handler: &str,
+        _args: &[Value],
+    ) -> Result<ExecOutcome> {
+        Ok(ExecOutcome::failed(ExecError::invalid(
+            "this chain was started without an actor runtime",
+        )))
     }
 }
 
@@ -132,7 +165,12 @@ pub trait BlockHooks: Send + Sync {
     fn end_of_block(&self, ctx: &mut EobContext<'_, '_>) -> Result<Vec<DeferredTx>>;
 
     /// Called after each deferred transaction with its receipt (refunds are already done).
-    fn after_deferred(&self, _ctx: &mut EobContext<'_, '_>, _tx: &DeferredTx, _receipt: &Receipt) -> Result<()> {
+    fn after_deferred(
+        &self,
+        _ctx: &mut EobContext<'_, '_>,
+        _tx: &DeferredTx,
+        _receipt: &Receipt,
+    ) -> Result<()> {
         Ok(())
     }
 }

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use timerhost_state::{MemoryBackend, StateRead};
 use timerhost_types::keys;
 use timerhost_types::{
-    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, PrivateKey, SignedTransaction, SystemInstruction,
-    Transaction, TxKind, Value,
+    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, PrivateKey, SignedTransaction,
+    SystemInstruction, Transaction, TxKind, Value,
 };
 
 use crate::accounts::{self, Debit};
@@ -70,7 +70,9 @@ fn arg_str(args: &[Value], i: usize) -> std::result::Result<String, ExecError> {
 
 fn arg_u64(args: &[Value], i: usize) -> std::result::Result<u64, ExecError> {
     match args.get(i) {
-        Some(Value::Int(n)) => u64::try_from(n).map_err(|_| ExecError::invalid(format!("argument {i} out of range"))),
+        Some(Value::Int(n)) => {
+            u64::try_from(n).map_err(|_| ExecError::invalid(format!("argument {i} out of range")))
+        }
         _ => Err(ExecError::invalid(format!("argument {i} must be an int"))),
     }
 }
@@ -82,10 +84,20 @@ impl MockRuntime {
         handler: &str,
         args: &[Value],
     ) -> Result<ExecOutcome> {
-        let mut meter = Meter { cycles_limit: ctx.cycles_limit, cells_limit: ctx.cells_limit, cycles: 0, cells: 0 };
+        let mut meter = Meter {
+            cycles_limit: ctx.cycles_limit,
+            cells_limit: ctx.cells_limit,
+            cycles: 0,
+            cells: 0,
+        };
         let mut events = Vec::new();
         let result = Self::dispatch(ctx, actor, handler, args, &mut meter, &mut events)?;
-        Ok(ExecOutcome { result, cycles_used: meter.cycles, cells_used: meter.cells, events })
+        Ok(ExecOutcome {
+            result,
+            cycles_used: meter.cycles,
+            cells_used: meter.cells,
+            events,
+        })
     }
 
     fn dispatch(
@@ -146,12 +158,18 @@ impl MockRuntime {
                 let name = try_exec!(arg_str(args, 0));
                 let data = args.get(1).cloned().unwrap_or(Value::None);
                 try_exec!(meter.charge(20, data.to_bytes().len() as u64));
-                events.push(Event { emitter: actor, name, data });
+                events.push(Event {
+                    emitter: actor,
+                    name,
+                    data,
+                });
                 Ok(Ok(None))
             }
             "send" => {
                 let to = match args.first() {
-                    Some(Value::Bytes(b)) if b.len() == 20 => Address::from_slice(b).expect("20 bytes"),
+                    Some(Value::Bytes(b)) if b.len() == 20 => {
+                        Address::from_slice(b).expect("20 bytes")
+                    }
                     _ => return Ok(Err(ExecError::invalid("argument 0 must be 20 bytes"))),
                 };
                 let amount = try_exec!(arg_u64(args, 1)) as u128;
@@ -164,19 +182,36 @@ impl MockRuntime {
                     ))),
                 }
             }
-            other => Ok(Err(ExecError::new(ErrorKind::NotFound, format!("mock actor has no handler {other:?}")))),
+            other => Ok(Err(ExecError::new(
+                ErrorKind::NotFound,
+                format!("mock actor has no handler {other:?}"),
+            ))),
         }
     }
 }
 
 impl ActorRuntime for MockRuntime {
-    fn deploy(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, _code: &str, args: &[Value]) -> Result<ExecOutcome> {
+    fn deploy(
+        &self,
+        ctx: &mut ExecContext<'_, '_>,
+        actor: Address,
+        _code: &str,
+        args: &[Value],
+    ) -> Result<ExecOutcome> {
         Self::run(ctx, actor, "deploy", args)
     }
 
-    fn call(&self, ctx: &mut ExecContext<'_, '_>, actor: Address, handler: &str, args: &[Value]) -> Result<ExecOutcome> {
+    fn call(
+        &self,
+        ctx: &mut ExecContext<'_, '_>,
+        actor: Address,
+        handler: &str,
+        args: &[Value],
+    ) -> Result<ExecOutcome> {
         if handler == "deploy" {
-            return Ok(ExecOutcome::failed(ExecError::invalid("deploy can only run at deployment")));
+            return Ok(ExecOutcome::failed(ExecError::invalid(
+                "deploy can only run at deployment",
+            )));
         }
         Self::run(ctx, actor, handler, args)
     }
@@ -251,12 +286,27 @@ impl TxBuilder {
 
     /// A deployment (the mock runtime ignores `code`).
     pub fn deploy(&mut self, code: &str, args: Vec<Value>, value: u128) -> SignedTransaction {
-        self.sign(TxKind::DeployActor { code: code.into(), args, value })
+        self.sign(TxKind::DeployActor {
+            code: code.into(),
+            args,
+            value,
+        })
     }
 
     /// A call.
-    pub fn call(&mut self, actor: Address, handler: &str, args: Vec<Value>, value: u128) -> SignedTransaction {
-        self.sign(TxKind::CallActor { actor, handler: handler.into(), args, value })
+    pub fn call(
+        &mut self,
+        actor: Address,
+        handler: &str,
+        args: Vec<Value>,
+        value: u128,
+    ) -> SignedTransaction {
+        self.sign(TxKind::CallActor {
+            actor,
+            handler: handler.into(),
+            args,
+            value,
+        })
     }
 
     /// A basefee config update.
@@ -267,7 +317,13 @@ impl TxBuilder {
 
 /// A fresh in-memory dev chain running the [`MockRuntime`] and no hooks.
 pub fn dev_chain() -> Chain<MemoryBackend> {
-    Chain::open(MemoryBackend::new(), Genesis::dev(), Arc::new(MockRuntime), Arc::new(NoHooks)).expect("dev genesis opens")
+    Chain::open(
+        MemoryBackend::new(),
+        Genesis::dev(),
+        Arc::new(MockRuntime),
+        Arc::new(NoHooks),
+    )
+    .expect("dev genesis opens")
 }
 
 /// Builders for the ten dev accounts.
@@ -286,8 +342,9 @@ pub fn total_balances(state: &dyn StateRead) -> Result<u128> {
     loop {
         let chunk = state.scan(&cursor, Some(&end), 512)?;
         for (_, bytes) in &chunk {
-            let acct: keys::Account = timerhost_types::decode(bytes)
-                .map_err(|e| crate::error::ChainError::Internal(format!("bad account record: {e}")))?;
+            let acct: keys::Account = timerhost_types::decode(bytes).map_err(|e| {
+                crate::error::ChainError::Internal(format!("bad account record: {e}"))
+            })?;
             total += acct.balance;
         }
         if chunk.len() < 512 {

@@ -8,8 +8,8 @@
 
 use timerhost_types::crypto::is_dev_account;
 use timerhost_types::{
-    Address, BasefeeConfig, ChainParams, SignedTransaction, SystemInstruction, TxKind, MAX_CODE_BYTES,
-    MAX_HANDLER_BYTES, MAX_TX_BYTES, TX_BASE_CYCLES,
+    Address, BasefeeConfig, ChainParams, SignedTransaction, SystemInstruction, TxKind,
+    MAX_CODE_BYTES, MAX_HANDLER_BYTES, MAX_TX_BYTES, TX_BASE_CYCLES,
 };
 
 use crate::fees::FeeQuote;
@@ -84,7 +84,9 @@ pub enum TxError {
         value: u128,
     },
     /// The fee cap is below the current basefee.
-    #[error("max_fee_per_{dimension} {max_fee} is below the current {dimension} basefee {basefee}")]
+    #[error(
+        "max_fee_per_{dimension} {max_fee} is below the current {dimension} basefee {basefee}"
+    )]
     FeeCapBelowBasefee {
         /// `cycle` or `cell`.
         dimension: &'static str,
@@ -148,7 +150,10 @@ pub enum TxError {
 /// size before touching its content.
 pub fn decode_tx(bytes: &[u8]) -> Result<SignedTransaction, TxError> {
     if bytes.len() > MAX_TX_BYTES {
-        return Err(TxError::TooLarge { size: bytes.len(), max: MAX_TX_BYTES });
+        return Err(TxError::TooLarge {
+            size: bytes.len(),
+            max: MAX_TX_BYTES,
+        });
     }
     SignedTransaction::from_bytes(bytes).map_err(|e| TxError::Malformed(e.to_string()))
 }
@@ -166,13 +171,21 @@ pub fn check_static(
     basefee: &BasefeeConfig,
 ) -> Result<Address, TxError> {
     if encoded_len > MAX_TX_BYTES {
-        return Err(TxError::TooLarge { size: encoded_len, max: MAX_TX_BYTES });
+        return Err(TxError::TooLarge {
+            size: encoded_len,
+            max: MAX_TX_BYTES,
+        });
     }
     let t = &tx.tx;
     if t.chain_id != params.chain_id {
-        return Err(TxError::WrongChainId { expected: params.chain_id, got: t.chain_id });
+        return Err(TxError::WrongChainId {
+            expected: params.chain_id,
+            got: t.chain_id,
+        });
     }
-    let sender = tx.recover_sender().map_err(|e| TxError::BadSignature(e.to_string()))?;
+    let sender = tx
+        .recover_sender()
+        .map_err(|e| TxError::BadSignature(e.to_string()))?;
     if !params.is_dev() && is_dev_account(&sender) {
         return Err(TxError::DevKeyOnNonDevChain {
             sender,
@@ -182,42 +195,81 @@ pub fn check_static(
     }
     let (intrinsic_cycles, intrinsic_cells) = intrinsic(encoded_len);
     if t.cycles_limit < intrinsic_cycles {
-        return Err(TxError::LimitBelowIntrinsic { dimension: "cycles", limit: t.cycles_limit, intrinsic: intrinsic_cycles });
+        return Err(TxError::LimitBelowIntrinsic {
+            dimension: "cycles",
+            limit: t.cycles_limit,
+            intrinsic: intrinsic_cycles,
+        });
     }
     if t.cells_limit < intrinsic_cells {
-        return Err(TxError::LimitBelowIntrinsic { dimension: "cells", limit: t.cells_limit, intrinsic: intrinsic_cells });
+        return Err(TxError::LimitBelowIntrinsic {
+            dimension: "cells",
+            limit: t.cells_limit,
+            intrinsic: intrinsic_cells,
+        });
     }
     if t.cycles_limit > basefee.max_block_cycles {
-        return Err(TxError::LimitAboveBlockLimit { dimension: "cycles", limit: t.cycles_limit, max: basefee.max_block_cycles });
+        return Err(TxError::LimitAboveBlockLimit {
+            dimension: "cycles",
+            limit: t.cycles_limit,
+            max: basefee.max_block_cycles,
+        });
     }
     if t.cells_limit > basefee.max_block_cells {
-        return Err(TxError::LimitAboveBlockLimit { dimension: "cells", limit: t.cells_limit, max: basefee.max_block_cells });
+        return Err(TxError::LimitAboveBlockLimit {
+            dimension: "cells",
+            limit: t.cells_limit,
+            max: basefee.max_block_cells,
+        });
     }
-    t.max_fee()
-        .ok_or_else(|| TxError::FeeOverflow("cycles_limit × max_fee_per_cycle + cells_limit × max_fee_per_cell exceeds 2^128".into()))?;
+    t.max_fee().ok_or_else(|| {
+        TxError::FeeOverflow(
+            "cycles_limit × max_fee_per_cycle + cells_limit × max_fee_per_cell exceeds 2^128"
+                .into(),
+        )
+    })?;
     match &t.kind {
         TxKind::Transfer { to, .. } => {
             if to.is_zero() {
-                return Err(TxError::InvalidField { field: "to", reason: "transfers to the zero address would burn funds; use a real recipient".into() });
+                return Err(TxError::InvalidField {
+                    field: "to",
+                    reason: "transfers to the zero address would burn funds; use a real recipient"
+                        .into(),
+                });
             }
         }
         TxKind::DeployActor { code, .. } => {
             if code.len() > MAX_CODE_BYTES {
-                return Err(TxError::InvalidField { field: "code", reason: format!("{} bytes, the maximum is {MAX_CODE_BYTES}", code.len()) });
+                return Err(TxError::InvalidField {
+                    field: "code",
+                    reason: format!("{} bytes, the maximum is {MAX_CODE_BYTES}", code.len()),
+                });
             }
         }
         TxKind::CallActor { handler, .. } => {
             if handler.is_empty() || handler.len() > MAX_HANDLER_BYTES {
-                return Err(TxError::InvalidField { field: "handler", reason: format!("must be 1..={MAX_HANDLER_BYTES} bytes, found {}", handler.len()) });
+                return Err(TxError::InvalidField {
+                    field: "handler",
+                    reason: format!(
+                        "must be 1..={MAX_HANDLER_BYTES} bytes, found {}",
+                        handler.len()
+                    ),
+                });
             }
         }
         TxKind::System(instruction) => {
             if !params.system_deployers.contains(&sender) {
-                return Err(TxError::NotGovernance { sender, instruction: instruction.name() });
+                return Err(TxError::NotGovernance {
+                    sender,
+                    instruction: instruction.name(),
+                });
             }
             match instruction {
                 SystemInstruction::UpdateBasefeeConfig(cfg) => {
-                    cfg.validate().map_err(|e| TxError::InvalidField { field: "basefee config", reason: e.to_string() })?;
+                    cfg.validate().map_err(|e| TxError::InvalidField {
+                        field: "basefee config",
+                        reason: e.to_string(),
+                    })?;
                 }
             }
         }
@@ -235,10 +287,18 @@ pub fn check_against_state(
 ) -> Result<FeeQuote, TxError> {
     let t = &tx.tx;
     if t.nonce < account_nonce {
-        return Err(TxError::NonceTooLow { sender, expected: account_nonce, got: t.nonce });
+        return Err(TxError::NonceTooLow {
+            sender,
+            expected: account_nonce,
+            got: t.nonce,
+        });
     }
     if t.nonce > account_nonce {
-        return Err(TxError::NonceTooHigh { sender, expected: account_nonce, got: t.nonce });
+        return Err(TxError::NonceTooHigh {
+            sender,
+            expected: account_nonce,
+            got: t.nonce,
+        });
     }
     let quote = FeeQuote::for_tx(t, basefee)?;
     let value = t.value();
@@ -247,7 +307,13 @@ pub fn check_against_state(
         .checked_add(value)
         .ok_or_else(|| TxError::FeeOverflow("pre-charge + value exceeds 2^128".into()))?;
     if balance < required {
-        return Err(TxError::InsufficientBalance { sender, available: balance, required, fee: quote.prepay, value });
+        return Err(TxError::InsufficientBalance {
+            sender,
+            available: balance,
+            required,
+            fee: quote.prepay,
+            value,
+        });
     }
     Ok(quote)
 }

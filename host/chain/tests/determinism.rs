@@ -15,11 +15,21 @@ use timerhost_types::{actor_address, encoding, Address, Genesis, SignedTransacti
 const T: u64 = 1_767_225_600;
 
 fn memory_chain() -> Chain<MemoryBackend> {
-    Chain::open(MemoryBackend::new(), Genesis::dev(), Arc::new(MockRuntime), Arc::new(NoHooks)).unwrap()
+    Chain::open(
+        MemoryBackend::new(),
+        Genesis::dev(),
+        Arc::new(MockRuntime),
+        Arc::new(NoHooks),
+    )
+    .unwrap()
 }
 
 /// Random but valid transactions for one block.
-fn random_block(rng: &mut ChaCha20Rng, builders: &mut [TxBuilder], actors: &mut Vec<Address>) -> Vec<SignedTransaction> {
+fn random_block(
+    rng: &mut ChaCha20Rng,
+    builders: &mut [TxBuilder],
+    actors: &mut Vec<Address>,
+) -> Vec<SignedTransaction> {
     let n = rng.gen_range(0..6);
     let mut txs = Vec::new();
     let mut used = [false; 10];
@@ -33,15 +43,25 @@ fn random_block(rng: &mut ChaCha20Rng, builders: &mut [TxBuilder], actors: &mut 
         let tx = match rng.gen_range(0..10) {
             0 => {
                 actors.push(actor_address(&b.address(), b.nonce));
-                b.deploy("mock", vec![Value::int(rng.gen_range(0..100))], rng.gen_range(0..1000))
+                b.deploy(
+                    "mock",
+                    vec![Value::int(rng.gen_range(0..100))],
+                    rng.gen_range(0..1000),
+                )
             }
             1..=4 if !actors.is_empty() => {
                 let actor = actors[rng.gen_range(0..actors.len())];
                 let handler = ["set", "fail", "get", "emit", "burn", "send"][rng.gen_range(0..6)];
                 let args = match handler {
                     "burn" => vec![Value::int(rng.gen_range(0..2_000_000u64))],
-                    "send" => vec![Value::Bytes(vec![rng.gen(); 20]), Value::int(rng.gen_range(0..50))],
-                    _ => vec![Value::str(format!("k{}", rng.gen_range(0..20))), Value::int(rng.gen::<i64>())],
+                    "send" => vec![
+                        Value::Bytes(vec![rng.gen(); 20]),
+                        Value::int(rng.gen_range(0..50)),
+                    ],
+                    _ => vec![
+                        Value::str(format!("k{}", rng.gen_range(0..20))),
+                        Value::int(rng.gen::<i64>()),
+                    ],
                 };
                 b.call(actor, handler, args, rng.gen_range(0..100))
             }
@@ -60,7 +80,13 @@ fn random_block(rng: &mut ChaCha20Rng, builders: &mut [TxBuilder], actors: &mut 
 #[test]
 fn thousand_random_blocks_same_roots_on_sled_and_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let sled = Chain::open(SledBackend::open(dir.path()).unwrap(), Genesis::dev(), Arc::new(MockRuntime), Arc::new(NoHooks)).unwrap();
+    let sled = Chain::open(
+        SledBackend::open(dir.path()).unwrap(),
+        Genesis::dev(),
+        Arc::new(MockRuntime),
+        Arc::new(NoHooks),
+    )
+    .unwrap();
     let memory = memory_chain();
     assert_eq!(sled.head().unwrap(), memory.head().unwrap());
     let mut rng = ChaCha20Rng::seed_from_u64(0x7133);
@@ -71,16 +97,33 @@ fn thousand_random_blocks_same_roots_on_sled_and_memory() {
         let txs = random_block(&mut rng, &mut builders, &mut actors);
         let proposer = Address([(height % 7) as u8 + 0x20; 20]);
         let proposed = sled.produce_block(&txs, T + height * 2, proposer).unwrap();
-        assert!(proposed.rejected.is_empty(), "generator made an invalid tx at {height}: {:?}", proposed.rejected);
+        assert!(
+            proposed.rejected.is_empty(),
+            "generator made an invalid tx at {height}: {:?}",
+            proposed.rejected
+        );
         // The second store re-executes the proposed block strictly.
         let executed = memory.execute(&proposed.executed.block).unwrap();
-        assert_eq!(executed.block.header, proposed.executed.block.header, "header differs at height {height}");
-        assert_eq!(executed.receipts, proposed.executed.receipts, "receipts differ at height {height}");
+        assert_eq!(
+            executed.block.header, proposed.executed.block.header,
+            "header differs at height {height}"
+        );
+        assert_eq!(
+            executed.receipts, proposed.executed.receipts,
+            "receipts differ at height {height}"
+        );
         memory.commit(&executed).unwrap();
         roots.insert(proposed.executed.block.header.state_root);
     }
-    assert_eq!(roots.len(), 1_000, "every block changes the root (head metadata at least)");
-    assert_eq!(sled.head().unwrap().state_root, memory.head().unwrap().state_root);
+    assert_eq!(
+        roots.len(),
+        1_000,
+        "every block changes the root (head metadata at least)"
+    );
+    assert_eq!(
+        sled.head().unwrap().state_root,
+        memory.head().unwrap().state_root
+    );
     assert_eq!(sled.replay(|_| {}).unwrap(), 1_000);
 }
 
@@ -91,14 +134,25 @@ fn one_changed_byte_changes_the_root() {
         let mut b = dev_builders();
         for h in 1..=5u64 {
             let amt = if h == 3 { amount } else { 10 };
-            chain.produce_block(&[b[0].transfer(Address([0x99; 20]), amt)], T + h, Address([1; 20])).unwrap();
+            chain
+                .produce_block(
+                    &[b[0].transfer(Address([0x99; 20]), amt)],
+                    T + h,
+                    Address([1; 20]),
+                )
+                .unwrap();
         }
-        (1..=5).map(|h| chain.store().block(h).unwrap().unwrap().header.state_root).collect::<Vec<_>>()
+        (1..=5)
+            .map(|h| chain.store().block(h).unwrap().unwrap().header.state_root)
+            .collect::<Vec<_>>()
     };
     let a = run(10);
     let b = run(11); // one byte of one transaction's amount differs (re-signed)
     assert_eq!(a[..2], b[..2], "blocks before the change agree");
-    assert!(a[2..].iter().zip(&b[2..]).all(|(x, y)| x != y), "every root from the changed block on differs");
+    assert!(
+        a[2..].iter().zip(&b[2..]).all(|(x, y)| x != y),
+        "every root from the changed block on differs"
+    );
     assert_eq!(run(10), a, "and the same input gives the same roots again");
 }
 
@@ -107,7 +161,13 @@ fn replay_names_the_first_mismatching_height() {
     let chain = memory_chain();
     let mut b = dev_builders();
     for h in 1..=6u64 {
-        chain.produce_block(&[b[1].transfer(Address([0x42; 20]), h as u128)], T + h, Address([1; 20])).unwrap();
+        chain
+            .produce_block(
+                &[b[1].transfer(Address([0x42; 20]), h as u128)],
+                T + h,
+                Address([1; 20]),
+            )
+            .unwrap();
     }
     let mut seen = Vec::new();
     assert_eq!(chain.replay(|p| seen.push(p.height)).unwrap(), 6);
@@ -122,7 +182,11 @@ fn replay_names_the_first_mismatching_height() {
     batch.put(key, encoding::encode(&block));
     chain.store().backend().write(batch).unwrap();
     match chain.replay(|_| {}) {
-        Err(ChainError::ReplayMismatch { height, stored, computed }) => {
+        Err(ChainError::ReplayMismatch {
+            height,
+            stored,
+            computed,
+        }) => {
             assert_eq!(height, 4);
             assert_eq!(stored, block.header.state_root);
             assert_ne!(stored, computed);
@@ -134,9 +198,26 @@ fn replay_names_the_first_mismatching_height() {
 #[test]
 fn reopening_with_a_different_genesis_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    drop(Chain::open(SledBackend::open(dir.path()).unwrap(), Genesis::dev(), Arc::new(MockRuntime), Arc::new(NoHooks)).unwrap());
+    drop(
+        Chain::open(
+            SledBackend::open(dir.path()).unwrap(),
+            Genesis::dev(),
+            Arc::new(MockRuntime),
+            Arc::new(NoHooks),
+        )
+        .unwrap(),
+    );
     let mut other = Genesis::dev();
     other.genesis_timestamp += 1;
-    let err = Chain::open(SledBackend::open(dir.path()).unwrap(), other, Arc::new(MockRuntime), Arc::new(NoHooks)).unwrap_err();
-    assert!(err.to_string().contains("does not match the database"), "{err}");
+    let err = Chain::open(
+        SledBackend::open(dir.path()).unwrap(),
+        other,
+        Arc::new(MockRuntime),
+        Arc::new(NoHooks),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("does not match the database"),
+        "{err}"
+    );
 }

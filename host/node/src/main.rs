@@ -1,2 +1,5 @@
-//! Placeholder until the CLI lands.
-fn main() {}
+//! The `timerhost` binary; all logic lives in the `timerhost_node` library.
+
+fn main() -> std::process::ExitCode {
+    timerhost_node::cli::main()
+}

@@ -59,7 +59,12 @@ pub trait KvBackend: Send + Sync + 'static {
 
     /// Up to `limit` entries with `start ≤ key < end` (`end = None`: no upper
     /// bound), in ascending key order.
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 
     /// The entry with the greatest key in `[start, end)`, if any.
     fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>>;
@@ -116,7 +121,12 @@ impl KvBackend for MemoryBackend {
         Ok(self.map.read().get(key).cloned())
     }
 
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let map = self.map.read();
         Ok(map
             .range::<[u8], _>(bounds(start, end))
@@ -194,7 +204,12 @@ impl KvBackend for SledBackend {
         Ok(self.db.get(key)?.map(|v| v.to_vec()))
     }
 
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let iter = match end {
             Some(end) => self.db.range(start..end),
             None => self.db.range(start..),

@@ -43,7 +43,11 @@ impl TreeReader for NodeReader<'_> {
         Ok(Some(Node::try_from_slice(&bytes)?))
     }
 
-    fn get_value_option(&self, _max_version: Version, _key_hash: KeyHash) -> anyhow::Result<Option<OwnedValue>> {
+    fn get_value_option(
+        &self,
+        _max_version: Version,
+        _key_hash: KeyHash,
+    ) -> anyhow::Result<Option<OwnedValue>> {
         // Values live in the flat state namespace; the tree stores only their
         // hashes. Root computation never needs this (only proof generation does).
         anyhow::bail!("the node does not retain historical values for proofs")
@@ -62,15 +66,19 @@ impl StateCommitment {
     /// The root after applying `changes` at `version` (= block height) on top
     /// of the tree at `version − 1`, and the tree update to persist with the
     /// block. Reads nodes but writes nothing.
-    pub fn compute(backend: &dyn KvBackend, changes: &ChangeSet, version: Version) -> Result<(Hash, TreeUpdateBatch)> {
+    pub fn compute(
+        backend: &dyn KvBackend,
+        changes: &ChangeSet,
+        version: Version,
+    ) -> Result<(Hash, TreeUpdateBatch)> {
         let reader = NodeReader { backend };
         let tree: JellyfishMerkleTree<'_, _, Keccak256> = JellyfishMerkleTree::new(&reader);
         let value_set = changes
             .iter()
             .map(|(k, v)| (KeyHash::with::<Keccak256>(k), v.clone()));
-        let (root, update) = tree
-            .put_value_set(value_set, version)
-            .map_err(|e| StorageError::Commitment(format!("updating the tree at version {version}: {e:#}")))?;
+        let (root, update) = tree.put_value_set(value_set, version).map_err(|e| {
+            StorageError::Commitment(format!("updating the tree at version {version}: {e:#}"))
+        })?;
         Ok((Hash(root.0), update))
     }
 

@@ -22,7 +22,12 @@ pub trait StateRead {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// Up to `limit` entries with `start ≤ key < end` (`None`: unbounded), ascending.
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 }
 
 /// Typed helpers over [`StateRead`].
@@ -31,11 +36,13 @@ pub trait StateReadExt: StateRead {
     fn get_decoded<T: Canonical>(&self, key: &[u8]) -> Result<Option<T>> {
         match self.get(key)? {
             None => Ok(None),
-            Some(bytes) => encoding::decode(&bytes).map(Some).map_err(|e| StorageError::Corrupt {
-                what: T::NAME,
-                key: hex_key(key),
-                reason: e.to_string(),
-            }),
+            Some(bytes) => encoding::decode(&bytes)
+                .map(Some)
+                .map_err(|e| StorageError::Corrupt {
+                    what: T::NAME,
+                    key: hex_key(key),
+                    reason: e.to_string(),
+                }),
         }
     }
 }
@@ -58,6 +65,10 @@ fn successor(key: &[u8]) -> Vec<u8> {
     next
 }
 
+/// One undo-log entry: a key and what `writes` held for it before
+/// (`None`: the key was not buffered).
+type JournalEntry = (Vec<u8>, Option<Option<Vec<u8>>>);
+
 /// A position in the overlay's journal to return to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use = "a checkpoint is only useful if you revert to it or release it"]
@@ -67,8 +78,8 @@ pub struct Checkpoint(usize);
 pub struct Overlay<'a> {
     base: &'a dyn StateRead,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    /// (key, what `writes` held for it before) — undo log for checkpoints.
-    journal: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    /// Undo log for checkpoints.
+    journal: Vec<JournalEntry>,
 }
 
 impl<'a> Overlay<'a> {
@@ -154,7 +165,12 @@ impl StateRead for Overlay<'_> {
         }
     }
 
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let mut out = Vec::new();
         if limit == 0 {
             return Ok(out);
@@ -221,7 +237,12 @@ mod tests {
         fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
             Ok(self.0.get(key).cloned())
         }
-        fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        fn scan(
+            &self,
+            start: &[u8],
+            end: Option<&[u8]>,
+            limit: usize,
+        ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
             let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
             Ok(self
                 .0

@@ -123,7 +123,12 @@ impl StateRead for StateView<'_> {
         self.backend.get(&ns_key(STATE, key))
     }
 
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let start = ns_key(STATE, start);
         let end = match end {
             Some(e) => ns_key(STATE, e),
@@ -154,13 +159,17 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Committed consensus state.
     pub fn state(&self) -> StateView<'_> {
-        StateView { backend: &self.backend }
+        StateView {
+            backend: &self.backend,
+        }
     }
 
     fn get_decoded<T: Canonical>(&self, key: &[u8]) -> Result<Option<T>> {
         match self.backend.get(key)? {
             None => Ok(None),
-            Some(bytes) => encoding::decode(&bytes).map(Some).map_err(|e| corrupt(T::NAME, key, e)),
+            Some(bytes) => encoding::decode(&bytes)
+                .map(Some)
+                .map_err(|e| corrupt(T::NAME, key, e)),
         }
     }
 
@@ -170,7 +179,10 @@ impl<B: KvBackend> ChainStore<B> {
         match self.backend.get(&key)? {
             None => Ok(None),
             Some(bytes) => {
-                let arr: [u8; 8] = bytes.as_slice().try_into().map_err(|_| corrupt("head height", &key, "not 8 bytes"))?;
+                let arr: [u8; 8] = bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| corrupt("head height", &key, "not 8 bytes"))?;
                 Ok(Some(u64::from_be_bytes(arr)))
             }
         }
@@ -195,7 +207,10 @@ impl<B: KvBackend> ChainStore<B> {
         match self.backend.get(&key)? {
             None => Ok(None),
             Some(bytes) => {
-                let arr: [u8; 8] = bytes.as_slice().try_into().map_err(|_| corrupt("block hash index", &key, "not 8 bytes"))?;
+                let arr: [u8; 8] = bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| corrupt("block hash index", &key, "not 8 bytes"))?;
                 Ok(Some(u64::from_be_bytes(arr)))
             }
         }
@@ -229,7 +244,13 @@ impl<B: KvBackend> ChainStore<B> {
         let receipt = receipts
             .into_iter()
             .nth(loc.index as usize)
-            .ok_or_else(|| corrupt("receipt", tx_hash.as_bytes(), "tx index points past the block's receipts"))?;
+            .ok_or_else(|| {
+                corrupt(
+                    "receipt",
+                    tx_hash.as_bytes(),
+                    "tx index points past the block's receipts",
+                )
+            })?;
         Ok(Some((loc, receipt)))
     }
 
@@ -245,13 +266,18 @@ impl<B: KvBackend> ChainStore<B> {
         };
         let from = filter.from_height.unwrap_or(0);
         let to = filter.to_height.unwrap_or(head).min(head);
-        let limit = if filter.limit == 0 { usize::MAX } else { filter.limit };
+        let limit = if filter.limit == 0 {
+            usize::MAX
+        } else {
+            filter.limit
+        };
         let mut out = Vec::new();
         if from > to {
             return Ok(out);
         }
         let matches = |e: &Event| {
-            filter.name.as_ref().is_none_or(|n| *n == e.name) && filter.emitter.is_none_or(|a| a == e.emitter)
+            filter.name.as_ref().is_none_or(|n| *n == e.name)
+                && filter.emitter.is_none_or(|a| a == e.emitter)
         };
         // With a name or emitter, walk that index; otherwise walk the blocks.
         let index_prefix = if let Some(name) = &filter.name {
@@ -288,13 +314,12 @@ impl<B: KvBackend> ChainStore<B> {
                             cached = Some((height, self.receipts(height)?));
                         }
                         let receipts = &cached.as_ref().expect("just set").1;
-                        let receipt = receipts
-                            .get(ri as usize)
-                            .ok_or_else(|| corrupt("event index", key, "points past the block's receipts"))?;
-                        let event = receipt
-                            .events
-                            .get(ei as usize)
-                            .ok_or_else(|| corrupt("event index", key, "points past the receipt's events"))?;
+                        let receipt = receipts.get(ri as usize).ok_or_else(|| {
+                            corrupt("event index", key, "points past the block's receipts")
+                        })?;
+                        let event = receipt.events.get(ei as usize).ok_or_else(|| {
+                            corrupt("event index", key, "points past the receipt's events")
+                        })?;
                         if matches(event) {
                             out.push(EventRecord {
                                 height,
@@ -339,7 +364,11 @@ impl<B: KvBackend> ChainStore<B> {
     }
 
     /// The root and tree update for `changes` applied at `height`.
-    pub fn compute_root(&self, changes: &ChangeSet, height: u64) -> Result<(Hash, TreeUpdateBatch)> {
+    pub fn compute_root(
+        &self,
+        changes: &ChangeSet,
+        height: u64,
+    ) -> Result<(Hash, TreeUpdateBatch)> {
         StateCommitment::compute(&self.backend, changes, height)
     }
 
@@ -350,7 +379,10 @@ impl<B: KvBackend> ChainStore<B> {
         let head = self.head_height()?;
         let expected = head.map_or(0, |h| h + 1);
         if header.height != expected {
-            return Err(StorageError::OutOfOrder { head, height: header.height });
+            return Err(StorageError::OutOfOrder {
+                head,
+                height: header.height,
+            });
         }
         let height_be = header.height.to_be_bytes();
         let mut batch = WriteBatch::new();
@@ -367,10 +399,19 @@ impl<B: KvBackend> ChainStore<B> {
             ns_key(RECEIPTS, &height_be),
             encoding::encode(&BlockReceipts(req.receipts.to_vec())),
         );
-        batch.put(ns_key(HASH_INDEX, header.hash().as_bytes()), height_be.to_vec());
+        batch.put(
+            ns_key(HASH_INDEX, header.hash().as_bytes()),
+            height_be.to_vec(),
+        );
         for (ri, receipt) in req.receipts.iter().enumerate() {
-            let loc = TxLocation { height: header.height, index: ri as u32 };
-            batch.put(ns_key(TX_INDEX, receipt.tx_hash.as_bytes()), encoding::encode_raw(&loc));
+            let loc = TxLocation {
+                height: header.height,
+                index: ri as u32,
+            };
+            batch.put(
+                ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
+                encoding::encode_raw(&loc),
+            );
             for (ei, event) in receipt.events.iter().enumerate() {
                 let mut pos = height_be.to_vec();
                 pos.extend_from_slice(&(ri as u32).to_be_bytes());

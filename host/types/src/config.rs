@@ -68,35 +68,75 @@ impl BasefeeConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &'static str, reason: String| Err(Error::Config { field, reason });
         if self.min_cycle_basefee == 0 {
-            return bad("min_cycle_basefee", "must be at least 1 (a zero basefee makes computation free and never recovers)".into());
+            return bad(
+                "min_cycle_basefee",
+                "must be at least 1 (a zero basefee makes computation free and never recovers)"
+                    .into(),
+            );
         }
         if self.min_cell_basefee == 0 {
             return bad("min_cell_basefee", "must be at least 1".into());
         }
         if self.max_cycle_basefee < self.min_cycle_basefee {
-            return bad("max_cycle_basefee", format!("{} is below min_cycle_basefee {}", self.max_cycle_basefee, self.min_cycle_basefee));
+            return bad(
+                "max_cycle_basefee",
+                format!(
+                    "{} is below min_cycle_basefee {}",
+                    self.max_cycle_basefee, self.min_cycle_basefee
+                ),
+            );
         }
         if self.max_cell_basefee < self.min_cell_basefee {
-            return bad("max_cell_basefee", format!("{} is below min_cell_basefee {}", self.max_cell_basefee, self.min_cell_basefee));
+            return bad(
+                "max_cell_basefee",
+                format!(
+                    "{} is below min_cell_basefee {}",
+                    self.max_cell_basefee, self.min_cell_basefee
+                ),
+            );
         }
         if !(self.min_cycle_basefee..=self.max_cycle_basefee).contains(&self.cycle_basefee) {
-            return bad("cycle_basefee", format!("{} is outside [{}, {}]", self.cycle_basefee, self.min_cycle_basefee, self.max_cycle_basefee));
+            return bad(
+                "cycle_basefee",
+                format!(
+                    "{} is outside [{}, {}]",
+                    self.cycle_basefee, self.min_cycle_basefee, self.max_cycle_basefee
+                ),
+            );
         }
         if !(self.min_cell_basefee..=self.max_cell_basefee).contains(&self.cell_basefee) {
-            return bad("cell_basefee", format!("{} is outside [{}, {}]", self.cell_basefee, self.min_cell_basefee, self.max_cell_basefee));
+            return bad(
+                "cell_basefee",
+                format!(
+                    "{} is outside [{}, {}]",
+                    self.cell_basefee, self.min_cell_basefee, self.max_cell_basefee
+                ),
+            );
         }
         // Above 2^96 a single block's fees could overflow u128 arithmetic.
         if self.max_cycle_basefee > 1 << 96 || self.max_cell_basefee > 1 << 96 {
-            return bad("max_cycle_basefee", "basefee ceilings must be at most 2^96".into());
+            return bad(
+                "max_cycle_basefee",
+                "basefee ceilings must be at most 2^96".into(),
+            );
         }
         if self.max_block_cycles < 2 * crate::TX_BASE_CYCLES {
-            return bad("max_block_cycles", format!("must be at least {}", 2 * crate::TX_BASE_CYCLES));
+            return bad(
+                "max_block_cycles",
+                format!("must be at least {}", 2 * crate::TX_BASE_CYCLES),
+            );
         }
         if self.max_block_cycles > 1 << 40 {
             return bad("max_block_cycles", "must be at most 2^40".into());
         }
         if self.max_block_cells < 2 * crate::MAX_TX_BYTES as u64 {
-            return bad("max_block_cells", format!("must be at least {} (two maximal transactions)", 2 * crate::MAX_TX_BYTES));
+            return bad(
+                "max_block_cells",
+                format!(
+                    "must be at least {} (two maximal transactions)",
+                    2 * crate::MAX_TX_BYTES
+                ),
+            );
         }
         if self.max_block_cells > 1 << 40 {
             return bad("max_block_cells", "must be at most 2^40".into());
@@ -149,7 +189,8 @@ pub fn adjust(fee: u128, used: u64, target: u64, min: u128, max: u128) -> u128 {
             .max(1);
         fee.saturating_add(delta)
     } else {
-        let delta = (fee.saturating_mul(target - used) / target / BASEFEE_CHANGE_DENOMINATOR).min(max_step);
+        let delta =
+            (fee.saturating_mul(target - used) / target / BASEFEE_CHANGE_DENOMINATOR).min(max_step);
         fee - delta
     };
     next.clamp(min, max)
@@ -186,12 +227,33 @@ mod tests {
 
     #[test]
     fn validation_names_the_field() {
-        let mut c = BasefeeConfig { min_cycle_basefee: 0, ..Default::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("min_cycle_basefee"));
-        c = BasefeeConfig { cycle_basefee: 1, ..Default::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("`cycle_basefee`"));
-        c = BasefeeConfig { max_block_cells: 10, ..Default::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("max_block_cells"));
+        let mut c = BasefeeConfig {
+            min_cycle_basefee: 0,
+            ..Default::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("min_cycle_basefee"));
+        c = BasefeeConfig {
+            cycle_basefee: 1,
+            ..Default::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("`cycle_basefee`"));
+        c = BasefeeConfig {
+            max_block_cells: 10,
+            ..Default::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("max_block_cells"));
     }
 
     #[test]

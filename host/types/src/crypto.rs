@@ -29,9 +29,9 @@ impl fmt::Debug for PrivateKey {
 impl PrivateKey {
     /// Builds a key from 32 big-endian bytes.
     pub fn from_bytes(bytes: &[u8; 32]) -> Result<Self> {
-        SigningKey::from_slice(bytes)
-            .map(Self)
-            .map_err(|_| Error::BadPrivateKey("not a valid secp256k1 scalar (zero or ≥ curve order)".into()))
+        SigningKey::from_slice(bytes).map(Self).map_err(|_| {
+            Error::BadPrivateKey("not a valid secp256k1 scalar (zero or ≥ curve order)".into())
+        })
     }
 
     /// Parses `0x`-prefixed (or bare) 64-digit hex.
@@ -107,9 +107,14 @@ pub fn recover_signer(digest: &Hash, signature: &[u8; 65]) -> Result<Address> {
             "s is in the upper half of the curve order (malleable signature)".into(),
         ));
     }
-    let recid = RecoveryId::from_byte(signature[64]).filter(|r| !r.is_x_reduced()).ok_or_else(|| {
-        Error::BadSignature(format!("recovery id must be 0 or 1, found {}", signature[64]))
-    })?;
+    let recid = RecoveryId::from_byte(signature[64])
+        .filter(|r| !r.is_x_reduced())
+        .ok_or_else(|| {
+            Error::BadSignature(format!(
+                "recovery id must be 0 or 1, found {}",
+                signature[64]
+            ))
+        })?;
     let key = VerifyingKey::recover_from_prehash(digest.as_bytes(), &sig, recid)
         .map_err(|_| Error::BadSignature("no public key recovers from this signature".into()))?;
     Ok(address_of(&key))

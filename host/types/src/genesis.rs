@@ -54,7 +54,10 @@ impl Genesis {
             system_deployers: vec![accounts[0].address()],
             accounts: accounts
                 .iter()
-                .map(|k| GenesisAccount { address: k.address(), balance: DEV_ACCOUNT_BALANCE })
+                .map(|k| GenesisAccount {
+                    address: k.address(),
+                    balance: DEV_ACCOUNT_BALANCE,
+                })
                 .collect(),
             basefee: BasefeeConfig::default(),
         }
@@ -94,7 +97,10 @@ impl Genesis {
                 )));
             }
             if !seen.insert(a.address) {
-                return Err(Error::Genesis(format!("account {} is listed twice", a.address)));
+                return Err(Error::Genesis(format!(
+                    "account {} is listed twice",
+                    a.address
+                )));
             }
             if !self.is_dev() && is_dev_account(&a.address) {
                 return Err(Error::Genesis(format!(
@@ -137,7 +143,9 @@ mod tests {
         let g = Genesis::dev();
         let text = g.to_toml();
         assert_eq!(Genesis::from_toml(&text).unwrap(), g);
-        let err = Genesis::from_toml("chain_id = 5\ngenesis_timestamp = 1\nbogus = 1\n").unwrap_err().to_string();
+        let err = Genesis::from_toml("chain_id = 5\ngenesis_timestamp = 1\nbogus = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("bogus"), "{err}");
     }
 
@@ -164,9 +172,17 @@ mod tests {
     fn duplicates_and_reserved_rejected() {
         let mut g = Genesis::dev();
         g.accounts.push(g.accounts[0].clone());
-        assert!(g.validate().unwrap_err().to_string().contains("listed twice"));
+        assert!(g
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("listed twice"));
         let mut g = Genesis::dev();
         g.accounts[0].address = Address::system(3);
-        assert!(g.validate().unwrap_err().to_string().contains("reserved system band"));
+        assert!(g
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("reserved system band"));
     }
 }

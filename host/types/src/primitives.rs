@@ -49,7 +49,16 @@ macro_rules! fixed_bytes {
     ($name:ident, $len:expr, $what:literal, $doc:literal) => {
         #[doc = $doc]
         #[derive(
-            Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, BorshSerialize, BorshDeserialize,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            PartialOrd,
+            Ord,
+            Hash,
+            Default,
+            BorshSerialize,
+            BorshDeserialize,
         )]
         pub struct $name(pub [u8; $len]);
 

@@ -10,7 +10,9 @@ use crate::primitives::{keccak256, Address, Hash};
 use crate::value::Value;
 
 /// Whether the execution's effects were kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiptStatus {
     /// Effects committed.
@@ -20,7 +22,9 @@ pub enum ReceiptStatus {
 }
 
 /// Why an execution failed. Stable snake_case names are used in JSON and Python.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The actor raised an exception.
@@ -152,7 +156,11 @@ impl Receipt {
 impl ExecError {
     /// An error of `kind` with no traceback.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ExecError { kind, message: message.into(), traceback: None }
+        ExecError {
+            kind,
+            message: message.into(),
+            traceback: None,
+        }
     }
 
     /// An `invalid_input` error with no traceback.

@@ -23,7 +23,11 @@ pub const TX_SIGNING_DOMAIN: &[u8] = b"timerhost/tx/v1";
 /// `nonce`: the last 20 bytes of `keccak256("timerhost/actor" ‖ deployer ‖ nonce BE)`.
 /// Clients can predict it before sending the deployment.
 pub fn actor_address(deployer: &Address, nonce: u64) -> Address {
-    let digest = keccak256_concat(&[b"timerhost/actor", deployer.as_bytes(), &nonce.to_be_bytes()]);
+    let digest = keccak256_concat(&[
+        b"timerhost/actor",
+        deployer.as_bytes(),
+        &nonce.to_be_bytes(),
+    ]);
     Address::from_slice(&digest.as_bytes()[12..]).expect("20 bytes")
 }
 
@@ -148,11 +152,15 @@ impl BorshDeserialize for SystemInstruction {
     fn deserialize_reader<R: Read>(reader: &mut R) -> std::result::Result<Self, IoError> {
         let tag = u8::deserialize_reader(reader)?;
         Ok(match tag {
-            0 => SystemInstruction::UpdateBasefeeConfig(BorshDeserialize::deserialize_reader(reader)?),
+            0 => SystemInstruction::UpdateBasefeeConfig(BorshDeserialize::deserialize_reader(
+                reader,
+            )?),
             other => {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
-                    format!("unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig)"),
+                    format!(
+                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig)"
+                    ),
                 ))
             }
         })
@@ -168,7 +176,10 @@ impl Transaction {
     /// Signs the transaction with `key`.
     pub fn sign(self, key: &PrivateKey) -> SignedTransaction {
         let signature = key.sign_digest(&self.signing_digest());
-        SignedTransaction { tx: self, signature }
+        SignedTransaction {
+            tx: self,
+            signature,
+        }
     }
 
     /// Worst-case fee the sender must be able to pay: every limit at its max price.
@@ -244,7 +255,10 @@ mod tests {
 
     fn kinds() -> Vec<TxKind> {
         vec![
-            TxKind::Transfer { to: Address([7; 20]), amount: 99 },
+            TxKind::Transfer {
+                to: Address([7; 20]),
+                amount: 99,
+            },
             TxKind::DeployActor {
                 code: "class A:\n    pass\n".into(),
                 args: vec![Value::int(1), Value::str("x")],
@@ -256,7 +270,9 @@ mod tests {
                 args: vec![Value::Bytes(vec![1, 2])],
                 value: 0,
             },
-            TxKind::System(SystemInstruction::UpdateBasefeeConfig(BasefeeConfig::default())),
+            TxKind::System(SystemInstruction::UpdateBasefeeConfig(
+                BasefeeConfig::default(),
+            )),
         ]
     }
 
@@ -277,7 +293,10 @@ mod tests {
     fn encoding_is_stable() {
         // Pin the exact bytes of one transaction so any accidental change of the
         // wire format fails review.
-        let tx = sample(TxKind::Transfer { to: Address([7; 20]), amount: 99 });
+        let tx = sample(TxKind::Transfer {
+            to: Address([7; 20]),
+            amount: 99,
+        });
         let bytes = encoding::encode_raw(&tx);
         assert_eq!(
             hex::encode(&bytes),
@@ -287,11 +306,17 @@ mod tests {
 
     #[test]
     fn unknown_kind_is_named() {
-        let signed = sample(TxKind::Transfer { to: Address([7; 20]), amount: 1 }).sign(&dev_account_key(0));
+        let signed = sample(TxKind::Transfer {
+            to: Address([7; 20]),
+            amount: 1,
+        })
+        .sign(&dev_account_key(0));
         let mut bytes = signed.to_bytes();
         // version byte + 8+8+8+8 + 16*3 = 81 → kind tag
         bytes[81] = 9;
-        let err = SignedTransaction::from_bytes(&bytes).unwrap_err().to_string();
+        let err = SignedTransaction::from_bytes(&bytes)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown transaction kind tag 9"), "{err}");
     }
 
@@ -299,12 +324,24 @@ mod tests {
     fn malformed_and_versioned_errors() {
         let err = SignedTransaction::from_bytes(&[]).unwrap_err().to_string();
         assert!(err.contains("malformed transaction: empty input"), "{err}");
-        let err = SignedTransaction::from_bytes(&[2, 0, 0]).unwrap_err().to_string();
-        assert!(err.contains("unsupported transaction encoding version 2"), "{err}");
-        let signed = sample(TxKind::Transfer { to: Address([7; 20]), amount: 1 }).sign(&dev_account_key(0));
+        let err = SignedTransaction::from_bytes(&[2, 0, 0])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unsupported transaction encoding version 2"),
+            "{err}"
+        );
+        let signed = sample(TxKind::Transfer {
+            to: Address([7; 20]),
+            amount: 1,
+        })
+        .sign(&dev_account_key(0));
         let mut bytes = signed.to_bytes();
         bytes.push(0);
-        assert!(SignedTransaction::from_bytes(&bytes).unwrap_err().to_string().contains("malformed transaction"));
+        assert!(SignedTransaction::from_bytes(&bytes)
+            .unwrap_err()
+            .to_string()
+            .contains("malformed transaction"));
         bytes.truncate(bytes.len() - 10);
         assert!(SignedTransaction::from_bytes(&bytes).is_err());
     }
@@ -312,14 +349,21 @@ mod tests {
     #[test]
     fn tampering_changes_signer() {
         let key = dev_account_key(1);
-        let mut signed = sample(TxKind::Transfer { to: Address([7; 20]), amount: 1 }).sign(&key);
+        let mut signed = sample(TxKind::Transfer {
+            to: Address([7; 20]),
+            amount: 1,
+        })
+        .sign(&key);
         signed.tx.nonce += 1;
         assert_ne!(signed.recover_sender().ok(), Some(key.address()));
     }
 
     #[test]
     fn max_fee_overflow_is_detected() {
-        let mut tx = sample(TxKind::Transfer { to: Address([7; 20]), amount: 1 });
+        let mut tx = sample(TxKind::Transfer {
+            to: Address([7; 20]),
+            amount: 1,
+        });
         tx.max_fee_per_cycle = u128::MAX;
         assert_eq!(tx.max_fee(), None);
     }

@@ -67,7 +67,9 @@ impl Value {
             }
         }
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        Some(Value::Dict(keyed.into_iter().map(|(_, k, v)| (k, v)).collect()))
+        Some(Value::Dict(
+            keyed.into_iter().map(|(_, k, v)| (k, v)).collect(),
+        ))
     }
 
     /// Convenience: a `str` value.
@@ -199,7 +201,9 @@ impl Value {
             5 => {
                 let n = read_len(reader)?;
                 let bytes = read_bytes(reader, n)?;
-                Value::Str(String::from_utf8(bytes).map_err(|_| invalid("str is not UTF-8".into()))?)
+                Value::Str(
+                    String::from_utf8(bytes).map_err(|_| invalid("str is not UTF-8".into()))?,
+                )
             }
             6 => {
                 let n = read_len(reader)?;
@@ -230,7 +234,9 @@ impl Value {
                     }
                     let enc = k.to_bytes();
                     if prev.as_ref().is_some_and(|p| *p >= enc) {
-                        return Err(invalid("dict keys not in strictly ascending canonical order".into()));
+                        return Err(invalid(
+                            "dict keys not in strictly ascending canonical order".into(),
+                        ));
                     }
                     prev = Some(enc);
                     let v = Value::read_from(reader, d)?;
@@ -297,8 +303,16 @@ mod tests {
 
     #[test]
     fn dict_is_order_independent() {
-        let a = Value::dict_from([(Value::str("b"), Value::int(2)), (Value::str("a"), Value::int(1))]).unwrap();
-        let b = Value::dict_from([(Value::str("a"), Value::int(1)), (Value::str("b"), Value::int(2))]).unwrap();
+        let a = Value::dict_from([
+            (Value::str("b"), Value::int(2)),
+            (Value::str("a"), Value::int(1)),
+        ])
+        .unwrap();
+        let b = Value::dict_from([
+            (Value::str("a"), Value::int(1)),
+            (Value::str("b"), Value::int(2)),
+        ])
+        .unwrap();
         assert_eq!(a.to_bytes(), b.to_bytes());
         assert_eq!(a.get("a"), Some(&Value::int(1)));
         assert!(Value::dict_from([(Value::List(vec![]), Value::None)]).is_none());
@@ -318,7 +332,10 @@ mod tests {
         bad.push(0);
         bad.extend(&one);
         bad.push(0);
-        assert!(Value::from_bytes(&bad).unwrap_err().to_string().contains("ascending"));
+        assert!(Value::from_bytes(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("ascending"));
         // trailing byte
         assert!(Value::from_bytes(&[0, 0]).is_err());
         // huge declared length does not allocate or panic
@@ -332,7 +349,10 @@ mod tests {
             bytes.extend([7, 1, 0, 0, 0]);
         }
         bytes.push(0);
-        assert!(Value::from_bytes(&bytes).unwrap_err().to_string().contains("nested deeper"));
+        assert!(Value::from_bytes(&bytes)
+            .unwrap_err()
+            .to_string()
+            .contains("nested deeper"));
     }
 
     #[test]

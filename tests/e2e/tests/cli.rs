@@ -1,0 +1,103 @@
+//! The `timerhost` CLI as a user runs it: init, replay, clear errors and exit codes.
+
+use std::process::Command;
+
+const TIMERHOST: &str = env!("CARGO_BIN_EXE_timerhost");
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(TIMERHOST).args(args).output().unwrap()
+}
+
+#[test]
+fn init_dev_prints_accounts_and_replay_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let home = home.to_str().unwrap();
+    let out = run(&["init", "--dev", "--home", home, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["chain_id"], 1337);
+    assert_eq!(v["dev_accounts"].as_array().unwrap().len(), 10);
+    let out = run(&["replay", "--home", home]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("every state root matches"));
+    // A second init is refused with a clear message.
+    let out = run(&["init", "--dev", "--home", home]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already initialised"));
+}
+
+#[test]
+fn init_default_template_and_chain_id_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let out = run(&[
+        "init",
+        "--home",
+        a.to_str().unwrap(),
+        "--chain-id",
+        "99",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["chain_id"], 99);
+    assert_eq!(v["dev"], false);
+    let out = run(&[
+        "init",
+        "--home",
+        dir.path().join("b").to_str().unwrap(),
+        "--chain-id",
+        "1337",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reserved for dev chains"));
+    let out = run(&[
+        "init",
+        "--dev",
+        "--home",
+        dir.path().join("c").to_str().unwrap(),
+        "--chain-id",
+        "5",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dev chains always use chain id 1337"));
+}
+
+#[test]
+fn bad_genesis_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("g.toml");
+    std::fs::write(&g, "chain_id = 0\ngenesis_timestamp = 1\n").unwrap();
+    let out = run(&[
+        "init",
+        "--home",
+        dir.path().join("h").to_str().unwrap(),
+        "--genesis",
+        g.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid genesis file") && err.contains("chain_id must not be 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn replay_on_missing_home_explains_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "replay",
+        "--home",
+        dir.path().join("nope").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run `timerhost init --home"));
+}
