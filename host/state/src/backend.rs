@@ -179,11 +179,13 @@ impl SledBackend {
             .cache_capacity(256 * 1024 * 1024)
             .open()
             .map_err(|e| {
-                let reason = match &e {
-                    sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                        "the database is locked by another process (is a node already running on this home?)".to_string()
-                    }
-                    other => other.to_string(),
+                // sled reports a held file lock as an I/O error whose text is
+                // the only stable signal; turn it into advice for the operator.
+                let text = e.to_string();
+                let reason = if text.contains("could not acquire lock") || text.contains("WouldBlock") {
+                    "the database is locked by another process (is a node already running on this home?)".to_string()
+                } else {
+                    text
                 };
                 StorageError::Open {
                     path: path.display().to_string(),

@@ -101,3 +101,30 @@ fn replay_on_missing_home_explains_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("run `timerhost init --home"));
 }
+
+#[test]
+fn a_second_process_on_the_same_home_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let home = home.to_str().unwrap();
+    assert!(run(&["init", "--dev", "--home", home]).status.success());
+    let mut writer = Command::new(env!("CARGO_BIN_EXE_crash-writer"))
+        .args(["--home", home])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the writer holds the database (it reports its first commit).
+    // Keep reading its output in the background so it never blocks or dies on a closed pipe.
+    let mut reader = std::io::BufReader::new(writer.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+    assert!(line.starts_with("COMMITTED"), "{line}");
+    let drain = std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let out = run(&["replay", "--home", home]);
+    writer.kill().unwrap();
+    let _ = drain.join();
+    writer.wait().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("locked by another process"), "{err}");
+}
