@@ -2,7 +2,7 @@
 //! → basefee update. [`BlockExecutor`] applies these to an [`Overlay`] and
 //! yields receipts and a change set; nothing is committed here.
 //!
-//! Configs (`ChainParams`, `BasefeeConfig`) are read once when the executor is
+//! Configs (`ChainParams`, `BasefeeConfig`, `TimerConfig`) are read once when the executor is
 //! created; a governance update inside the block takes effect from the next
 //! block. Everything is integer arithmetic over state and the block header, so
 //! the same block on the same state gives the same result everywhere.
@@ -12,7 +12,11 @@ use timerhost_types::keys::{self, Account, HeadMeta};
 use timerhost_types::{
     actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig,
     ChainParams, ErrorKind, Event, ExecError, Hash, Receipt, ReceiptStatus, SignedTransaction,
-    SystemInstruction, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
+    SystemInstruction, TimerConfig, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
+};
+
+use timerhost_timers::{
+    events as timer_events, governance as timer_governance, DeliveryStats, TimerError,
 };
 
 use crate::accounts::{self, Debit};
@@ -68,6 +72,9 @@ pub struct BlockExecutor<'a> {
     burned: u128,
     tips: u128,
     pending_basefee: Option<BasefeeConfig>,
+    timer_config: TimerConfig,
+    pending_timer_config: Option<TimerConfig>,
+    timer_stats: DeliveryStats,
 }
 
 fn failure_receipt_parts(outcome: &ExecOutcome) -> (ReceiptStatus, Option<ExecError>) {
@@ -87,6 +94,7 @@ impl<'a> BlockExecutor<'a> {
     ) -> Result<Self> {
         let params = accounts::chain_params(state)?;
         let basefee = accounts::basefee_config(state)?;
+        let timer_config = accounts::timer_config(state)?;
         Ok(Self {
             overlay: Overlay::new(state),
             env,
@@ -102,7 +110,15 @@ impl<'a> BlockExecutor<'a> {
             burned: 0,
             tips: 0,
             pending_basefee: None,
+            timer_config,
+            pending_timer_config: None,
+            timer_stats: DeliveryStats::default(),
         })
+    }
+
+    /// What timer delivery did in this block (after [`Self::end_of_block`]).
+    pub fn timer_stats(&self) -> &DeliveryStats {
+        &self.timer_stats
     }
 
     /// The basefee config in force for this block.
@@ -155,6 +171,7 @@ impl<'a> BlockExecutor<'a> {
             block: self.env.clone(),
             sender,
             tx_hash,
+            timer_config: self.timer_config.clone(),
         };
         let checkpoint = self.overlay.checkpoint();
         let mut created_actor = None;
@@ -201,7 +218,7 @@ impl<'a> BlockExecutor<'a> {
                 t.cycles_limit - base_cycles,
                 t.cells_limit - base_cells,
             )?,
-            TxKind::System(instruction) => self.system(instruction),
+            TxKind::System(instruction) => self.system(instruction)?,
         };
         let (status, error) = failure_receipt_parts(&outcome);
         let (events, return_value) = match outcome.result {
@@ -335,8 +352,14 @@ impl<'a> BlockExecutor<'a> {
         self.runtime.call(&mut ctx, actor, handler, args)
     }
 
-    fn system(&mut self, instruction: &SystemInstruction) -> ExecOutcome {
-        match instruction {
+    fn system(&mut self, instruction: &SystemInstruction) -> Result<ExecOutcome> {
+        let ok = |events: Vec<Event>| ExecOutcome {
+            result: Ok(None),
+            cycles_used: 0,
+            cells_used: 0,
+            events,
+        };
+        Ok(match instruction {
             SystemInstruction::UpdateBasefeeConfig(cfg) => {
                 self.pending_basefee = Some(cfg.clone());
                 let data = Value::dict_from([
@@ -368,32 +391,66 @@ impl<'a> BlockExecutor<'a> {
                     ),
                 ])
                 .expect("str keys are hashable");
-                ExecOutcome {
-                    result: Ok(None),
-                    cycles_used: 0,
-                    cells_used: 0,
-                    events: vec![Event {
-                        emitter: GOVERNANCE_ADDRESS,
-                        name: "basefee_config.updated".into(),
-                        data,
-                    }],
+                ok(vec![Event {
+                    emitter: GOVERNANCE_ADDRESS,
+                    name: "basefee_config.updated".into(),
+                    data,
+                }])
+            }
+            SystemInstruction::UpdateTimerConfig(cfg) => {
+                // Read once per block (CIP-5 §7): applies from the next block.
+                self.pending_timer_config = Some(cfg.clone());
+                ok(vec![timer_events::timer_config_updated(
+                    GOVERNANCE_ADDRESS,
+                    cfg,
+                )])
+            }
+            SystemInstruction::CancelTimer { timer_id } => {
+                ok(
+                    timer_governance::cancel(&mut self.overlay, GOVERNANCE_ADDRESS, timer_id)?
+                        .into_iter()
+                        .collect(),
+                )
+            }
+            SystemInstruction::ExtendTimer {
+                timer_id,
+                new_expires_at,
+            } => {
+                match timer_governance::extend(
+                    &mut self.overlay,
+                    &self.timer_config,
+                    GOVERNANCE_ADDRESS,
+                    self.env.height,
+                    timer_id,
+                    *new_expires_at,
+                )? {
+                    Ok(event) => ok(vec![event]),
+                    Err(e) => ExecOutcome::failed(timer_error(&e)),
                 }
             }
-        }
+        })
     }
 
-    /// Runs the end-of-block hooks and the deferred transactions they return.
+    /// End of block: timer delivery (CIP-5 §5.1), the other hooks, then the
+    /// deferred transactions — timer fires first, in FIFO order.
     pub fn end_of_block(&mut self) -> Result<()> {
+        let plan = timerhost_timers::deliver(
+            &mut self.overlay,
+            &self.timer_config,
+            &self.basefee,
+            self.env.height,
+        )?;
         let mut ctx = EobContext {
             state: &mut self.overlay,
             env: self.env.clone(),
             basefee: self.basefee.clone(),
-            events: Vec::new(),
-            cycles_used: 0,
+            events: plan.events,
+            cycles_used: plan.stats.gc_cycles_used,
         };
-        let deferred = self.hooks.end_of_block(&mut ctx)?;
+        let hook_deferred = self.hooks.end_of_block(&mut ctx)?;
         let eob_events = std::mem::take(&mut ctx.events);
         let mut protocol_cycles = ctx.cycles_used;
+        self.timer_stats = plan.stats;
         if !eob_events.is_empty() || protocol_cycles > 0 {
             self.receipts.push(Receipt {
                 tx_hash: keccak_concat(&[
@@ -414,8 +471,38 @@ impl<'a> BlockExecutor<'a> {
                 created_actor: None,
             });
         }
-        for (index, tx) in deferred.iter().enumerate() {
+        let mut index = 0;
+        for fire in plan.fires {
+            let tx = DeferredTx {
+                origin_tx_hash: Hash::ZERO,
+                sender: fire.timer.actor_address,
+                fee_payer: fire.timer.fee_payer,
+                actor: fire.timer.actor_address,
+                handler: fire.handler.clone(),
+                args: vec![Value::Bytes(fire.payload.clone())],
+                cycles_limit: fire.cycles_limit,
+                cells_limit: fire.cells_limit,
+                cycle_basefee: fire.cycle_basefee,
+                cell_basefee: fire.cell_basefee,
+                prepaid: fire.max_cost,
+                tag: fire.timer.timer_id.0.to_vec(),
+            };
+            let mut receipt = self.execute_deferred(index, &tx)?;
+            index += 1;
+            let outcome = timer_events::FireOutcome {
+                error: receipt.error.as_ref(),
+                cycles_used: receipt.cycles_used,
+                cells_used: receipt.cells_used,
+                cost: receipt.fee_paid,
+                refund: fire.max_cost - receipt.fee_paid,
+            };
+            let fired = timer_events::timer_fired(&fire.timer, &outcome);
+            receipt.events.push(fired);
+            self.receipts.push(receipt);
+        }
+        for tx in &hook_deferred {
             let mut receipt = self.execute_deferred(index, tx)?;
+            index += 1;
             let mut ctx = EobContext {
                 state: &mut self.overlay,
                 env: self.env.clone(),
@@ -459,6 +546,7 @@ impl<'a> BlockExecutor<'a> {
             block: self.env.clone(),
             sender: tx.sender,
             tx_hash,
+            timer_config: self.timer_config.clone(),
         };
         let checkpoint = self.overlay.checkpoint();
         let outcome = if payload_cells > tx.cells_limit {
@@ -546,6 +634,9 @@ impl<'a> BlockExecutor<'a> {
         };
         self.overlay
             .put_encoded(keys::basefee_config(), &next_basefee);
+        if let Some(cfg) = self.pending_timer_config.take() {
+            self.overlay.put_encoded(keys::timer_config(), &cfg);
+        }
         self.overlay.put_encoded(
             keys::head(),
             &HeadMeta {
@@ -570,4 +661,14 @@ impl<'a> BlockExecutor<'a> {
 /// Hash for receipts that are not user transactions.
 pub fn synthetic_hash(parts: &[&[u8]]) -> Hash {
     keccak_concat(parts)
+}
+
+/// A timer rule violation as an execution error (the calling execution reverts).
+pub fn timer_error(e: &TimerError) -> ExecError {
+    let kind = match e {
+        TimerError::Unauthorized { .. } => ErrorKind::Unauthorized,
+        TimerError::NotFound { .. } => ErrorKind::NotFound,
+        _ => ErrorKind::InvalidInput,
+    };
+    ExecError::new(kind, e.to_string())
 }

@@ -47,6 +47,7 @@ pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
         },
     );
     overlay.put_encoded(keys::basefee_config(), &genesis.basefee);
+    overlay.put_encoded(keys::timer_config(), &genesis.timers);
     overlay.put_encoded(
         keys::supply(),
         &SupplyMeta {

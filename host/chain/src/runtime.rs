@@ -10,7 +10,9 @@
 //!   [`DeferredTx`]s that the chain executes right after, in order.
 
 use timerhost_state::Overlay;
-use timerhost_types::{Address, BasefeeConfig, Event, ExecError, Hash, Receipt, Value};
+use timerhost_types::{
+    Address, BasefeeConfig, Event, ExecError, Hash, Receipt, TimerConfig, Value,
+};
 
 use crate::error::Result;
 use crate::executor::BlockEnv;
@@ -24,6 +26,19 @@ pub struct TxEnv {
     pub sender: Address,
     /// Hash of the transaction (or of the deferred transaction).
     pub tx_hash: Hash,
+    /// Timer config in force for this block (read once at its start).
+    pub timer_config: TimerConfig,
+}
+
+impl TxEnv {
+    /// The caller identity timer host calls need.
+    pub fn timer_caller(&self, actor: Address) -> timerhost_timers::HostCaller {
+        timerhost_timers::HostCaller {
+            actor,
+            tx_sender: self.sender,
+            height: self.block.height,
+        }
+    }
 }
 
 /// What a runtime gets for one execution.

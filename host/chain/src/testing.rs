@@ -12,13 +12,17 @@ use std::sync::Arc;
 use timerhost_state::{MemoryBackend, StateRead};
 use timerhost_types::keys;
 use timerhost_types::{
-    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, PrivateKey, SignedTransaction,
-    SystemInstruction, Transaction, TxKind, Value,
+    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, Hash, PrivateKey,
+    SignedTransaction, SystemInstruction, TimerConfig, Transaction, TxKind, Value,
 };
+
+use timerhost_timers::host::{self as timer_host, ScheduleArgs};
+use timerhost_timers::{CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, SET_TIMER_BASE_CYCLES};
 
 use crate::accounts::{self, Debit};
 use crate::chain::Chain;
 use crate::error::Result;
+use crate::executor::timer_error;
 use crate::runtime::{ActorRuntime, ExecContext, ExecOutcome, NoHooks};
 
 /// Cycles every mock handler costs before its own work.
@@ -35,6 +39,16 @@ pub const MOCK_CALL_CYCLES: u64 = 100;
 /// | `burn` | `[n: int]` | uses n cycles (out of cycles if over the limit) | 100 + n | 0 |
 /// | `emit` | `[name: str, data]` | emits an event | 120 | len(data) |
 /// | `send` | `[to: bytes(20), amount: int]` | transfers from the actor | 130 | 0 |
+/// | `schedule` | `[height, payload: bytes, fee_payer: bytes(20)?, gas_limit?, expires_at?]` | `schedule_timer_ex`, returns the id | 100 + 200 | len(payload) |
+/// | `schedule_then_fail` | same as `schedule` | schedules, then reverts | 100 + 200 | len(payload) |
+/// | `cancel` | `[timer_id: bytes]` | `cancel_timer` | 100 + 200 | 0 |
+/// | `extend` | `[timer_id: bytes, new_expires_at]` | `extend_timer` | 100 + 200 | 0 |
+/// | `handle_timer` | `[payload: bytes]` | counts fires in storage `fires`, records `last_fire` = height; if storage `interval` is set, reschedules itself `interval` blocks later with the same payload (fee payer: storage `payer` or the actor) | 100 + 40 (+ 200) | … |
+/// | `schedule_many` | `[count, height, gas_limit?, expires_at?, fee_payer: bytes(20)?]` | schedules `count` timers, payload = index (8 bytes BE) | 100 + 200 each | 8 each |
+/// | `boom` | any | writes storage `boom`, then reverts | 150 | 0 |
+///
+/// Timer rule violations revert the call with the rule's message, exactly as
+/// the Python VM does.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct MockRuntime;
 
@@ -75,6 +89,17 @@ fn arg_u64(args: &[Value], i: usize) -> std::result::Result<u64, ExecError> {
         }
         _ => Err(ExecError::invalid(format!("argument {i} must be an int"))),
     }
+}
+
+/// Reads an int from an actor's storage (mock encoding: canonical values).
+fn storage_u64(ctx: &ExecContext<'_, '_>, actor: &Address, key: &[u8]) -> Result<Option<u64>> {
+    Ok(match ctx.state.get(&keys::storage(actor, key))? {
+        Some(v) => match Value::from_bytes(&v) {
+            Ok(Value::Int(n)) => u64::try_from(&n).ok(),
+            _ => None,
+        },
+        None => None,
+    })
 }
 
 impl MockRuntime {
@@ -181,6 +206,177 @@ impl MockRuntime {
                         format!("actor has {available}, cannot send {amount}"),
                     ))),
                 }
+            }
+            "schedule" | "schedule_then_fail" => {
+                let height = try_exec!(arg_u64(args, 0));
+                let payload = match args.get(1) {
+                    Some(Value::Bytes(b)) => b.clone(),
+                    _ => return Ok(Err(ExecError::invalid("argument 1 must be bytes"))),
+                };
+                let fee_payer = match args.get(2) {
+                    None | Some(Value::None) => None,
+                    Some(Value::Bytes(b)) if b.len() == 20 => {
+                        Some(Address::from_slice(b).expect("20 bytes"))
+                    }
+                    _ => {
+                        return Ok(Err(ExecError::invalid(
+                            "argument 2 must be 20 bytes or None",
+                        )))
+                    }
+                };
+                let opt = |i: usize| match args.get(i) {
+                    None | Some(Value::None) => Ok(None),
+                    _ => arg_u64(args, i).map(Some),
+                };
+                let gas_limit = try_exec!(opt(3));
+                let expires_at = try_exec!(opt(4));
+                try_exec!(meter.charge(SET_TIMER_BASE_CYCLES, payload.len() as u64));
+                let caller = ctx.env.timer_caller(actor);
+                let request = ScheduleArgs {
+                    height,
+                    payload,
+                    fee_payer,
+                    gas_limit,
+                    expires_at,
+                };
+                let scheduled = try_exec!(timer_host::schedule(
+                    ctx.state,
+                    &ctx.env.timer_config,
+                    &caller,
+                    request
+                )?
+                .map_err(|e| timer_error(&e)));
+                events.push(scheduled.event);
+                if handler == "schedule_then_fail" {
+                    return Ok(Err(ExecError::new(
+                        ErrorKind::Revert,
+                        "RuntimeError: failing after scheduling",
+                    )));
+                }
+                Ok(Ok(Some(Value::Bytes(scheduled.timer.timer_id.0.to_vec()))))
+            }
+            "cancel" | "extend" => {
+                let id = match args.first() {
+                    Some(Value::Bytes(b)) if b.len() == 32 => {
+                        Hash::from_slice(b).expect("32 bytes")
+                    }
+                    _ => {
+                        return Ok(Err(ExecError::invalid(
+                            "argument 0 must be a 32-byte timer id",
+                        )))
+                    }
+                };
+                let caller = ctx.env.timer_caller(actor);
+                let event = if handler == "cancel" {
+                    try_exec!(meter.charge(CANCEL_TIMER_CYCLES, 0));
+                    try_exec!(
+                        timer_host::cancel(ctx.state, &caller, &id)?.map_err(|e| timer_error(&e))
+                    )
+                } else {
+                    let new_expires_at = try_exec!(arg_u64(args, 1));
+                    try_exec!(meter.charge(EXTEND_TIMER_CYCLES, 0));
+                    try_exec!(timer_host::extend(
+                        ctx.state,
+                        &ctx.env.timer_config,
+                        &caller,
+                        &id,
+                        new_expires_at
+                    )?
+                    .map_err(|e| timer_error(&e)))
+                };
+                events.push(event);
+                Ok(Ok(None))
+            }
+            "handle_timer" => {
+                let payload = match args.first() {
+                    Some(Value::Bytes(b)) => b.clone(),
+                    _ => {
+                        return Ok(Err(ExecError::invalid(
+                            "handle_timer expects the payload bytes",
+                        )))
+                    }
+                };
+                try_exec!(meter.charge(40, 16));
+                let fires = storage_u64(ctx, &actor, b"fires")?.unwrap_or(0);
+                ctx.state.put(
+                    keys::storage(&actor, b"fires"),
+                    Value::int(fires + 1).to_bytes(),
+                );
+                ctx.state.put(
+                    keys::storage(&actor, b"last_fire"),
+                    Value::int(ctx.env.block.height).to_bytes(),
+                );
+                if let Some(interval) = storage_u64(ctx, &actor, b"interval")? {
+                    let fee_payer = match ctx.state.get(&keys::storage(&actor, b"payer"))? {
+                        Some(v) => match Value::from_bytes(&v) {
+                            Ok(Value::Bytes(b)) if b.len() == 20 => {
+                                Some(Address::from_slice(&b).expect("20 bytes"))
+                            }
+                            _ => None,
+                        },
+                        None => None,
+                    };
+                    try_exec!(meter.charge(SET_TIMER_BASE_CYCLES, payload.len() as u64));
+                    let caller = ctx.env.timer_caller(actor);
+                    let request = ScheduleArgs {
+                        height: ctx.env.block.height + interval,
+                        payload,
+                        fee_payer,
+                        ..Default::default()
+                    };
+                    let scheduled = try_exec!(timer_host::schedule(
+                        ctx.state,
+                        &ctx.env.timer_config,
+                        &caller,
+                        request
+                    )?
+                    .map_err(|e| timer_error(&e)));
+                    events.push(scheduled.event);
+                }
+                Ok(Ok(None))
+            }
+            "schedule_many" => {
+                // [count, height, gas_limit?, expires_at?, fee_payer?]; payload = index as 8 bytes BE.
+                let count = try_exec!(arg_u64(args, 0));
+                let height = try_exec!(arg_u64(args, 1));
+                let opt = |i: usize| match args.get(i) {
+                    None | Some(Value::None) => Ok(None),
+                    _ => arg_u64(args, i).map(Some),
+                };
+                let gas_limit = try_exec!(opt(2));
+                let expires_at = try_exec!(opt(3));
+                let fee_payer = match args.get(4) {
+                    Some(Value::Bytes(b)) if b.len() == 20 => {
+                        Some(Address::from_slice(b).expect("20 bytes"))
+                    }
+                    _ => None,
+                };
+                let caller = ctx.env.timer_caller(actor);
+                for i in 0..count {
+                    try_exec!(meter.charge(SET_TIMER_BASE_CYCLES, 8));
+                    let request = ScheduleArgs {
+                        height,
+                        payload: i.to_be_bytes().to_vec(),
+                        fee_payer,
+                        gas_limit,
+                        expires_at,
+                    };
+                    let scheduled = try_exec!(timer_host::schedule(
+                        ctx.state,
+                        &ctx.env.timer_config,
+                        &caller,
+                        request
+                    )?
+                    .map_err(|e| timer_error(&e)));
+                    events.push(scheduled.event);
+                }
+                Ok(Ok(None))
+            }
+            "boom" => {
+                try_exec!(meter.charge(50, 0));
+                ctx.state
+                    .put(keys::storage(&actor, b"boom"), Value::Bool(true).to_bytes());
+                Ok(Err(ExecError::new(ErrorKind::Revert, "RuntimeError: boom")))
             }
             other => Ok(Err(ExecError::new(
                 ErrorKind::NotFound,
@@ -307,6 +503,24 @@ impl TxBuilder {
             args,
             value,
         })
+    }
+
+    /// A timer config update (governance).
+    pub fn update_timer_config(&mut self, cfg: TimerConfig) -> SignedTransaction {
+        self.sign(TxKind::System(SystemInstruction::UpdateTimerConfig(cfg)))
+    }
+
+    /// A governance timer cancellation.
+    pub fn cancel_timer(&mut self, timer_id: Hash) -> SignedTransaction {
+        self.sign(TxKind::System(SystemInstruction::CancelTimer { timer_id }))
+    }
+
+    /// A governance timer extension.
+    pub fn extend_timer(&mut self, timer_id: Hash, new_expires_at: u64) -> SignedTransaction {
+        self.sign(TxKind::System(SystemInstruction::ExtendTimer {
+            timer_id,
+            new_expires_at,
+        }))
     }
 
     /// A basefee config update.

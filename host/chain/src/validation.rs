@@ -271,6 +271,13 @@ pub fn check_static(
                         reason: e.to_string(),
                     })?;
                 }
+                SystemInstruction::UpdateTimerConfig(cfg) => {
+                    cfg.validate().map_err(|e| TxError::InvalidField {
+                        field: "timer config",
+                        reason: e.to_string(),
+                    })?;
+                }
+                SystemInstruction::CancelTimer { .. } | SystemInstruction::ExtendTimer { .. } => {}
             }
         }
     }

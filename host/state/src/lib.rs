@@ -6,6 +6,7 @@
 //!   atomic, durable batch writes — and its two implementations,
 //!   [`SledBackend`] (validators) and [`MemoryBackend`] (tests, the in-process
 //!   Python chain, replay).
+//! - [`accounts`]: typed account reads and balance moves over any state.
 //! - [`overlay`]: [`StateRead`] and the [`Overlay`] that executes a block on
 //!   top of committed state, with checkpoints so a failed transaction (or a
 //!   failed nested call) leaves no trace.
@@ -15,6 +16,7 @@
 //!   nodes, block, receipts, indexes and the new head — as **one** atomic
 //!   batch, and answers queries over blocks, receipts and events.
 
+pub mod accounts;
 pub mod backend;
 pub mod commitment;
 pub mod error;

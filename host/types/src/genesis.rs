@@ -8,6 +8,7 @@ use crate::config::BasefeeConfig;
 use crate::crypto::{dev_accounts, is_dev_account};
 use crate::error::{Error, Result};
 use crate::primitives::{u128_string, Address};
+use crate::timer::TimerConfig;
 use crate::DEV_CHAIN_ID;
 
 /// Balance of each dev account on a dev chain: one million whole tokens of 10^18 units.
@@ -41,6 +42,9 @@ pub struct Genesis {
     /// Initial basefee config.
     #[serde(default)]
     pub basefee: BasefeeConfig,
+    /// Initial timer config (CIP-5 defaults when omitted).
+    #[serde(default)]
+    pub timers: TimerConfig,
 }
 
 impl Genesis {
@@ -60,6 +64,7 @@ impl Genesis {
                 })
                 .collect(),
             basefee: BasefeeConfig::default(),
+            timers: TimerConfig::default(),
         }
     }
 
@@ -119,6 +124,7 @@ impl Genesis {
         }
         self.total_supply()?;
         self.basefee.validate()?;
+        self.timers.validate()?;
         Ok(())
     }
 }

@@ -10,7 +10,7 @@
 //! | `s` | `s ‖ address ‖ storage key` | canonical [`Value`](crate::Value) |
 //! | `g` | `g ‖ name` | governed configs (`basefee`, `chain`, …) |
 //! | `m` | `m ‖ name` | chain metadata (`head`, `supply`) |
-//! | `t` | reserved for the timer store and its indexes |
+//! | `t` | the timer store and its indexes (layout in the `timerhost-timers` crate) |
 
 use borsh::{BorshDeserialize, BorshSerialize};
 
@@ -110,6 +110,11 @@ pub fn basefee_config() -> Vec<u8> {
 /// Key of the chain params.
 pub fn chain_params() -> Vec<u8> {
     [&[CONFIG][..], b"chain"].concat()
+}
+
+/// Key of the timer config.
+pub fn timer_config() -> Vec<u8> {
+    [&[CONFIG][..], b"timer"].concat()
 }
 
 /// Key of the head metadata.

@@ -18,6 +18,7 @@ pub mod genesis;
 pub mod keys;
 pub mod primitives;
 pub mod receipt;
+pub mod timer;
 pub mod tx;
 pub mod value;
 
@@ -29,6 +30,7 @@ pub use error::{Error, Result};
 pub use genesis::{Genesis, GenesisAccount};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
 pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
+pub use timer::{timer_id, Timer, TimerConfig};
 pub use tx::{actor_address, SignedTransaction, SystemInstruction, Transaction, TxKind};
 pub use value::Value;
 

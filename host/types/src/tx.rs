@@ -14,6 +14,7 @@ use crate::crypto::{recover_signer, PrivateKey};
 use crate::encoding::{self, Canonical};
 use crate::error::Result;
 use crate::primitives::{keccak256, keccak256_concat, Address, Hash};
+use crate::timer::TimerConfig;
 use crate::value::Value;
 
 /// Domain separator mixed into every signing digest.
@@ -137,6 +138,20 @@ impl BorshDeserialize for TxKind {
 pub enum SystemInstruction {
     /// Replace the basefee configuration; takes effect from the next block.
     UpdateBasefeeConfig(BasefeeConfig),
+    /// Cancel a timer (CIP-5 §5.4); idempotent.
+    CancelTimer {
+        /// The timer.
+        timer_id: Hash,
+    },
+    /// Extend a timer's TTL (CIP-5 §5.4), clamped to `height + max_ttl_blocks`.
+    ExtendTimer {
+        /// The timer.
+        timer_id: Hash,
+        /// Requested new `expires_at`.
+        new_expires_at: u64,
+    },
+    /// Replace the timer configuration (CIP-5 §6.4); takes effect from the next block.
+    UpdateTimerConfig(TimerConfig),
 }
 
 impl SystemInstruction {
@@ -144,6 +159,9 @@ impl SystemInstruction {
     pub fn name(&self) -> &'static str {
         match self {
             SystemInstruction::UpdateBasefeeConfig(_) => "System(UpdateBasefeeConfig)",
+            SystemInstruction::CancelTimer { .. } => "System(CancelTimer)",
+            SystemInstruction::ExtendTimer { .. } => "System(ExtendTimer)",
+            SystemInstruction::UpdateTimerConfig(_) => "System(UpdateTimerConfig)",
         }
     }
 }
@@ -152,14 +170,18 @@ impl BorshDeserialize for SystemInstruction {
     fn deserialize_reader<R: Read>(reader: &mut R) -> std::result::Result<Self, IoError> {
         let tag = u8::deserialize_reader(reader)?;
         Ok(match tag {
-            0 => SystemInstruction::UpdateBasefeeConfig(BorshDeserialize::deserialize_reader(
-                reader,
-            )?),
+            0 => SystemInstruction::UpdateBasefeeConfig(BorshDeserialize::deserialize_reader(reader)?),
+            1 => SystemInstruction::CancelTimer { timer_id: BorshDeserialize::deserialize_reader(reader)? },
+            2 => SystemInstruction::ExtendTimer {
+                timer_id: BorshDeserialize::deserialize_reader(reader)?,
+                new_expires_at: BorshDeserialize::deserialize_reader(reader)?,
+            },
+            3 => SystemInstruction::UpdateTimerConfig(BorshDeserialize::deserialize_reader(reader)?),
             other => {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
                     format!(
-                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig)"
+                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig, 1 CancelTimer, 2 ExtendTimer, 3 UpdateTimerConfig)"
                     ),
                 ))
             }

@@ -1,0 +1,147 @@
+//! Timer rule violations. Each variant names the CIP-5 rule it enforces; a
+//! violation inside an actor reverts the calling execution with this message.
+
+use timerhost_types::{Address, Hash};
+
+/// A timer rule was violated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimerError {
+    /// §4.2 future height only / §5.3 same-block prohibition.
+    #[error("schedule_timer: height {height} is not in the future (current height {current}); timers fire at a later block only")]
+    HeightNotInFuture {
+        /// Requested height.
+        height: u64,
+        /// Current height.
+        current: u64,
+    },
+    /// §4.2 payload size.
+    #[error("schedule_timer: payload is {size} bytes, the maximum is {max}")]
+    PayloadTooLarge {
+        /// Payload size.
+        size: usize,
+        /// Limit.
+        max: usize,
+    },
+    /// §4.2 handler name length.
+    #[error("schedule_timer: handler name is {size} bytes, the maximum is {max}")]
+    HandlerTooLong {
+        /// Name size.
+        size: usize,
+        /// Limit.
+        max: usize,
+    },
+    /// §4.2 custom handler convention: the named handler is not a public method name.
+    #[error("schedule_timer: handler {name:?} is not a public method name (letters, digits, underscores; not starting with '_' or a digit)")]
+    InvalidHandler {
+        /// The name.
+        name: String,
+    },
+    /// §4.2 fee_payer: the zero address.
+    #[error("schedule_timer: fee_payer is the zero (burn) address")]
+    FeePayerZero,
+    /// §4.2 fee_payer: the reserved system band.
+    #[error(
+        "schedule_timer: fee_payer {fee_payer} is in the reserved system-actor band 0x..01-0x..0f"
+    )]
+    FeePayerSystemReserved {
+        /// The address.
+        fee_payer: Address,
+    },
+    /// §4.2 fee_payer: neither the actor nor the transaction sender.
+    #[error("schedule_timer: fee_payer {fee_payer} must be the actor itself ({actor}) or the transaction sender ({tx_sender})")]
+    FeePayerNotAllowed {
+        /// The address.
+        fee_payer: Address,
+        /// The scheduling actor.
+        actor: Address,
+        /// The transaction sender.
+        tx_sender: Address,
+    },
+    /// §4.2 gas_limit_per_fire ≤ max_cycles_per_fire.
+    #[error("schedule_timer: gas_limit {gas_limit} exceeds max_cycles_per_fire {max}")]
+    GasLimitTooHigh {
+        /// Requested.
+        gas_limit: u64,
+        /// Limit.
+        max: u64,
+    },
+    /// A fire with no cycles could not run anything.
+    #[error("schedule_timer: gas_limit must be at least 1")]
+    GasLimitZero,
+    /// §4.2 expires_at ≤ current_height + max_ttl_blocks.
+    #[error("{call}: expires_at {expires_at} is beyond current height {current} + max_ttl_blocks {max_ttl}")]
+    ExpiresTooLate {
+        /// Which call.
+        call: &'static str,
+        /// Requested.
+        expires_at: u64,
+        /// Current height.
+        current: u64,
+        /// TTL cap.
+        max_ttl: u64,
+    },
+    /// A timer that expires before it fires would only ever be garbage.
+    #[error("schedule_timer: expires_at {expires_at} is before the firing height {height}; the timer could never fire")]
+    ExpiresBeforeFire {
+        /// Requested expiry.
+        expires_at: u64,
+        /// Firing height.
+        height: u64,
+    },
+    /// §5.4 extend: the new TTL must be after the current height.
+    #[error("{call}: new expires_at {expires_at} is not after the current height {current}")]
+    ExpiryNotInFuture {
+        /// Which call.
+        call: &'static str,
+        /// Requested.
+        expires_at: u64,
+        /// Current height.
+        current: u64,
+    },
+    /// §4.2 per-actor cap.
+    #[error(
+        "schedule_timer: actor {actor} already holds {live} live timers, the maximum is {max}"
+    )]
+    TooManyTimers {
+        /// The actor.
+        actor: Address,
+        /// Live timers.
+        live: u32,
+        /// Cap.
+        max: u32,
+    },
+    /// §4.2 cancel/extend authorization.
+    #[error("{call}: unauthorized: timer {timer_id} belongs to {owner}, not to {caller}")]
+    Unauthorized {
+        /// Which call.
+        call: &'static str,
+        /// The timer.
+        timer_id: Hash,
+        /// Its owner.
+        owner: Address,
+        /// The caller.
+        caller: Address,
+    },
+    /// No live timer with this id.
+    #[error("{call}: no timer {timer_id}")]
+    NotFound {
+        /// Which call.
+        call: &'static str,
+        /// The timer.
+        timer_id: Hash,
+    },
+    /// The timer was already classified for removal (expired or unfunded).
+    #[error(
+        "{call}: timer {timer_id} has already expired or run out of funds and is awaiting removal"
+    )]
+    AlreadyFinal {
+        /// Which call.
+        call: &'static str,
+        /// The timer.
+        timer_id: Hash,
+    },
+}
+
+/// Result alias: the outer error is storage failure (the node's problem), the
+/// inner [`TimerError`] is a rule violation (the caller's problem).
+pub type Result<T> = std::result::Result<T, timerhost_state::StorageError>;

@@ -1,0 +1,168 @@
+//! Timer events with stable names and fields (DESIGN.md "Events"). Amounts
+//! are ints, timer ids are bytes (hex in JSON), addresses are lowercase
+//! `0x…` strings. Protocol events are emitted with the timer's actor as
+//! emitter so that "events of actor X" includes its timers' lifecycle.
+
+use timerhost_types::{Address, Event, ExecError, Hash, Timer, TimerConfig, Value};
+
+fn dict(emitter: Address, name: &str, fields: Vec<(&str, Value)>) -> Event {
+    let data = Value::dict_from(fields.into_iter().map(|(k, v)| (Value::str(k), v)))
+        .expect("str keys are hashable");
+    Event {
+        emitter,
+        name: name.to_string(),
+        data,
+    }
+}
+
+fn id(timer_id: &Hash) -> Value {
+    Value::Bytes(timer_id.0.to_vec())
+}
+
+fn addr(a: &Address) -> Value {
+    Value::str(a.to_hex())
+}
+
+/// `TimerScheduled {timer_id, actor, height, fee_payer, gas_limit, expires_at, handler}`.
+pub fn timer_scheduled(t: &Timer) -> Event {
+    dict(
+        t.actor_address,
+        "TimerScheduled",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("actor", addr(&t.actor_address)),
+            ("height", Value::int(t.height)),
+            ("fee_payer", addr(&t.fee_payer)),
+            ("gas_limit", Value::int(t.gas_limit_per_fire)),
+            ("expires_at", Value::int(t.expires_at)),
+            ("handler", Value::str(&t.handler)),
+        ],
+    )
+}
+
+/// Outcome of one fire, for `TimerFired`.
+#[derive(Debug, Clone)]
+pub struct FireOutcome<'a> {
+    /// The error, if the handler failed.
+    pub error: Option<&'a ExecError>,
+    /// Cycles used.
+    pub cycles_used: u64,
+    /// Cells used.
+    pub cells_used: u64,
+    /// `actual_cost` charged.
+    pub cost: u128,
+    /// `max_cost − actual_cost` refunded.
+    pub refund: u128,
+}
+
+/// `TimerFired {timer_id, actor, fee_payer, handler, success, error, cycles_used, cells_used, cost, refund}`.
+pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
+    let error = match o.error {
+        None => Value::None,
+        Some(e) => Value::str(format!("{}: {}", e.kind.as_str(), e.message)),
+    };
+    dict(
+        t.actor_address,
+        "TimerFired",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("actor", addr(&t.actor_address)),
+            ("fee_payer", addr(&t.fee_payer)),
+            ("handler", Value::str(&t.handler)),
+            ("success", Value::Bool(o.error.is_none())),
+            ("error", error),
+            ("cycles_used", Value::int(o.cycles_used)),
+            ("cells_used", Value::int(o.cells_used)),
+            ("cost", Value::int(o.cost)),
+            ("refund", Value::int(o.refund)),
+        ],
+    )
+}
+
+/// `TimerExpired {timer_id, expires_at, current_height}`.
+pub fn timer_expired(t: &Timer, current_height: u64) -> Event {
+    dict(
+        t.actor_address,
+        "TimerExpired",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("expires_at", Value::int(t.expires_at)),
+            ("current_height", Value::int(current_height)),
+        ],
+    )
+}
+
+/// `TimerCancelledInsufficientFunds {timer_id, fee_payer, required, available}`.
+pub fn timer_unfunded(t: &Timer, required: u128, available: u128) -> Event {
+    dict(
+        t.actor_address,
+        "TimerCancelledInsufficientFunds",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("fee_payer", addr(&t.fee_payer)),
+            ("required", Value::int(required)),
+            ("available", Value::int(available)),
+        ],
+    )
+}
+
+/// `TimerCancelled {timer_id, actor}` (the actor's own cancel).
+pub fn timer_cancelled(t: &Timer) -> Event {
+    dict(
+        t.actor_address,
+        "TimerCancelled",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("actor", addr(&t.actor_address)),
+        ],
+    )
+}
+
+/// `timer.extended {timer_id, expires_at}` (the actor's own extend).
+pub fn timer_extended(t: &Timer) -> Event {
+    dict(
+        t.actor_address,
+        "timer.extended",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("expires_at", Value::int(t.expires_at)),
+        ],
+    )
+}
+
+/// `timer.cancelled_by_governance {timer_id}`.
+pub fn cancelled_by_governance(emitter: Address, timer_id: &Hash) -> Event {
+    dict(
+        emitter,
+        "timer.cancelled_by_governance",
+        vec![("timer_id", id(timer_id))],
+    )
+}
+
+/// `timer.extended_by_governance {timer_id, expires_at}`.
+pub fn extended_by_governance(emitter: Address, t: &Timer) -> Event {
+    dict(
+        emitter,
+        "timer.extended_by_governance",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("expires_at", Value::int(t.expires_at)),
+        ],
+    )
+}
+
+/// `timer_config.updated` with every field's new value.
+pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
+    dict(
+        emitter,
+        "timer_config.updated",
+        vec![
+            ("max_ttl_blocks", Value::int(c.max_ttl_blocks)),
+            ("max_cycles_per_fire", Value::int(c.max_cycles_per_fire)),
+            ("max_cells_per_fire", Value::int(c.max_cells_per_fire)),
+            ("max_timers_per_actor", Value::int(c.max_timers_per_actor)),
+            ("gc_cycles_per_block", Value::int(c.gc_cycles_per_block)),
+            ("lane_cycles_per_block", Value::int(c.lane_cycles_per_block)),
+        ],
+    )
+}

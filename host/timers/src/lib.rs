@@ -1,0 +1,33 @@
+//! # timerhost-timers
+//!
+//! CIP-5 native timers as a pure state machine over [`timerhost_state`]'s
+//! overlay: every rule lives in one findable place.
+//!
+//! | CIP-5 | module |
+//! |---|---|
+//! | §3.1 record, §3.2 store and height index, per-actor and per-payer indexes | [`store`] |
+//! | §3.2 FIFO due queue, carry-over, GC backlog | [`queue`] |
+//! | §4.1–4.3 host calls and their constraints | [`host`] |
+//! | §4.2 custom handler convention | [`handler`] |
+//! | §5.1–5.4, §6.2–6.3, §6.5 end-of-block classification, pre-charge, budgets | [`delivery`] |
+//! | §5.4, §6.4 governance instructions | [`governance`] |
+//! | event names and fields | [`events`] |
+//!
+//! The chain crate calls [`delivery::deliver`] at end of block, executes the
+//! returned fires as deferred transactions, and reports each outcome back
+//! through [`events::timer_fired`].
+
+pub mod delivery;
+pub mod error;
+pub mod events;
+pub mod governance;
+pub mod handler;
+pub mod host;
+pub mod queue;
+pub mod store;
+
+pub use delivery::{deliver, DeliveryPlan, DeliveryStats, Fire};
+pub use error::{Result, TimerError};
+pub use host::{
+    HostCaller, ScheduleArgs, CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, SET_TIMER_BASE_CYCLES,
+};
