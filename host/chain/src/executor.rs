@@ -298,8 +298,20 @@ impl<'a> BlockExecutor<'a> {
                 ..existing
             },
         );
-        self.overlay
-            .put(keys::code(&actor), code.as_bytes().to_vec());
+        let code_hash = keccak256(code.as_bytes());
+        self.overlay.put_encoded(
+            keys::code(&actor),
+            &keys::ActorMeta {
+                code_hash,
+                deployer: env.sender,
+            },
+        );
+        // The source is stored once per distinct code; every deployment still
+        // pays its size in cells (charged above).
+        if self.overlay.get(&keys::code_source(&code_hash))?.is_none() {
+            self.overlay
+                .put(keys::code_source(&code_hash), code.as_bytes().to_vec());
+        }
         if let Debit::Insufficient { available } =
             accounts::transfer(&mut self.overlay, &env.sender, &actor, value)?
         {

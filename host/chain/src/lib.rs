@@ -14,6 +14,7 @@
 //!   and a state root without committing anything.
 //! - [`chain`]: [`Chain`], which owns a store and drives
 //!   propose → execute → commit, plus genesis and [`replay`](Chain::replay).
+//! - [`vm_runtime`]: the Python actor VM ([`VmRuntime`]) behind [`ActorRuntime`].
 //! - [`testing`]: a deterministic mock runtime and transaction builders, behind
 //!   one import path, for tests across the workspace.
 
@@ -26,6 +27,7 @@ pub mod genesis;
 pub mod runtime;
 pub mod testing;
 pub mod validation;
+pub mod vm_runtime;
 
 pub use chain::{Chain, ExecutedBlock, ProposedBlock, ReplayProgress};
 pub use error::{BlockError, ChainError, Result};
@@ -35,3 +37,4 @@ pub use runtime::{
     NoHooks,
 };
 pub use validation::TxError;
+pub use vm_runtime::VmRuntime;

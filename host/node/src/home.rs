@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use timerhost_chain::{ActorRuntime, BlockHooks, Chain, NoActorRuntime, NoHooks};
+use timerhost_chain::{ActorRuntime, BlockHooks, Chain, NoHooks, VmRuntime};
 use timerhost_state::SledBackend;
 use timerhost_types::Genesis;
 
@@ -93,9 +93,10 @@ impl Home {
         self.open()
     }
 
-    /// Opens the chain with no actor runtime and no hooks.
+    /// Opens the chain with the Python actor VM (the binary must install
+    /// `timerhost_vm::MeteredAllocator` as its global allocator).
     pub fn open(&self) -> Result<Chain<SledBackend>> {
-        self.open_with(Arc::new(NoActorRuntime), Arc::new(NoHooks))
+        self.open_with(Arc::new(VmRuntime::new()?), Arc::new(NoHooks))
     }
 
     /// Opens the chain with the given runtime and hooks.
@@ -114,6 +115,10 @@ impl Home {
 pub fn parse_genesis(text: &str) -> std::result::Result<Genesis, String> {
     Genesis::from_toml(text).map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+#[global_allocator]
+static TEST_ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,8 @@
 //! | namespace | key | value |
 //! |---|---|---|
 //! | `a` | `a ‖ address` | [`Account`](crate::keys::Account) |
-//! | `c` | `c ‖ address` | actor source (UTF-8) |
+//! | `c` | `c ‖ address` | [`ActorMeta`](crate::keys::ActorMeta): code hash and deployer |
+//! | `k` | `k ‖ code hash` | actor source (UTF-8), shared by actors with the same code |
 //! | `s` | `s ‖ address ‖ storage key` | canonical [`Value`](crate::Value) |
 //! | `g` | `g ‖ name` | governed configs (`basefee`, `chain`, …) |
 //! | `m` | `m ‖ name` | chain metadata (`head`, `supply`) |
@@ -19,8 +20,10 @@ use crate::primitives::Address;
 
 /// Account records.
 pub const ACCOUNT: u8 = b'a';
-/// Actor code.
+/// Actor metadata (code hash, deployer).
 pub const CODE: u8 = b'c';
+/// Actor source by code hash.
+pub const CODE_SOURCE: u8 = b'k';
 /// Actor storage.
 pub const STORAGE: u8 = b's';
 /// Governed configuration.
@@ -45,6 +48,26 @@ pub struct Account {
 
 impl Canonical for Account {
     const NAME: &'static str = "account";
+}
+
+/// What the chain records about a deployed actor.
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct ActorMeta {
+    /// keccak256 of the source.
+    pub code_hash: crate::Hash,
+    /// Who deployed it.
+    pub deployer: Address,
+}
+
+impl Canonical for ActorMeta {
+    const NAME: &'static str = "actor metadata";
+}
+
+/// Key of an actor's source by code hash.
+pub fn code_source(code_hash: &crate::Hash) -> Vec<u8> {
+    let mut k = vec![CODE_SOURCE];
+    k.extend_from_slice(code_hash.as_bytes());
+    k
 }
 
 /// Chain head metadata stored in state (so the root commits to height and time).
@@ -85,7 +108,7 @@ pub fn account(address: &Address) -> Vec<u8> {
     with_address(ACCOUNT, address)
 }
 
-/// Key of an actor's code.
+/// Key of an actor's [`ActorMeta`].
 pub fn code(address: &Address) -> Vec<u8> {
     with_address(CODE, address)
 }

@@ -13,6 +13,10 @@ use rand_chacha::ChaCha20Rng;
 use timerhost_node::home::Home;
 use timerhost_types::Hash;
 
+// This test opens the home in-process, which starts the actor VM.
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
 const TIMERHOST: &str = env!("CARGO_BIN_EXE_timerhost");
 const WRITER: &str = env!("CARGO_BIN_EXE_crash-writer");
 

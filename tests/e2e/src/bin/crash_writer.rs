@@ -9,6 +9,10 @@ use timerhost_chain::testing::TxBuilder;
 use timerhost_node::home::Home;
 use timerhost_types::{dev_accounts, Address, DEV_CHAIN_ID};
 
+// The actor VM bounds each execution's memory through this allocator.
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let home = match args

@@ -1,0 +1,150 @@
+//! [`MeteredAllocator`]: a counting global allocator that gives every
+//! execution a memory budget.
+//!
+//! No metering of Python code can see allocations made inside Rust builtins
+//! (`list.append` growth, string building), so the budget is enforced where
+//! all memory comes from. While an execution runs on a thread, the allocator
+//! counts that thread's net bytes; when the count passes the budget it raises
+//! a flag, and the VM turns the flag into a deterministic `out_of_memory`
+//! abort at the next meter call or guard. It never refuses an allocation
+//! (a refused allocation aborts the whole process in Rust), so single huge
+//! allocations are stopped *before* they happen by the size guards
+//! ([`crate::costs::size::MAX_RESULT_BYTES`]).
+//!
+//! Determinism: the flag is raised at an allocation, and observed only at the
+//! next meter call; both are functions of the executed code and the
+//! interpreter's (deterministic) allocation pattern for it.
+//!
+//! `#[global_allocator]` can only be declared by the final binary or test
+//! crate, so every binary and test crate that runs actors must contain:
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+//! ```
+//!
+//! [`crate::Vm::new`] refuses to start without it (see [`is_installed`]).
+
+// `GlobalAlloc` is an unsafe trait: implementing it (and forwarding to the
+// system allocator) cannot be done without `unsafe`. This module is the only
+// place in the crate that needs it; the code only forwards and counts.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The counting allocator; install it with `#[global_allocator]`.
+pub struct MeteredAllocator;
+
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    // const-initialised Cells without destructors: safe to touch from inside
+    // the allocator (no lazy initialisation, no allocation, no TLS dtor).
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    static LIVE_BYTES: Cell<i64> = const { Cell::new(0) };
+    static PEAK_BYTES: Cell<i64> = const { Cell::new(0) };
+    static BUDGET: Cell<i64> = const { Cell::new(i64::MAX) };
+    static EXCEEDED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn record(delta: i64) {
+    let _ = ACTIVE.try_with(|active| {
+        if !active.get() {
+            return;
+        }
+        let live = LIVE_BYTES.get() + delta;
+        LIVE_BYTES.set(live);
+        if live > PEAK_BYTES.get() {
+            PEAK_BYTES.set(live);
+        }
+        if live > BUDGET.get() {
+            EXCEEDED.set(true);
+        }
+    });
+}
+
+unsafe impl GlobalAlloc for MeteredAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !INSTALLED.load(Ordering::Relaxed) {
+            INSTALLED.store(true, Ordering::Relaxed);
+        }
+        record(layout.size() as i64);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        record(layout.size() as i64);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        record(-(layout.size() as i64));
+        // SAFETY: `ptr` was allocated by `System` with this layout (we forward every call).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record(new_size as i64 - layout.size() as i64);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Has [`MeteredAllocator`] served at least one allocation in this process?
+pub fn is_installed() -> bool {
+    // Make sure at least one allocation has happened before asking.
+    drop(std::hint::black_box(Box::new(0u8)));
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// Counts this thread's allocations against `budget_bytes` until dropped.
+/// Nested budgets are not supported: an inner call inherits the outer budget.
+pub struct MemoryBudget {
+    owner: bool,
+}
+
+impl MemoryBudget {
+    /// Starts counting against `budget_bytes` (a no-op inside another budget).
+    pub fn start(budget_bytes: u64) -> MemoryBudget {
+        if ACTIVE.get() {
+            return MemoryBudget { owner: false };
+        }
+        LIVE_BYTES.set(0);
+        PEAK_BYTES.set(0);
+        EXCEEDED.set(false);
+        BUDGET.set(i64::try_from(budget_bytes).unwrap_or(i64::MAX));
+        ACTIVE.set(true);
+        MemoryBudget { owner: true }
+    }
+
+    /// Has the execution gone over its budget?
+    pub fn exceeded() -> bool {
+        EXCEEDED.get()
+    }
+
+    /// Bytes still available before the budget trips (0 when over).
+    pub fn remaining() -> u64 {
+        if !ACTIVE.get() {
+            return u64::MAX;
+        }
+        (BUDGET.get() - LIVE_BYTES.get()).max(0) as u64
+    }
+
+    /// Highest net allocation seen so far in this execution.
+    pub fn peak() -> u64 {
+        PEAK_BYTES.get().max(0) as u64
+    }
+}
+
+impl Drop for MemoryBudget {
+    fn drop(&mut self) {
+        if self.owner {
+            ACTIVE.set(false);
+            BUDGET.set(i64::MAX);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Deploy-time compilation: parse → validate ([`crate::sandbox`]) → find the
+//! actor class → instrument ([`crate::instrument`]) → compile to bytecode.
+//! Done once per code hash; the result is cached by [`crate::Vm`].
+
+use std::collections::HashMap;
+
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_source_file::{LineIndex, SourceFileBuilder};
+use ruff_text_size::Ranged;
+use rustpython_compiler_core::bytecode::CodeObject;
+use timerhost_types::{keccak256, Hash, MAX_CODE_BYTES};
+
+use crate::sandbox::{self, DeployRejection};
+
+/// An actor's validated, instrumented bytecode.
+#[derive(Clone)]
+pub struct CompiledActor {
+    /// keccak256 of the source.
+    pub code_hash: Hash,
+    /// Name of the actor class.
+    pub class_name: String,
+    /// Public methods of the actor class (including inherited ones), sorted.
+    pub handlers: Vec<String>,
+    pub(crate) bytecode: CodeObject,
+}
+
+impl std::fmt::Debug for CompiledActor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledActor")
+            .field("code_hash", &self.code_hash)
+            .field("class_name", &self.class_name)
+            .field("handlers", &self.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+fn rejection(line: usize, construct: &str, reason: impl Into<String>) -> DeployRejection {
+    DeployRejection {
+        line,
+        construct: construct.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Validates and compiles actor source.
+pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejection> {
+    if source.len() > MAX_CODE_BYTES {
+        return Err(rejection(
+            0,
+            "source",
+            format!("actor source is limited to {MAX_CODE_BYTES} bytes"),
+        ));
+    }
+    let code_hash = keccak256(source.as_bytes());
+    let lines = LineIndex::from_source_text(source);
+    let parsed = ruff_python_parser::parse_module(source).map_err(|error| {
+        let line = lines.line_index(error.location.start()).get();
+        rejection(line, "syntax", error.error.to_string())
+    })?;
+    let mut module = parsed.into_syntax();
+    sandbox::validate(source, &module)?;
+    let (class_name, handlers) = find_actor_class(&module, &lines)?;
+    crate::instrument::instrument(&mut module);
+
+    let source_file = SourceFileBuilder::new(format!("actor:{code_hash}"), source).finish();
+    let bytecode = rustpython_codegen::compile::compile_top(
+        ast::Mod::Module(module),
+        source_file,
+        rustpython_compiler_core::Mode::Exec,
+        rustpython_codegen::CompileOpts::default(),
+    )
+    .map_err(|error| {
+        let line = error.location.map_or(0, |l| l.line.get());
+        rejection(line, "compile", error.error.to_string())
+    })?;
+    Ok(CompiledActor {
+        code_hash,
+        class_name,
+        handlers,
+        bytecode,
+    })
+}
+
+/// The module's one class, or its one `@actor` class, and its public methods.
+fn find_actor_class(
+    module: &ast::ModModule,
+    lines: &LineIndex,
+) -> Result<(String, Vec<String>), DeployRejection> {
+    let classes: Vec<&ast::StmtClassDef> = module
+        .body
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::ClassDef(class) => Some(class),
+            _ => None,
+        })
+        .collect();
+    let marked: Vec<&&ast::StmtClassDef> = classes
+        .iter()
+        .filter(|class| {
+            class
+                .decorator_list
+                .iter()
+                .any(|d| matches!(&d.expression, Expr::Name(n) if n.id.as_str() == "actor"))
+        })
+        .collect();
+    let chosen = match (classes.len(), marked.len()) {
+        (0, _) => {
+            return Err(rejection(
+                0,
+                "module",
+                "an actor module must define a class",
+            ))
+        }
+        (_, 1) => *marked[0],
+        (1, 0) => classes[0],
+        (_, 0) => {
+            let line = lines.line_index(classes[1].start()).get();
+            return Err(rejection(
+                line,
+                "class",
+                "several classes: mark exactly one with @actor",
+            ));
+        }
+        (_, _) => {
+            let line = lines.line_index(marked[1].start()).get();
+            return Err(rejection(
+                line,
+                "@actor",
+                "only one class may be marked @actor",
+            ));
+        }
+    };
+    let by_name: HashMap<&str, &ast::StmtClassDef> =
+        classes.iter().map(|c| (c.name.as_str(), *c)).collect();
+    let mut handlers = Vec::new();
+    let mut pending = vec![chosen];
+    let mut seen = 0;
+    while let Some(class) = pending.pop() {
+        seen += 1;
+        if seen > 64 {
+            break;
+        }
+        for stmt in &class.body {
+            if let Stmt::FunctionDef(function) = stmt {
+                let name = function.name.as_str();
+                let is_static = function.decorator_list.iter().any(
+                    |d| matches!(&d.expression, Expr::Name(n) if n.id.as_str() == "staticmethod"),
+                );
+                if !name.starts_with('_') && !is_static {
+                    handlers.push(name.to_owned());
+                }
+            }
+        }
+        if let Some(arguments) = &class.arguments {
+            for base in arguments.args.iter() {
+                if let Expr::Name(base) = base {
+                    if let Some(base_class) = by_name.get(base.id.as_str()) {
+                        pending.push(base_class);
+                    }
+                }
+            }
+        }
+    }
+    handlers.sort();
+    handlers.dedup();
+    Ok((chosen.name.to_string(), handlers))
+}

@@ -1,0 +1,90 @@
+//! The cost table: every number the VM charges, in one place. Changing any of
+//! them changes consensus (cycle counts are part of receipts), so the pinned
+//! cycle-count test in `tests/determinism.rs` fails on purpose when they move.
+//! `docs/METERING.md` explains each one.
+
+/// Static weights of executed code, charged per basic block by the meter
+/// calls the instrumenter inserts (see [`crate::instrument`]).
+pub mod code {
+    /// Every statement executed (bookkeeping, stores, jumps).
+    pub const STATEMENT: u64 = 1;
+    /// Arithmetic, bitwise, boolean and comparison operators, unary ops.
+    pub const OPERATOR: u64 = 1;
+    /// A name load (local, global or builtin).
+    pub const NAME: u64 = 0;
+    /// An attribute load.
+    pub const ATTRIBUTE: u64 = 2;
+    /// A subscript (`x[i]`, dict or list access).
+    pub const SUBSCRIPT: u64 = 3;
+    /// A call (Python or native), before what the callee itself charges.
+    pub const CALL: u64 = 10;
+    /// Building a container display (`[..]`, `{..}`, `(..)`), plus one per element.
+    pub const CONTAINER: u64 = 2;
+    /// One loop iteration (for/while) or comprehension item.
+    pub const ITERATION: u64 = 2;
+    /// Entering a function body (frame setup).
+    pub const FUNCTION_ENTRY: u64 = 5;
+    /// An f-string, plus one per interpolated value.
+    pub const FORMAT: u64 = 5;
+}
+
+/// Size surcharges for operations whose work grows with their input; charged by
+/// the guard natives before (for the input) and after (for the output) the
+/// operation itself.
+pub mod size {
+    /// Per element of a container an operation walks (`sum`, `in`, `sorted`, …).
+    pub const PER_ELEMENT: u64 = 1;
+    /// Per 16 bytes of str/bytes an operation reads or produces.
+    pub const BYTES_PER_CYCLE: u64 = 16;
+    /// Per 64-bit limb of an integer an operation reads or produces.
+    pub const PER_INT_LIMB: u64 = 1;
+    /// `sorted`/`list.sort`: extra factor of log2(n) per element.
+    pub const SORT_LOG_FACTOR: u64 = 1;
+    /// Largest result any single operation may produce, in bytes; beyond it
+    /// the execution fails with `out_of_memory` *before* allocating.
+    pub const MAX_RESULT_BYTES: u64 = 16 * 1024 * 1024;
+}
+
+/// Host-call costs used by [`crate::testing::MockHost`] and recommended to the
+/// chain (CIP-3 / CIP-5 §6.1).
+pub mod host {
+    /// Reading one storage slot.
+    pub const STORAGE_READ: u64 = 10;
+    /// Writing or deleting one storage slot.
+    pub const STORAGE_WRITE: u64 = 50;
+    /// One step of an ordered key scan.
+    pub const STORAGE_NEXT_KEY: u64 = 10;
+    /// Looking up an actor's record (code hash, deployer).
+    pub const ACTOR_LOOKUP: u64 = 10;
+    /// Reading a balance.
+    pub const BALANCE: u64 = 10;
+    /// A value transfer.
+    pub const TRANSFER: u64 = 100;
+    /// Emitting an event (plus its bytes in cells).
+    pub const EMIT: u64 = 30;
+    /// A nested actor call (plus its arguments in cells), before the callee runs.
+    pub const CALL: u64 = 100;
+    /// CIP-5 §6.1 `SET_TIMER_BASE_CYCLES` (schedule_timer / schedule_timer_ex).
+    pub const SET_TIMER_BASE: u64 = 200;
+    /// CIP-5 §6.1 extend_timer.
+    pub const EXTEND_TIMER: u64 = 200;
+    /// CIP-5 §6.1 `CANCEL_TIMER_CYCLES`.
+    pub const CANCEL_TIMER: u64 = 200;
+    /// Block info, tx sender, actor address: constant per execution.
+    pub const CONTEXT_READ: u64 = 2;
+    /// Hashing (keccak256/sha256): base, plus [`super::size`] per input byte.
+    pub const HASH_BASE: u64 = 30;
+}
+
+/// Cells: bytes that become durable or leave the VM.
+pub mod cells {
+    /// Fixed overhead per storage write (key bookkeeping), plus key and value bytes.
+    pub const STORAGE_WRITE_OVERHEAD: u64 = 32;
+    /// Fixed overhead per event, plus name and data bytes.
+    pub const EVENT_OVERHEAD: u64 = 16;
+}
+
+/// Cycles needed for `bytes` bytes of str/bytes work.
+pub fn for_bytes(bytes: u64) -> u64 {
+    bytes / size::BYTES_PER_CYCLE
+}

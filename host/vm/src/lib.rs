@@ -1,0 +1,47 @@
+//! # timerhost-vm
+//!
+//! The actor VM: runs Python actors in an embedded RustPython interpreter,
+//! sandboxed, deterministic and metered (see `docs/METERING.md`).
+//!
+//! - [`Vm::validate_and_compile`] checks an actor at deploy (a
+//!   [`DeployRejection`] names the line and construct) and caches its
+//!   instrumented bytecode by code hash;
+//! - [`Vm::deploy`] and [`Vm::call`] run `deploy(self, *args)` or a handler
+//!   against a [`Host`] — the chain's view of state — and return an
+//!   [`Outcome`]: the value or an [`ExecError`](timerhost_types::ExecError),
+//!   events, cycles and cells. An actor failing is an outcome, never an `Err`.
+//!
+//! Pipeline: [`sandbox`] validates the AST, [`instrument`] inserts meter
+//! calls and size guards, [`compile`] produces bytecode, [`runtime`] provides
+//! the per-thread interpreter and everything actors can call, [`alloc`]
+//! bounds memory. [`testing::MockHost`] is an in-memory host for tests.
+//!
+//! **Binaries must install the allocator**:
+//! `#[global_allocator] static A: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;`
+//! — [`Vm::new`] refuses to run without it.
+
+pub mod alloc;
+pub mod compile;
+mod convert;
+pub mod costs;
+pub mod error;
+pub mod helpers;
+pub mod host;
+pub mod instrument;
+pub mod runtime;
+pub mod sandbox;
+pub mod testing;
+pub mod vm;
+
+pub use alloc::MeteredAllocator;
+pub use compile::CompiledActor;
+pub use error::{Result, VmError};
+pub use host::{
+    ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure, TimerRequest,
+};
+pub use sandbox::DeployRejection;
+pub use vm::{ExecLimits, Outcome, Vm};
+
+#[cfg(test)]
+#[global_allocator]
+static TEST_ALLOCATOR: MeteredAllocator = MeteredAllocator;

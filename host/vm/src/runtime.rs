@@ -1,0 +1,1618 @@
+//! The per-thread interpreter and everything actor code can call into: the
+//! meter, the size guards, the guarded builtins, the import hook, the
+//! `pvm_host` module and the helper modules.
+//!
+//! One interpreter per thread is created lazily and reused for every
+//! execution on that thread (creating one costs milliseconds and leaks memory
+//! on drop); native functions are created once with it, because
+//! `vm.new_function` leaks its closure. Per-execution data lives in two
+//! thread-locals: [`EXEC`] (meter, call frames, events — plain data) and
+//! [`HOST`] (the borrowed [`Host`], installed for exactly the duration of an
+//! execution through `scoped-tls-hkt`, so no lifetime is ever erased).
+//!
+//! Aborts (out of cycles / cells / memory) are *sticky*: once the meter has
+//! tripped, every further meter call and guard raises again, and the outcome
+//! is decided by the meter, not by what the actor did with the exception. So
+//! `except BaseException: pass` cannot swallow an abort.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustpython_vm::builtins::{
+    PyBaseExceptionRef, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PySet,
+    PyStr, PyTuple, PyTypeRef,
+};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::scope::Scope;
+use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+use scoped_tls_hkt::{scoped_thread_local, ReborrowMut};
+use timerhost_types::{Address, ErrorKind, Event, Hash, Value};
+
+use crate::compile::CompiledActor;
+use crate::convert::{py_to_value, value_to_py};
+use crate::costs;
+use crate::host::{BlockInfo, Host, HostCall, TimerRequest};
+use crate::vm::CodeCache;
+
+const ALL_ERROR_KINDS: &[ErrorKind] = &[
+    ErrorKind::Revert,
+    ErrorKind::OutOfCycles,
+    ErrorKind::OutOfCells,
+    ErrorKind::OutOfMemory,
+    ErrorKind::Forbidden,
+    ErrorKind::InvalidInput,
+    ErrorKind::Unauthorized,
+    ErrorKind::NotFound,
+    ErrorKind::InsufficientFunds,
+    ErrorKind::CallDepthExceeded,
+];
+
+/// Deepest chain of nested `pvm_host.call`s (the outermost handler is depth 1).
+pub const MAX_CALL_DEPTH: usize = 32;
+/// Python frames allowed per execution (recursion bombs stop here, catchably).
+pub const RECURSION_LIMIT: usize = 200;
+
+/// Holds the borrowed host for the duration of one execution.
+pub(crate) struct HostSlot<'a> {
+    pub(crate) host: &'a mut (dyn Host + 'a),
+}
+
+impl<'a, 'b> ReborrowMut<'a> for HostSlot<'b> {
+    type Result = HostSlot<'a>;
+    fn reborrow_mut(&'a mut self) -> HostSlot<'a> {
+        HostSlot {
+            host: &mut *self.host,
+        }
+    }
+}
+
+scoped_thread_local!(pub(crate) static mut HOST: for<'a> HostSlot<'a>);
+
+/// Why an execution was aborted by the meter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Abort {
+    Cycles,
+    Cells,
+    Memory,
+}
+
+impl Abort {
+    pub(crate) fn kind(self) -> ErrorKind {
+        match self {
+            Abort::Cycles => ErrorKind::OutOfCycles,
+            Abort::Cells => ErrorKind::OutOfCells,
+            Abort::Memory => ErrorKind::OutOfMemory,
+        }
+    }
+}
+
+/// The resource meter of one execution (shared by nested calls).
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    pub(crate) cycles_used: u64,
+    pub(crate) cycles_limit: u64,
+    pub(crate) cells_used: u64,
+    pub(crate) cells_limit: u64,
+    pub(crate) abort: Option<Abort>,
+}
+
+impl Meter {
+    pub(crate) fn charge(&mut self, cycles: u64, cells: u64) -> Result<(), Abort> {
+        if let Some(abort) = self.abort {
+            return Err(abort);
+        }
+        if crate::alloc::MemoryBudget::exceeded() {
+            self.abort = Some(Abort::Memory);
+            return Err(Abort::Memory);
+        }
+        let cycles_after = self.cycles_used.saturating_add(cycles);
+        if cycles_after > self.cycles_limit {
+            self.cycles_used = self.cycles_limit;
+            self.abort = Some(Abort::Cycles);
+            return Err(Abort::Cycles);
+        }
+        let cells_after = self.cells_used.saturating_add(cells);
+        if cells_after > self.cells_limit {
+            self.cycles_used = cycles_after;
+            self.cells_used = self.cells_limit;
+            self.abort = Some(Abort::Cells);
+            return Err(Abort::Cells);
+        }
+        self.cycles_used = cycles_after;
+        self.cells_used = cells_after;
+        Ok(())
+    }
+
+    pub(crate) fn trip(&mut self, abort: Abort) {
+        if self.abort.is_none() {
+            self.abort = Some(abort);
+        }
+    }
+}
+
+/// One actor on the call stack.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame {
+    pub(crate) actor: Address,
+    pub(crate) caller: Address,
+}
+
+/// Everything one execution (with its nested calls) needs besides the host.
+pub(crate) struct ExecState {
+    pub(crate) meter: Meter,
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) events: Vec<Event>,
+    pub(crate) code_cache: Arc<CodeCache>,
+    pub(crate) block: BlockInfo,
+    pub(crate) tx_sender: Address,
+}
+
+thread_local! {
+    pub(crate) static EXEC: RefCell<Option<ExecState>> = const { RefCell::new(None) };
+    static RUNTIME: RefCell<Option<&'static Runtime>> = const { RefCell::new(None) };
+}
+
+fn with_exec<R>(f: impl FnOnce(&mut ExecState) -> R) -> R {
+    EXEC.with(|cell| f(cell.borrow_mut().as_mut().expect("inside an execution")))
+}
+
+/// Objects created once per interpreter.
+pub(crate) struct Runtime {
+    pub(crate) interpreter: Interpreter,
+    builtins: PyObjectRef,
+    storage: PyObjectRef,
+    abort_type: PyTypeRef,
+    host_error_type: PyTypeRef,
+    actor_classes: RefCell<HashMap<Hash, PyObjectRef>>,
+}
+
+/// The interpreter of this thread, created on first use and kept for the
+/// thread's lifetime (deliberately leaked: dropping an interpreter leaks
+/// anyway and its objects must not outlive it).
+/// Drops this thread's interpreter from use after a panic inside it; the
+/// next execution gets a fresh one (the old one is leaked, never reused).
+pub(crate) fn discard_runtime() {
+    RUNTIME.with(|slot| *slot.borrow_mut() = None);
+}
+
+pub(crate) fn runtime() -> &'static Runtime {
+    RUNTIME.with(|slot| {
+        if let Some(runtime) = *slot.borrow() {
+            return runtime;
+        }
+        let runtime: &'static Runtime = Box::leak(Box::new(Runtime::new()));
+        *slot.borrow_mut() = Some(runtime);
+        runtime
+    })
+}
+
+const PRELUDE: &str = r#"
+class Storage:
+    __slots__ = ()
+    def __getitem__(self, key):
+        found, value = _storage_get(key)
+        if not found:
+            raise KeyError(key)
+        return value
+    def get(self, key, default=None):
+        found, value = _storage_get(key)
+        return value if found else default
+    def __setitem__(self, key, value):
+        _storage_set(key, value)
+    def __delitem__(self, key):
+        if not _storage_delete(key):
+            raise KeyError(key)
+    def __contains__(self, key):
+        return _storage_get(key)[0]
+    def keys(self, prefix=""):
+        after = None
+        while True:
+            key = _storage_next(prefix, after)
+            if key is None:
+                return
+            yield key
+            after = key
+    def __repr__(self):
+        return "<storage>"
+
+def actor(cls):
+    return cls
+"#;
+
+/// Builtins passed through unchanged: constant-time or lazy.
+const PLAIN_BUILTINS: &[&str] = &[
+    "abs",
+    "bool",
+    "chr",
+    "ord",
+    "divmod",
+    "enumerate",
+    "isinstance",
+    "len",
+    "range",
+    "reversed",
+    "zip",
+    "map",
+    "filter",
+    "round",
+    "staticmethod",
+    "slice",
+    "NotImplemented",
+    "Ellipsis",
+];
+/// Builtins that consume their first argument entirely in Rust.
+const CONSUMING_BUILTINS: &[&str] = &[
+    "sum",
+    "min",
+    "max",
+    "any",
+    "all",
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "dict",
+    "sorted",
+];
+/// Builtins whose work grows with their argument or result (conversions).
+const CONVERTING_BUILTINS: &[&str] = &[
+    "str",
+    "int",
+    "bytes",
+    "bytearray",
+    "bin",
+    "hex",
+    "oct",
+    "pow",
+];
+const EXCEPTIONS: &[&str] = &[
+    "Exception",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "IndexError",
+    "KeyError",
+    "LookupError",
+    "NameError",
+    "NotImplementedError",
+    "OverflowError",
+    "RuntimeError",
+    "StopIteration",
+    "TypeError",
+    "ValueError",
+    "ZeroDivisionError",
+    "RecursionError",
+    "UnicodeError",
+];
+
+impl Runtime {
+    fn new() -> Runtime {
+        let mut settings = Settings::default();
+        // Fixed str/bytes hash seed: dict and set order must not vary per process.
+        settings.hash_seed = Some(0);
+        settings.int_max_str_digits = 4300;
+        settings.import_site = false;
+        settings.install_signal_handlers = false;
+        let interpreter = Interpreter::builder(settings).build();
+        interpreter.enter(make_identity_deterministic);
+        let parts = interpreter.enter(|vm| {
+            vm.recursion_limit.set(RECURSION_LIMIT);
+            Runtime::init_objects(vm)
+        });
+        let (builtins, storage, abort_type, host_error_type) = parts;
+        Runtime {
+            interpreter,
+            builtins,
+            storage,
+            abort_type,
+            host_error_type,
+            actor_classes: RefCell::new(HashMap::new()),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn init_objects(vm: &VirtualMachine) -> (PyObjectRef, PyObjectRef, PyTypeRef, PyTypeRef) {
+        let real = vm.builtins.dict();
+        let get = |name: &str| {
+            real.get_item(name, vm)
+                .unwrap_or_else(|_| panic!("builtin {name} exists"))
+        };
+        let builtins = vm.ctx.new_dict();
+        let set = |name: &str, value: PyObjectRef| {
+            builtins.set_item(name, value, vm).expect("dict insert")
+        };
+
+        for name in PLAIN_BUILTINS.iter().chain(EXCEPTIONS) {
+            set(name, get(name));
+        }
+        for name in CONSUMING_BUILTINS {
+            let original = get(name);
+            let sort = *name == "sorted";
+            let function = vm.new_function(name, move |args: FuncArgs, vm: &VirtualMachine| {
+                consuming_builtin(&original, sort, args, vm)
+            });
+            set(name, function.into());
+        }
+        for name in CONVERTING_BUILTINS {
+            let original = get(name);
+            let function = vm.new_function(name, move |args: FuncArgs, vm: &VirtualMachine| {
+                converting_builtin(&original, args, vm)
+            });
+            set(name, function.into());
+        }
+        let real_build_class = get("__build_class__");
+        let build_class = vm.new_function(
+            "__build_class__",
+            move |args: FuncArgs, vm: &VirtualMachine| {
+                build_class_native(&real_build_class, args, vm)
+            },
+        );
+        set("__build_class__", build_class.into());
+
+        let abort_type = vm.ctx.new_exception_type(
+            "pvm",
+            "ExecutionAborted",
+            Some(vec![vm.ctx.exceptions.base_exception_type.to_owned()]),
+        );
+        let host_error_type = vm.ctx.new_exception_type(
+            "pvm_host",
+            "HostError",
+            Some(vec![vm.ctx.exceptions.exception_type.to_owned()]),
+        );
+
+        set(
+            "_pvm_meter",
+            vm.new_function("_pvm_meter", meter_native).into(),
+        );
+        set(
+            "_pvm_binop",
+            vm.new_function("_pvm_binop", binop_native).into(),
+        );
+        set(
+            "_pvm_augop",
+            vm.new_function("_pvm_augop", augop_native).into(),
+        );
+        set(
+            "_pvm_contains",
+            vm.new_function("_pvm_contains", contains_native).into(),
+        );
+        set(
+            "_pvm_method",
+            vm.new_function("_pvm_method", method_native).into(),
+        );
+        set(
+            "_pvm_result",
+            vm.new_function("_pvm_result", result_native).into(),
+        );
+        set(
+            "_pvm_materialize",
+            vm.new_function("_pvm_materialize", materialize_native)
+                .into(),
+        );
+
+        // The prelude is trusted VM code: compiled without instrumentation and
+        // run once; its globals hold the storage natives actors cannot name.
+        let prelude_globals = vm.ctx.new_dict();
+        prelude_globals
+            .set_item("__builtins__", builtins.clone().into(), vm)
+            .expect("dict insert");
+        prelude_globals
+            .set_item("__name__", vm.ctx.new_str("pvm").into(), vm)
+            .expect("dict insert");
+        for (name, function) in [
+            (
+                "_storage_get",
+                vm.new_function("_storage_get", storage_get_native),
+            ),
+            (
+                "_storage_set",
+                vm.new_function("_storage_set", storage_set_native),
+            ),
+            (
+                "_storage_delete",
+                vm.new_function("_storage_delete", storage_delete_native),
+            ),
+            (
+                "_storage_next",
+                vm.new_function("_storage_next", storage_next_native),
+            ),
+        ] {
+            prelude_globals
+                .set_item(name, function.into(), vm)
+                .expect("dict insert");
+        }
+        let prelude = vm
+            .compile(
+                PRELUDE,
+                rustpython_vm::compiler::Mode::Exec,
+                "<pvm prelude>",
+            )
+            .expect("prelude compiles");
+        vm.run_code_obj(prelude, Scope::new(None, prelude_globals.clone()))
+            .expect("prelude runs");
+        let storage_class = prelude_globals
+            .get_item("Storage", vm)
+            .expect("Storage defined");
+        let storage = storage_class.call((), vm).expect("Storage()");
+        set(
+            "actor",
+            prelude_globals
+                .get_item("actor", vm)
+                .expect("actor defined"),
+        );
+
+        let mut modules = HashMap::new();
+        let pvm_host = make_module(vm, "pvm_host", host_functions(vm));
+        pvm_host
+            .set_attr("HostError", host_error_type.clone(), vm)
+            .expect("module attr");
+        set("pvm_host", pvm_host.clone());
+        modules.insert("pvm_host", pvm_host);
+        modules.insert(
+            "hashing",
+            make_module(vm, "hashing", crate::helpers::hashing_functions(vm)),
+        );
+        modules.insert(
+            "base64",
+            make_module(vm, "base64", crate::helpers::base64_functions(vm)),
+        );
+        modules.insert(
+            "math",
+            make_module(vm, "math", crate::helpers::math_functions(vm)),
+        );
+        modules.insert(
+            "json",
+            make_module(vm, "json", crate::helpers::json_functions(vm)),
+        );
+
+        let import_modules = modules;
+        let import = vm.new_function(
+            "__import__",
+            move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                let name = args
+                    .args
+                    .first()
+                    .and_then(|n| {
+                        n.downcast_ref::<PyStr>()
+                            .and_then(|s| s.to_str().map(str::to_owned))
+                    })
+                    .unwrap_or_default();
+                import_modules.get(name.as_str()).cloned().ok_or_else(|| {
+                    vm.new_import_error(format!("No module named '{name}'"), vm.ctx.new_str(name))
+                })
+            },
+        );
+        set("__import__", import.into());
+
+        (builtins.into(), storage, abort_type, host_error_type)
+    }
+
+    /// The actor class for compiled code, executing its module on first use in
+    /// this interpreter. Module bodies only define things (the validator
+    /// guarantees it), so the cached class carries no state between calls and
+    /// the cache cannot change any result or cost.
+    pub(crate) fn actor_class(&self, compiled: &CompiledActor, vm: &VirtualMachine) -> PyResult {
+        if let Some(class) = self.actor_classes.borrow().get(&compiled.code_hash) {
+            return Ok(class.clone());
+        }
+        let globals = vm.ctx.new_dict();
+        globals.set_item("__builtins__", self.builtins.clone(), vm)?;
+        globals.set_item("__name__", vm.ctx.new_str("actor").into(), vm)?;
+        // Converting with the VM (not the bare context) is required for
+        // constants such as frozensets that the compiler folds `in {…}` into.
+        let code =
+            rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, compiled.bytecode.clone());
+        vm.run_code_obj(code, Scope::new(None, globals.clone()))?;
+        let class = globals.get_item(compiled.class_name.as_str(), vm)?;
+        self.actor_classes
+            .borrow_mut()
+            .insert(compiled.code_hash, class.clone());
+        Ok(class)
+    }
+
+    /// Instantiates the actor and invokes `handler` with `args`.
+    pub(crate) fn invoke(
+        &self,
+        compiled: &CompiledActor,
+        actor: &Address,
+        deployer: &Address,
+        handler: &str,
+        args: &[Value],
+        vm: &VirtualMachine,
+    ) -> PyResult<Option<PyObjectRef>> {
+        let class = self.actor_class(compiled, vm)?;
+        if !compiled.handlers.iter().any(|h| h == handler) {
+            return Ok(None);
+        }
+        let instance = class.call((), vm)?;
+        instance.set_attr("storage", self.storage.clone(), vm)?;
+        instance.set_attr("address", vm.ctx.new_str(actor.to_hex()), vm)?;
+        instance.set_attr("deployer", vm.ctx.new_str(deployer.to_hex()), vm)?;
+        let method = instance.get_attr(&vm.ctx.new_str(handler), vm)?;
+        let py_args: Vec<PyObjectRef> = args.iter().map(|a| value_to_py(a, vm)).collect();
+        method.call(py_args, vm).map(Some)
+    }
+
+    /// The `kind` of a `pvm_host.HostError`, or `None` for other exceptions.
+    pub(crate) fn host_error_kind(
+        &self,
+        exc: &PyBaseExceptionRef,
+        vm: &VirtualMachine,
+    ) -> Option<ErrorKind> {
+        if !exc.class().fast_issubclass(&self.host_error_type) {
+            return None;
+        }
+        let kind = exc.as_object().get_attr("kind", vm).ok()?;
+        let kind = kind.downcast_ref::<PyStr>()?.to_str()?.to_owned();
+        ALL_ERROR_KINDS.iter().copied().find(|k| k.as_str() == kind)
+    }
+
+    pub(crate) fn abort_exception(&self, abort: Abort, vm: &VirtualMachine) -> PyBaseExceptionRef {
+        let message = match abort {
+            Abort::Cycles => "out of cycles",
+            Abort::Cells => "out of cells",
+            Abort::Memory => "out of memory",
+        };
+        vm.new_exception_msg(self.abort_type.clone(), message.into())
+    }
+
+    pub(crate) fn host_error(
+        &self,
+        kind: ErrorKind,
+        message: &str,
+        vm: &VirtualMachine,
+    ) -> PyBaseExceptionRef {
+        let exc = vm.new_exception_msg(
+            self.host_error_type.clone(),
+            format!("{}: {message}", kind.as_str()).into(),
+        );
+        let _ = exc
+            .as_object()
+            .set_attr("kind", vm.ctx.new_str(kind.as_str()), vm);
+        exc
+    }
+}
+
+/// Default `repr`/`str` of objects, functions, methods, generators and
+/// modules embed memory addresses (`<X object at 0x7f…>`), and their default
+/// hash is address-based, so set order would vary between runs. Type slots
+/// live in the process-wide RustPython context and actor classes inherit
+/// from `object`, so overriding the slots once makes every such repr
+/// address-free and makes those objects unhashable (as dict keys or set
+/// members their order would otherwise depend on addresses). `None` gets a
+/// constant hash, as in CPython 3.12.
+fn address_free_repr(
+    obj: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult<rustpython_vm::builtins::PyStrRef> {
+    Ok(vm.ctx.new_str(format!("<{} object>", obj.class().name())))
+}
+
+fn unhashable(
+    obj: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult<rustpython_vm::common::hash::PyHash> {
+    Err(vm.new_type_error(format!(
+        "unhashable type: '{}' (its hash would depend on its memory address)",
+        obj.class().name()
+    )))
+}
+
+/// `__build_class__` for actors: classes created by actor code get the
+/// address-free repr and address-free (absent) hash, whatever they inherit.
+fn build_class_native(real: &PyObjectRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    let class = real.call(args, vm)?;
+    if let Some(class) = class.downcast_ref::<rustpython_vm::builtins::PyType>() {
+        class.slots.repr.store(Some(address_free_repr));
+        class.slots.hash.store(Some(unhashable));
+    }
+    Ok(class)
+}
+
+fn make_identity_deterministic(vm: &VirtualMachine) {
+    use rustpython_vm::common::hash::PyHash;
+    use rustpython_vm::PyObject;
+
+    fn none_hash(_: &PyObject, _: &VirtualMachine) -> PyResult<PyHash> {
+        Ok(0xFCA86420)
+    }
+    let types = &vm.ctx.types;
+    for class in [
+        types.object_type,
+        types.function_type,
+        types.builtin_function_or_method_type,
+        types.bound_method_type,
+        types.method_descriptor_type,
+        types.generator_type,
+        types.module_type,
+        types.cell_type,
+    ] {
+        class.slots.repr.store(Some(address_free_repr));
+        class.slots.hash.store(Some(unhashable));
+    }
+    types.type_type.slots.hash.store(Some(unhashable));
+    // printf-style formatting (`"%999999999d" % 1`) allocates whatever width
+    // the format asks for, inside one instruction. Removing the slot makes
+    // `str % x` a plain TypeError everywhere, so `%` needs no guard.
+    for class in [types.str_type, types.bytes_type, types.bytearray_type] {
+        class.slots.as_number.remainder.store(None);
+        class.slots.as_number.right_remainder.store(None);
+        class.slots.as_number.inplace_remainder.store(None);
+    }
+    types.none_type.slots.hash.store(Some(none_hash));
+}
+
+fn make_module(
+    vm: &VirtualMachine,
+    name: &str,
+    functions: Vec<(&'static str, PyObjectRef)>,
+) -> PyObjectRef {
+    let dict = vm.ctx.new_dict();
+    for (function_name, function) in functions {
+        dict.set_item(function_name, function, vm)
+            .expect("dict insert");
+    }
+    vm.new_module(name, dict, None).into()
+}
+
+// ---------------------------------------------------------------------------
+// Charging
+
+/// Charges the meter; on an abort returns the exception to raise.
+pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<()> {
+    with_exec(|state| state.meter.charge(cycles, cells))
+        .map_err(|abort| runtime().abort_exception(abort, vm))
+}
+
+fn trip(abort: Abort, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    with_exec(|state| state.meter.trip(abort));
+    runtime().abort_exception(abort, vm)
+}
+
+/// Largest integer (in bits) a guarded operation may produce. Bounding ints
+/// keeps every unguarded integer operation (`x + 1`, `x % 7`) cheap, which is
+/// what lets the instrumenter skip guards on them.
+pub const MAX_INT_BITS: u128 = 65_536;
+
+fn check_int_bits(bits: u128, vm: &VirtualMachine) -> PyResult<()> {
+    if bits > MAX_INT_BITS {
+        return Err(vm.new_overflow_error(format!(
+            "integer results are limited to {MAX_INT_BITS} bits in actors"
+        )));
+    }
+    Ok(())
+}
+
+/// Fails with `out_of_memory` before an operation that would produce more
+/// than the per-operation cap or what is left of the memory budget.
+fn precheck_result_bytes(bytes: u128, vm: &VirtualMachine) -> PyResult<()> {
+    let cap =
+        u128::from(costs::size::MAX_RESULT_BYTES.min(crate::alloc::MemoryBudget::remaining()));
+    if bytes > cap {
+        return Err(trip(Abort::Memory, vm));
+    }
+    Ok(())
+}
+
+fn charge_host<T>(call: &HostCall<T>, vm: &VirtualMachine) -> PyResult<()> {
+    charge(call.cost.cycles, call.cost.cells, vm)
+}
+
+/// `(elements, bytes)` an operation over `obj` touches.
+fn size_of(obj: &PyObjectRef) -> (u64, u64) {
+    if let Some(s) = obj.downcast_ref::<PyStr>() {
+        return (0, s.byte_len() as u64);
+    }
+    if let Some(b) = obj.downcast_ref::<PyBytes>() {
+        return (0, b.as_bytes().len() as u64);
+    }
+    if let Some(b) = obj.downcast_ref::<PyByteArray>() {
+        return (0, b.borrow_buf().len() as u64);
+    }
+    if let Some(i) = obj.downcast_ref::<PyInt>() {
+        return (0, i.as_bigint().bits() / 8);
+    }
+    if let Some(l) = obj.downcast_ref::<PyList>() {
+        return (l.borrow_vec().len() as u64, 0);
+    }
+    if let Some(t) = obj.downcast_ref::<PyTuple>() {
+        return (t.len() as u64, 0);
+    }
+    if let Some(d) = obj.downcast_ref::<PyDict>() {
+        return (d.__len__() as u64, 0);
+    }
+    if obj.downcast_ref::<PySet>().is_some() || obj.downcast_ref::<PyFrozenSet>().is_some() {
+        // Exact builtin sets (actors cannot define __len__): no user code runs.
+        return (set_len(obj), 0);
+    }
+    (0, 0)
+}
+
+fn size_cycles((elements, bytes): (u64, u64)) -> u64 {
+    elements * costs::size::PER_ELEMENT + costs::for_bytes(bytes)
+}
+
+fn charge_size(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    charge(size_cycles(size_of(obj)), 0, vm)
+}
+
+fn is_sized(obj: &PyObjectRef) -> bool {
+    obj.downcast_ref::<PyStr>().is_some()
+        || obj.downcast_ref::<PyBytes>().is_some()
+        || obj.downcast_ref::<PyByteArray>().is_some()
+        || obj.downcast_ref::<PyList>().is_some()
+        || obj.downcast_ref::<PyTuple>().is_some()
+        || obj.downcast_ref::<PyDict>().is_some()
+        || obj.downcast_ref::<PySet>().is_some()
+        || obj.downcast_ref::<PyFrozenSet>().is_some()
+}
+
+/// Charges for walking `obj` and returns something safe to hand to a Rust
+/// loop: sized containers as they are, ranges by length, anything else (a
+/// lazy iterator, which would otherwise run unmetered inside Rust) drained
+/// here into a list, one charged item at a time.
+fn materialize(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    if is_sized(&obj) {
+        charge_size(&obj, vm)?;
+        return Ok(obj);
+    }
+    if obj.downcast_ref::<PyRange>().is_some() {
+        let length = obj.length(vm)? as u64;
+        charge(length * costs::size::PER_ELEMENT, 0, vm)?;
+        return Ok(obj);
+    }
+    let iterator = obj.get_iter(vm)?;
+    let mut items = Vec::new();
+    loop {
+        charge(costs::size::PER_ELEMENT, 0, vm)?;
+        match iterator.next(vm)? {
+            rustpython_vm::protocol::PyIterReturn::Return(item) => items.push(item),
+            rustpython_vm::protocol::PyIterReturn::StopIteration(_) => break,
+        }
+    }
+    Ok(vm.ctx.new_list(items).into())
+}
+
+fn int_value(obj: &PyObjectRef) -> Option<&PyInt> {
+    obj.downcast_ref::<PyInt>().map(|int| &**int)
+}
+
+/// Saturating conversion (huge values become `i64::MAX`/`MIN`): used for
+/// counts and exponents, where saturation makes the pre-check fail as it should.
+fn int_to_i64(int: &PyInt) -> i64 {
+    match int_to_i128(int) {
+        Some(value) => value.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+        None if int.as_bigint().sign() == malachite_bigint::Sign::Minus => i64::MIN,
+        None => i64::MAX,
+    }
+}
+
+fn int_to_i128(int: &PyInt) -> Option<i128> {
+    let value = int.as_bigint();
+    if value.bits() > 120 {
+        return None;
+    }
+    num_traits::ToPrimitive::to_i128(&crate::convert::from_py_bigint(value))
+}
+
+fn set_len(obj: &PyObjectRef) -> u64 {
+    runtime()
+        .interpreter
+        .enter(|vm| obj.length(vm).unwrap_or(0) as u64)
+}
+
+fn int_bits(int: &PyInt) -> u64 {
+    int.as_bigint().bits()
+}
+
+// ---------------------------------------------------------------------------
+// Natives the instrumenter inserts
+
+fn meter_native(amount: u64, vm: &VirtualMachine) -> PyResult<bool> {
+    charge(amount, 0, vm)?;
+    Ok(true)
+}
+
+/// Pre-checks and charges `left op right` by operand sizes.
+fn charge_operator(
+    code: u8,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let left_size = size_of(left);
+    let right_size = size_of(right);
+    match code {
+        // Sequence repetition: the result is len × count.
+        2 => {
+            let repetition = match (int_value(left), int_value(right)) {
+                (Some(_), Some(_)) => None,
+                (Some(count), None) => Some((count, right_size)),
+                (None, Some(count)) => Some((count, left_size)),
+                (None, None) => None,
+            };
+            if let Some((count, (elements, bytes))) = repetition {
+                let count = int_to_i64(count).max(0) as u128;
+                let result_bytes = (u128::from(elements) * 8 + u128::from(bytes)) * count;
+                precheck_result_bytes(result_bytes, vm)?;
+                let elements_out = u128::from(elements) * count;
+                return charge(
+                    (elements_out as u64) * costs::size::PER_ELEMENT
+                        + costs::for_bytes(u128::from(bytes) as u64 * count as u64),
+                    0,
+                    vm,
+                );
+            }
+            if let (Some(a), Some(b)) = (int_value(left), int_value(right)) {
+                check_int_bits(u128::from(int_bits(a)) + u128::from(int_bits(b)), vm)?;
+                // Schoolbook bound on limb products.
+                let limbs = (int_bits(a) / 64 + 1) * (int_bits(b) / 64 + 1);
+                return charge(limbs / 4, 0, vm);
+            }
+        }
+        // Integer power: the result has about bits(a) × b bits.
+        6 => {
+            if let (Some(base), Some(exponent)) = (int_value(left), int_value(right)) {
+                let exponent = int_to_i64(exponent);
+                let base_bits = int_bits(base);
+                if exponent > 0 && base_bits > 1 {
+                    let result_bits = u128::from(base_bits) * exponent as u128;
+                    precheck_result_bytes(result_bits / 8, vm)?;
+                    check_int_bits(result_bits, vm)?;
+                    let result_limbs = (result_bits / 64) as u64 + 1;
+                    let squarings = 64 - (exponent as u64).leading_zeros() as u64;
+                    return charge(result_limbs * squarings, 0, vm);
+                }
+                return charge(1, 0, vm);
+            }
+        }
+        // Left shift: bits(a) + n.
+        7 => {
+            if let (Some(value), Some(shift)) = (int_value(left), int_value(right)) {
+                let shift = int_to_i64(shift).max(0) as u128;
+                let result_bits = u128::from(int_bits(value)) + shift;
+                precheck_result_bytes(result_bits / 8, vm)?;
+                if int_bits(value) > 0 {
+                    check_int_bits(result_bits, vm)?;
+                }
+                return charge((result_bits / 64) as u64 / 4, 0, vm);
+            }
+        }
+        // printf-style formatting can request unbounded widths ("%999999999d").
+        5 if left.downcast_ref::<PyStr>().is_some() || left.downcast_ref::<PyBytes>().is_some() => {
+            return Err(
+                vm.new_type_error("%-formatting is not supported by the actor VM; use f-strings")
+            );
+        }
+        _ => {}
+    }
+    charge(size_cycles(left_size) + size_cycles(right_size), 0, vm)
+}
+
+fn apply_operator(
+    code: u8,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    match code {
+        0 => vm._add(left, right),
+        1 => vm._sub(left, right),
+        2 => vm._mul(left, right),
+        3 => vm._matmul(left, right),
+        4 => vm._truediv(left, right),
+        5 => vm._mod(left, right),
+        6 => vm._pow(left, right, vm.ctx.none.as_object()),
+        7 => vm._lshift(left, right),
+        8 => vm._rshift(left, right),
+        9 => vm._or(left, right),
+        10 => vm._xor(left, right),
+        11 => vm._and(left, right),
+        12 => vm._floordiv(left, right),
+        other => Err(vm.new_runtime_error(format!("unknown operator code {other}"))),
+    }
+}
+
+fn binop_native(code: u8, left: PyObjectRef, right: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    charge_operator(code, &left, &right, vm)?;
+    let result = apply_operator(code, &left, &right, vm)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+/// `x op= y`: pre-checks like `_pvm_binop` and returns `y` for the in-place op.
+fn augop_native(
+    code: u8,
+    current: PyObjectRef,
+    value: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    charge_operator(code, &current, &value, vm)?;
+    // `list += iterator` would drain the iterator inside Rust.
+    if code == 0 && current.downcast_ref::<PyList>().is_some() {
+        return materialize(value, vm);
+    }
+    Ok(value)
+}
+
+fn contains_native(container: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let hashed = container.downcast_ref::<PyDict>().is_some()
+        || container.downcast_ref::<PySet>().is_some()
+        || container.downcast_ref::<PyFrozenSet>().is_some()
+        || container.downcast_ref::<PyRange>().is_some();
+    if hashed {
+        return Ok(container);
+    }
+    if is_sized(&container) {
+        charge_size(&container, vm)?;
+        return Ok(container);
+    }
+    // Objects with their own `__contains__` (the storage view: it charges a
+    // host read) are left alone; only `in` over a lazy iterator, which would
+    // be drained inside Rust, is materialised with per-item charges.
+    if container
+        .class()
+        .has_attr(vm.ctx.intern_str("__contains__"))
+    {
+        return Ok(container);
+    }
+    materialize(container, vm)
+}
+
+fn result_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    charge_size(&value, vm)?;
+    Ok(value)
+}
+
+fn materialize_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    materialize(value, vm)
+}
+
+/// `obj.name(*args, **kwargs)` for methods whose cost depends on sizes.
+fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    if args.args.len() < 2 {
+        return Err(vm.new_type_error("_pvm_method needs a receiver and a name"));
+    }
+    let receiver = args.args.remove(0);
+    let name_obj = args.args.remove(0);
+    let name = name_obj
+        .downcast_ref::<PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(|| vm.new_type_error("method name must be str"))?;
+    let (elements, bytes) = size_of(&receiver);
+    let receiver_chars = bytes;
+    let int_arg =
+        |index: usize| -> Option<i64> { args.args.get(index).and_then(int_value).map(int_to_i64) };
+    match name.as_str() {
+        "ljust" | "rjust" | "center" | "zfill" => {
+            let width = int_arg(0).unwrap_or(0).max(0) as u128;
+            precheck_result_bytes(width * 4, vm)?;
+            charge(costs::for_bytes(width as u64), 0, vm)?;
+        }
+        "expandtabs" => {
+            let tab = int_arg(0).unwrap_or(8).max(1) as u128;
+            precheck_result_bytes(tab * u128::from(receiver_chars), vm)?;
+        }
+        "from_bytes" => {
+            let (_, input_bytes) = args.args.first().map_or((0, 0), size_of);
+            check_int_bits(u128::from(input_bytes) * 8, vm)?;
+        }
+        "to_bytes" => {
+            let length = int_arg(0).unwrap_or(1).max(0) as u128;
+            precheck_result_bytes(length, vm)?;
+        }
+        "replace" if args.args.len() >= 2 => {
+            let (_, old_bytes) = size_of(&args.args[0]);
+            let (_, new_bytes) = size_of(&args.args[1]);
+            // An empty `old` matches between every two characters.
+            let occurrences = receiver_chars
+                .checked_div(old_bytes)
+                .unwrap_or(receiver_chars + 1);
+            let occurrences = match int_arg(2) {
+                Some(count) if count >= 0 => occurrences.min(count as u64),
+                _ => occurrences,
+            };
+            precheck_result_bytes(
+                u128::from(receiver_chars) + u128::from(occurrences) * u128::from(new_bytes),
+                vm,
+            )?;
+        }
+        "join"
+        | "extend"
+        | "update"
+        | "union"
+        | "intersection"
+        | "difference"
+        | "symmetric_difference"
+        | "issubset"
+        | "issuperset"
+        | "isdisjoint" => {
+            if let Some(first) = args.args.first().cloned() {
+                args.args[0] = materialize(first.clone(), vm)?;
+            }
+        }
+        "sort" => {
+            let log = 64 - elements.leading_zeros() as u64;
+            charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
+        }
+        _ => {}
+    }
+    let argument_cycles: u64 = args.args.iter().map(|a| size_cycles(size_of(a))).sum();
+    charge(size_cycles((elements, bytes)) + argument_cycles, 0, vm)?;
+    let method = receiver.get_attr(&vm.ctx.new_str(name), vm)?;
+    let result = method.call(args, vm)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+fn consuming_builtin(
+    original: &PyObjectRef,
+    sort: bool,
+    mut args: FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if args.args.len() == 1 {
+        let first = args.args.remove(0);
+        let materialized = materialize(first, vm)?;
+        if sort {
+            let (elements, _) = size_of(&materialized);
+            let elements = elements.max(materialized.length(vm).unwrap_or(0) as u64);
+            let log = 64 - elements.leading_zeros() as u64;
+            charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
+        }
+        args.args.insert(0, materialized);
+    } else {
+        for arg in &args.args {
+            charge_size(arg, vm)?;
+        }
+    }
+    let result = original.call(args, vm)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+fn converting_builtin(original: &PyObjectRef, mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    let is_bytes_ctor = original.is(vm.ctx.types.bytes_type.as_object())
+        || original.is(vm.ctx.types.bytearray_type.as_object());
+    if let Some(first) = args.args.first().cloned() {
+        if is_bytes_ctor {
+            if let Some(length) = int_value(&first) {
+                let length = int_to_i64(length).max(0) as u128;
+                precheck_result_bytes(length, vm)?;
+            } else if !is_sized(&first) {
+                args.args[0] = materialize(first.clone(), vm)?;
+            }
+        }
+        if original.is(vm.builtins.dict().get_item("pow", vm)?.as_object()) && args.args.len() >= 2
+        {
+            let second = args.args[1].clone();
+            if args.args.len() == 2 {
+                charge_operator(6, &first, &second, vm)?;
+            } else {
+                let modulus_bits = args.args.get(2).and_then(int_value).map_or(64, int_bits);
+                let exponent_bits = int_value(&second).map_or(64, int_bits);
+                charge(exponent_bits * (modulus_bits / 64 + 1), 0, vm)?;
+            }
+        }
+    }
+    for arg in &args.args {
+        charge_size(arg, vm)?;
+    }
+    let result = original.call(args, vm)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+// ---------------------------------------------------------------------------
+// Storage natives (called from the trusted prelude)
+
+fn current_actor() -> Address {
+    with_exec(|state| state.frames.last().expect("a frame").actor)
+}
+
+fn storage_key(key: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
+    let key = key
+        .downcast_ref::<PyStr>()
+        .filter(|_| key.class().is(vm.ctx.types.str_type))
+        .ok_or_else(|| vm.new_type_error("storage keys must be str"))?;
+    Ok(key
+        .to_str()
+        .ok_or_else(|| vm.new_value_error("storage keys must be valid UTF-8"))?
+        .as_bytes()
+        .to_vec())
+}
+
+fn host_result<T>(call: HostCall<T>, vm: &VirtualMachine) -> PyResult<T> {
+    charge_host(&call, vm)?;
+    call.result
+        .map_err(|failure| runtime().host_error(failure.kind, &failure.message, vm))
+}
+
+fn storage_get_native(key: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let key = storage_key(&key, vm)?;
+    let actor = current_actor();
+    let call = HOST.with(|slot| slot.host.storage_get(&actor, &key));
+    let found = host_result(call, vm)?;
+    let (found, value) = match found {
+        Some(bytes) => {
+            // Decoding and building the objects is linear in the value's size;
+            // a flat read cost would let a loop re-read a 16 MiB value cheaply.
+            charge(costs::for_bytes(bytes.len() as u64), 0, vm)?;
+            let value = Value::from_bytes(&bytes)
+                .map_err(|e| vm.new_runtime_error(format!("corrupt storage value: {e}")))?;
+            (true, value_to_py(&value, vm))
+        }
+        None => (false, vm.ctx.none()),
+    };
+    Ok(vm
+        .ctx
+        .new_tuple(vec![vm.ctx.new_bool(found).into(), value])
+        .into())
+}
+
+fn storage_set_native(key: PyObjectRef, value: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    let key = storage_key(&key, vm)?;
+    let encoded = py_to_value(&value, vm)?.to_bytes();
+    precheck_result_bytes(encoded.len() as u128, vm)?;
+    let actor = current_actor();
+    let call = HOST.with(|slot| slot.host.storage_set(&actor, &key, &encoded));
+    host_result(call, vm)
+}
+
+fn storage_delete_native(key: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+    let key = storage_key(&key, vm)?;
+    let actor = current_actor();
+    let existing = HOST.with(|slot| slot.host.storage_get(&actor, &key));
+    if host_result(existing, vm)?.is_none() {
+        return Ok(false);
+    }
+    let call = HOST.with(|slot| slot.host.storage_delete(&actor, &key));
+    host_result(call, vm)?;
+    Ok(true)
+}
+
+fn storage_next_native(prefix: PyObjectRef, after: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let prefix = storage_key(&prefix, vm)?;
+    let after = if vm.is_none(&after) {
+        None
+    } else {
+        Some(storage_key(&after, vm)?)
+    };
+    let actor = current_actor();
+    let call = HOST.with(|slot| {
+        slot.host
+            .storage_next_key(&actor, &prefix, after.as_deref())
+    });
+    match host_result(call, vm)? {
+        Some(key) => {
+            let key = String::from_utf8(key)
+                .map_err(|_| vm.new_runtime_error("storage key is not UTF-8"))?;
+            Ok(vm.ctx.new_str(key).into())
+        }
+        None => Ok(vm.ctx.none()),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// pvm_host
+
+fn parse_address(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Address> {
+    if let Some(text) = obj.downcast_ref::<PyStr>() {
+        let text = text.to_str().unwrap_or_default();
+        return text
+            .parse::<Address>()
+            .map_err(|e| vm.new_value_error(format!("bad address: {e}")));
+    }
+    if let Some(bytes) = obj.downcast_ref::<PyBytes>() {
+        return Address::from_slice(bytes.as_bytes())
+            .map_err(|e| vm.new_value_error(format!("bad address: {e}")));
+    }
+    Err(vm.new_type_error("an address is a '0x…' str or 20 bytes"))
+}
+
+fn parse_u64(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> PyResult<u64> {
+    int_value(obj)
+        .and_then(|i| u64::try_from(int_to_i128(i)?).ok())
+        .ok_or_else(|| vm.new_value_error(format!("{what} must be a non-negative int below 2**64")))
+}
+
+fn parse_u128(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> PyResult<u128> {
+    int_value(obj)
+        .and_then(|i| u128::try_from(int_to_i128(i)?).ok())
+        .ok_or_else(|| {
+            vm.new_value_error(format!("{what} must be a non-negative int below 2**128"))
+        })
+}
+
+fn parse_timer_id(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Hash> {
+    obj.downcast_ref::<PyBytes>()
+        .and_then(|b| Hash::from_slice(b.as_bytes()).ok())
+        .ok_or_else(|| vm.new_value_error("a timer id is 32 bytes"))
+}
+
+fn optional(obj: Option<&PyObjectRef>, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    obj.filter(|o| !vm.is_none(o)).cloned()
+}
+
+fn take_kwarg(args: &mut FuncArgs, name: &str) -> Option<PyObjectRef> {
+    args.kwargs.swap_remove(name)
+}
+
+fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    let context_read = |vm: &VirtualMachine| charge(costs::host::CONTEXT_READ, 0, vm);
+    vec![
+        (
+            "block_height",
+            vm.new_function(
+                "block_height",
+                move |vm: &VirtualMachine| -> PyResult<u64> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.block.height))
+                },
+            )
+            .into(),
+        ),
+        (
+            "block_timestamp",
+            vm.new_function(
+                "block_timestamp",
+                move |vm: &VirtualMachine| -> PyResult<u64> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.block.timestamp))
+                },
+            )
+            .into(),
+        ),
+        (
+            "actor_address",
+            vm.new_function(
+                "actor_address",
+                move |vm: &VirtualMachine| -> PyResult<String> {
+                    context_read(vm)?;
+                    Ok(current_actor().to_hex())
+                },
+            )
+            .into(),
+        ),
+        (
+            "tx_sender",
+            vm.new_function(
+                "tx_sender",
+                move |vm: &VirtualMachine| -> PyResult<String> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.tx_sender).to_hex())
+                },
+            )
+            .into(),
+        ),
+        (
+            "caller",
+            vm.new_function("caller", move |vm: &VirtualMachine| -> PyResult<String> {
+                context_read(vm)?;
+                Ok(with_exec(|s| s.frames.last().expect("a frame").caller).to_hex())
+            })
+            .into(),
+        ),
+        (
+            "balance",
+            vm.new_function(
+                "balance",
+                |account: PyObjectRef, vm: &VirtualMachine| -> PyResult {
+                    let account = parse_address(&account, vm)?;
+                    let call = HOST.with(|slot| slot.host.balance(&account));
+                    let balance = host_result(call, vm)?;
+                    Ok(vm.ctx.new_int(balance).into())
+                },
+            )
+            .into(),
+        ),
+        (
+            "transfer",
+            vm.new_function(
+                "transfer",
+                |to: PyObjectRef, amount: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let to = parse_address(&to, vm)?;
+                    let amount = parse_u128(&amount, "amount", vm)?;
+                    let from = current_actor();
+                    let call = HOST.with(|slot| slot.host.transfer(&from, &to, amount));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "emit",
+            vm.new_function(
+                "emit",
+                |name: PyObjectRef, data: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let name = name
+                        .downcast_ref::<PyStr>()
+                        .and_then(|s| s.to_str().map(str::to_owned))
+                        .ok_or_else(|| vm.new_type_error("event name must be str"))?;
+                    let data = py_to_value(&data, vm)?;
+                    let encoded = data.to_bytes();
+                    precheck_result_bytes(encoded.len() as u128, vm)?;
+                    let emitter = current_actor();
+                    let call = HOST.with(|slot| slot.host.emit(&emitter, &name, &encoded));
+                    host_result(call, vm)?;
+                    with_exec(|s| {
+                        s.events.push(Event {
+                            emitter,
+                            name,
+                            data,
+                        })
+                    });
+                    Ok(())
+                },
+            )
+            .into(),
+        ),
+        ("call", vm.new_function("call", call_native).into()),
+        (
+            "schedule_timer",
+            vm.new_function(
+                "schedule_timer",
+                |height: PyObjectRef, payload: PyObjectRef, vm: &VirtualMachine| -> PyResult {
+                    let request = TimerRequest {
+                        height: parse_u64(&height, "height", vm)?,
+                        payload: payload_bytes(&payload, vm)?,
+                        fee_payer: None,
+                        gas_limit: None,
+                        expires_at: None,
+                    };
+                    schedule(request, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "schedule_timer_ex",
+            vm.new_function(
+                "schedule_timer_ex",
+                |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                    let mut positional = args.args.clone().into_iter();
+                    let height = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "height"));
+                    let payload = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "payload"));
+                    let fee_payer = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "fee_payer"));
+                    let gas_limit = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "gas_limit"));
+                    let expires_at = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "expires_at"));
+                    if let Some((name, _)) = args.kwargs.iter().next() {
+                        return Err(vm.new_type_error(format!(
+                            "schedule_timer_ex() got an unexpected keyword argument '{name}'"
+                        )));
+                    }
+                    let (Some(height), Some(payload)) = (height, payload) else {
+                        return Err(
+                            vm.new_type_error("schedule_timer_ex() needs height and payload")
+                        );
+                    };
+                    let request = TimerRequest {
+                        height: parse_u64(&height, "height", vm)?,
+                        payload: payload_bytes(&payload, vm)?,
+                        fee_payer: optional(fee_payer.as_ref(), vm)
+                            .map(|a| parse_address(&a, vm))
+                            .transpose()?,
+                        gas_limit: optional(gas_limit.as_ref(), vm)
+                            .map(|g| parse_u64(&g, "gas_limit", vm))
+                            .transpose()?,
+                        expires_at: optional(expires_at.as_ref(), vm)
+                            .map(|e| parse_u64(&e, "expires_at", vm))
+                            .transpose()?,
+                    };
+                    schedule(request, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "extend_timer",
+            vm.new_function(
+                "extend_timer",
+                |timer_id: PyObjectRef,
+                 new_expires_at: PyObjectRef,
+                 vm: &VirtualMachine|
+                 -> PyResult<()> {
+                    let timer_id = parse_timer_id(&timer_id, vm)?;
+                    let new_expires_at = parse_u64(&new_expires_at, "new_expires_at", vm)?;
+                    let actor = current_actor();
+                    let call =
+                        HOST.with(|slot| slot.host.extend_timer(&actor, &timer_id, new_expires_at));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "cancel_timer",
+            vm.new_function(
+                "cancel_timer",
+                |timer_id: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let timer_id = parse_timer_id(&timer_id, vm)?;
+                    let actor = current_actor();
+                    let call = HOST.with(|slot| slot.host.cancel_timer(&actor, &timer_id));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+    ]
+}
+
+fn payload_bytes(payload: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
+    payload
+        .downcast_ref::<PyBytes>()
+        .map(|b| b.as_bytes().to_vec())
+        .ok_or_else(|| vm.new_type_error("timer payload must be bytes"))
+}
+
+fn schedule(request: TimerRequest, vm: &VirtualMachine) -> PyResult {
+    let actor = current_actor();
+    let call = HOST.with(|slot| slot.host.schedule_timer(&actor, request));
+    let timer_id = host_result(call, vm)?;
+    Ok(vm.ctx.new_bytes(timer_id.as_bytes().to_vec()).into())
+}
+
+/// `pvm_host.call(actor, handler, *args, value=0)`: runs another actor's
+/// handler synchronously inside a host checkpoint. Its failure reverts its
+/// effects and raises `HostError` in the caller (or re-raises an abort,
+/// which the whole execution shares).
+fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    let value = take_kwarg(&mut args, "value");
+    if let Some((name, _)) = args.kwargs.iter().next() {
+        return Err(vm.new_type_error(format!(
+            "call() got an unexpected keyword argument '{name}'"
+        )));
+    }
+    if args.args.len() < 2 {
+        return Err(vm.new_type_error("call(actor, handler, *args, value=0)"));
+    }
+    let target = parse_address(&args.args[0], vm)?;
+    let handler = args.args[1]
+        .downcast_ref::<PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(|| vm.new_type_error("handler must be str"))?;
+    let call_args: Vec<Value> = args.args[2..]
+        .iter()
+        .map(|a| py_to_value(a, vm))
+        .collect::<PyResult<_>>()?;
+    let amount = match &value {
+        Some(v) => parse_u128(v, "value", vm)?,
+        None => 0,
+    };
+    let runtime = runtime();
+    let payload_cells =
+        Value::List(call_args.clone()).to_bytes().len() as u64 + handler.len() as u64;
+    charge(costs::host::CALL, payload_cells, vm)?;
+
+    let caller = current_actor();
+    let depth = with_exec(|s| s.frames.len());
+    if depth >= MAX_CALL_DEPTH {
+        return Err(runtime.host_error(
+            ErrorKind::CallDepthExceeded,
+            &format!("nested calls are limited to depth {MAX_CALL_DEPTH}"),
+            vm,
+        ));
+    }
+    if !crate::vm::is_public_handler(&handler) {
+        return Err(runtime.host_error(
+            ErrorKind::InvalidInput,
+            &format!("'{handler}' is not a public handler"),
+            vm,
+        ));
+    }
+    let record =
+        host_result(HOST.with(|slot| slot.host.actor_record(&target)), vm)?.ok_or_else(|| {
+            runtime.host_error(ErrorKind::NotFound, &format!("no actor at {target}"), vm)
+        })?;
+    let code_cache = with_exec(|s| s.code_cache.clone());
+    let compiled = HOST
+        .with(|slot| code_cache.get_or_compile(&record.code_hash, &mut *slot.host))
+        .ok_or_else(|| {
+            runtime.host_error(
+                ErrorKind::NotFound,
+                &format!("code of {target} is unavailable"),
+                vm,
+            )
+        })?;
+
+    let checkpoint = HOST.with(|slot| slot.host.checkpoint());
+    let events_before = with_exec(|s| s.events.len());
+    let result = (|| -> PyResult {
+        if amount > 0 {
+            host_result(
+                HOST.with(|slot| slot.host.transfer(&caller, &target, amount)),
+                vm,
+            )?;
+        }
+        with_exec(|s| {
+            s.frames.push(Frame {
+                actor: target,
+                caller,
+            })
+        });
+        let outcome = runtime.invoke(
+            &compiled,
+            &target,
+            &record.deployer,
+            &handler,
+            &call_args,
+            vm,
+        );
+        with_exec(|s| s.frames.pop());
+        let returned = outcome?.ok_or_else(|| {
+            runtime.host_error(
+                ErrorKind::NotFound,
+                &format!("actor {target} has no handler '{handler}'"),
+                vm,
+            )
+        })?;
+        // Values cross actor boundaries by copy, never by reference; the
+        // copy is paid by size like any other conversion.
+        let value = py_to_value(&returned, vm)?;
+        charge(costs::for_bytes(value.to_bytes().len() as u64), 0, vm)?;
+        Ok(value_to_py(&value, vm))
+    })();
+    match result {
+        Ok(value) => {
+            HOST.with(|slot| slot.host.commit(checkpoint));
+            Ok(value)
+        }
+        Err(exc) => {
+            HOST.with(|slot| slot.host.revert(checkpoint));
+            with_exec(|s| s.events.truncate(events_before));
+            if let Some(abort) = with_exec(|s| s.meter.abort) {
+                return Err(runtime.abort_exception(abort, vm));
+            }
+            // A HostError escaping the callee (a host rejection or a deeper
+            // call's failure) already names the root cause and its kind:
+            // pass it up unchanged instead of nesting messages 32 deep.
+            if runtime.host_error_kind(&exc, vm).is_some() {
+                return Err(exc);
+            }
+            let message = crate::vm::exception_message(&exc, vm);
+            Err(runtime.host_error(
+                ErrorKind::Revert,
+                &format!("call to {target}.{handler} failed: {message}"),
+                vm,
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_aborts_are_sticky_and_saturate() {
+        let mut meter = Meter {
+            cycles_limit: 100,
+            cells_limit: 10,
+            ..Meter::default()
+        };
+        meter.charge(60, 5).unwrap();
+        assert_eq!(meter.charge(50, 0), Err(Abort::Cycles));
+        assert_eq!(meter.cycles_used, 100);
+        // Once tripped, every later charge fails the same way, even a free one.
+        assert_eq!(meter.charge(0, 0), Err(Abort::Cycles));
+        let mut meter = Meter {
+            cycles_limit: 100,
+            cells_limit: 10,
+            ..Meter::default()
+        };
+        assert_eq!(meter.charge(1, 11), Err(Abort::Cells));
+        assert_eq!((meter.cycles_used, meter.cells_used), (1, 10));
+        assert_eq!(Abort::Memory.kind(), ErrorKind::OutOfMemory);
+    }
+}

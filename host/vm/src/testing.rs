@@ -1,0 +1,363 @@
+//! [`MockHost`]: an in-memory [`Host`] for tests of actors and of the VM.
+//!
+//! It keeps accounts, actor code and storage in ordered maps, snapshots the
+//! whole state on every checkpoint (fine for tests, not for a chain), charges
+//! the reference costs of [`crate::costs`], and records timer side effects so
+//! tests can assert that they exist only when the execution committed. Timer
+//! validation is limited to what the VM needs to exercise its error path
+//! (future height, ownership); the full CIP-5 §4.2 rules belong to the
+//! `timers` crate.
+
+use std::collections::BTreeMap;
+
+use timerhost_types::{keccak256, Address, ErrorKind, Hash};
+
+use crate::costs::{self, cells};
+use crate::host::{
+    ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure, TimerRequest,
+};
+
+/// A timer the mock accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MockTimer {
+    /// Timer id returned to the actor.
+    pub id: Hash,
+    /// Scheduling actor.
+    pub actor: Address,
+    /// The request as made.
+    pub request: TimerRequest,
+    /// Current expiry (after extensions), if set.
+    pub expires_at: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct MockState {
+    balances: BTreeMap<Address, u128>,
+    actors: BTreeMap<Address, ActorRecord>,
+    storage: BTreeMap<(Address, Vec<u8>), Vec<u8>>,
+    timers: BTreeMap<Hash, MockTimer>,
+    cancelled_timers: Vec<Hash>,
+    schedule_nonce: u64,
+}
+
+/// In-memory host. Construct with [`MockHost::new`], add actors with
+/// [`MockHost::install_actor`], then hand `&mut mock` to the [`crate::Vm`].
+#[derive(Clone, Debug, Default)]
+pub struct MockHost {
+    state: MockState,
+    code: BTreeMap<Hash, String>,
+    checkpoints: Vec<(CheckpointId, MockState)>,
+    next_checkpoint: u64,
+    /// The block executions run in.
+    pub block: BlockInfo,
+    /// The transaction signer.
+    pub tx_sender: Address,
+}
+
+impl MockHost {
+    /// An empty host at height 1, timestamp 1_700_000_000, sender `0x…01`.
+    pub fn new() -> MockHost {
+        let mut sender = [0u8; 20];
+        sender[19] = 1;
+        MockHost {
+            block: BlockInfo {
+                height: 1,
+                timestamp: 1_700_000_000,
+            },
+            tx_sender: Address(sender),
+            ..MockHost::default()
+        }
+    }
+
+    /// Registers `source` as the code of `actor`, deployed by the current sender.
+    pub fn install_actor(&mut self, actor: Address, source: &str) -> Hash {
+        let code_hash = keccak256(source.as_bytes());
+        self.code.insert(code_hash, source.to_owned());
+        self.state.actors.insert(
+            actor,
+            ActorRecord {
+                code_hash,
+                deployer: self.tx_sender,
+            },
+        );
+        code_hash
+    }
+
+    /// Sets a balance.
+    pub fn set_balance(&mut self, account: Address, amount: u128) {
+        self.state.balances.insert(account, amount);
+    }
+
+    /// A balance (0 if unknown).
+    pub fn balance_of(&self, account: &Address) -> u128 {
+        self.state.balances.get(account).copied().unwrap_or(0)
+    }
+
+    /// The raw canonical bytes stored under `key` for `actor`.
+    pub fn storage_bytes(&self, actor: &Address, key: &str) -> Option<Vec<u8>> {
+        self.state
+            .storage
+            .get(&(*actor, key.as_bytes().to_vec()))
+            .cloned()
+    }
+
+    /// The decoded value stored under `key` for `actor`.
+    pub fn storage_value(&self, actor: &Address, key: &str) -> Option<timerhost_types::Value> {
+        self.storage_bytes(actor, key)
+            .map(|b| timerhost_types::Value::from_bytes(&b).expect("canonical value"))
+    }
+
+    /// Live timers.
+    pub fn timers(&self) -> Vec<MockTimer> {
+        self.state.timers.values().cloned().collect()
+    }
+
+    /// Timers cancelled by actors.
+    pub fn cancelled_timers(&self) -> &[Hash] {
+        &self.state.cancelled_timers
+    }
+
+    /// Open checkpoints (0 between executions, if the VM balanced them).
+    pub fn open_checkpoints(&self) -> usize {
+        self.checkpoints.len()
+    }
+
+    /// A digest of the whole mock state, for determinism tests.
+    pub fn state_digest(&self) -> Hash {
+        keccak256(format!("{:?}", self.state).as_bytes())
+    }
+
+    fn storage_cells(key: &[u8], value: &[u8]) -> u64 {
+        cells::STORAGE_WRITE_OVERHEAD + key.len() as u64 + value.len() as u64
+    }
+}
+
+fn unauthorized<T>(message: &str, cycles: u64) -> HostCall<T> {
+    HostCall::rejected(
+        HostFailure::new(ErrorKind::Unauthorized, message),
+        Cost::cycles(cycles),
+    )
+}
+
+impl Host for MockHost {
+    fn block(&self) -> BlockInfo {
+        self.block
+    }
+
+    fn tx_sender(&self) -> Address {
+        self.tx_sender
+    }
+
+    fn actor_record(&mut self, actor: &Address) -> HostCall<Option<ActorRecord>> {
+        HostCall::ok(
+            self.state.actors.get(actor).cloned(),
+            Cost::cycles(costs::host::ACTOR_LOOKUP),
+        )
+    }
+
+    fn load_code(&mut self, code_hash: &Hash) -> Option<String> {
+        self.code.get(code_hash).cloned()
+    }
+
+    fn storage_get(&mut self, actor: &Address, key: &[u8]) -> HostCall<Option<Vec<u8>>> {
+        HostCall::ok(
+            self.state.storage.get(&(*actor, key.to_vec())).cloned(),
+            Cost::cycles(costs::host::STORAGE_READ),
+        )
+    }
+
+    fn storage_set(&mut self, actor: &Address, key: &[u8], value: &[u8]) -> HostCall<()> {
+        let cost = Cost::new(costs::host::STORAGE_WRITE, Self::storage_cells(key, value));
+        self.state
+            .storage
+            .insert((*actor, key.to_vec()), value.to_vec());
+        HostCall::ok((), cost)
+    }
+
+    fn storage_delete(&mut self, actor: &Address, key: &[u8]) -> HostCall<()> {
+        self.state.storage.remove(&(*actor, key.to_vec()));
+        HostCall::ok((), Cost::cycles(costs::host::STORAGE_WRITE))
+    }
+
+    fn storage_next_key(
+        &mut self,
+        actor: &Address,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+    ) -> HostCall<Option<Vec<u8>>> {
+        let start = (
+            *actor,
+            after.map_or_else(|| prefix.to_vec(), <[u8]>::to_vec),
+        );
+        let found = self
+            .state
+            .storage
+            .range(start..)
+            .map(|((owner, key), _)| (owner, key))
+            .find(|(owner, key)| *owner != actor || after != Some(key.as_slice()))
+            .filter(|(owner, key)| *owner == actor && key.starts_with(prefix))
+            .map(|(_, key)| key.clone());
+        HostCall::ok(found, Cost::cycles(costs::host::STORAGE_NEXT_KEY))
+    }
+
+    fn balance(&mut self, account: &Address) -> HostCall<u128> {
+        HostCall::ok(self.balance_of(account), Cost::cycles(costs::host::BALANCE))
+    }
+
+    fn transfer(&mut self, from: &Address, to: &Address, amount: u128) -> HostCall<()> {
+        let cost = Cost::new(costs::host::TRANSFER, 0);
+        let available = self.balance_of(from);
+        if available < amount {
+            return HostCall::rejected(
+                HostFailure::new(
+                    ErrorKind::InsufficientFunds,
+                    format!("balance {available} < {amount}"),
+                ),
+                cost,
+            );
+        }
+        self.state.balances.insert(*from, available - amount);
+        *self.state.balances.entry(*to).or_insert(0) += amount;
+        HostCall::ok((), cost)
+    }
+
+    fn emit(&mut self, _emitter: &Address, name: &str, encoded_data: &[u8]) -> HostCall<()> {
+        let cells = cells::EVENT_OVERHEAD + name.len() as u64 + encoded_data.len() as u64;
+        HostCall::ok((), Cost::new(costs::host::EMIT, cells))
+    }
+
+    fn checkpoint(&mut self) -> CheckpointId {
+        self.next_checkpoint += 1;
+        let id = CheckpointId(self.next_checkpoint);
+        self.checkpoints.push((id, self.state.clone()));
+        id
+    }
+
+    fn commit(&mut self, checkpoint: CheckpointId) {
+        let (id, _) = self.checkpoints.pop().expect("commit without checkpoint");
+        assert_eq!(id, checkpoint, "checkpoints must be closed innermost first");
+    }
+
+    fn revert(&mut self, checkpoint: CheckpointId) {
+        let (id, saved) = self.checkpoints.pop().expect("revert without checkpoint");
+        assert_eq!(id, checkpoint, "checkpoints must be closed innermost first");
+        self.state = saved;
+    }
+
+    fn schedule_timer(&mut self, actor: &Address, request: TimerRequest) -> HostCall<Hash> {
+        let cost = Cost::new(costs::host::SET_TIMER_BASE, request.payload.len() as u64);
+        if request.height <= self.block.height {
+            return HostCall::rejected(
+                HostFailure::new(
+                    ErrorKind::InvalidInput,
+                    format!("height {} is not in the future", request.height),
+                ),
+                cost,
+            );
+        }
+        self.state.schedule_nonce += 1;
+        let id = timerhost_types::primitives::keccak256_concat(&[
+            actor.as_bytes(),
+            &request.height.to_be_bytes(),
+            &request.payload,
+            &self.state.schedule_nonce.to_be_bytes(),
+        ]);
+        let expires_at = request.expires_at;
+        self.state.timers.insert(
+            id,
+            MockTimer {
+                id,
+                actor: *actor,
+                request,
+                expires_at,
+            },
+        );
+        HostCall::ok(id, cost)
+    }
+
+    fn extend_timer(
+        &mut self,
+        actor: &Address,
+        timer_id: &Hash,
+        new_expires_at: u64,
+    ) -> HostCall<()> {
+        let cycles = costs::host::EXTEND_TIMER;
+        match self.state.timers.get_mut(timer_id) {
+            Some(timer) if timer.actor == *actor => {
+                timer.expires_at = Some(new_expires_at);
+                HostCall::ok((), Cost::cycles(cycles))
+            }
+            Some(_) => unauthorized("timer belongs to another actor", cycles),
+            None => HostCall::rejected(
+                HostFailure::new(ErrorKind::NotFound, "no such timer"),
+                Cost::cycles(cycles),
+            ),
+        }
+    }
+
+    fn cancel_timer(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()> {
+        let cycles = costs::host::CANCEL_TIMER;
+        match self.state.timers.get(timer_id) {
+            Some(timer) if timer.actor == *actor => {
+                self.state.timers.remove(timer_id);
+                self.state.cancelled_timers.push(*timer_id);
+                HostCall::ok((), Cost::cycles(cycles))
+            }
+            Some(_) => unauthorized("timer belongs to another actor", cycles),
+            None => HostCall::rejected(
+                HostFailure::new(ErrorKind::NotFound, "no such timer"),
+                Cost::cycles(cycles),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_key_walks_one_actor_prefix_in_order() {
+        let mut host = MockHost::new();
+        let (a, b) = (Address([1; 20]), Address([2; 20]));
+        for key in ["x:2", "x:1", "y", "x:3"] {
+            let _ = host.storage_set(&a, key.as_bytes(), b"v");
+        }
+        let _ = host.storage_set(&b, b"x:0", b"v");
+        let mut seen = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        while let Some(key) = host
+            .storage_next_key(&a, b"x:", after.as_deref())
+            .result
+            .unwrap()
+        {
+            seen.push(String::from_utf8(key.clone()).unwrap());
+            after = Some(key);
+        }
+        assert_eq!(seen, ["x:1", "x:2", "x:3"]);
+    }
+
+    #[test]
+    fn checkpoints_nest_and_revert() {
+        let mut host = MockHost::new();
+        let a = Address([1; 20]);
+        let outer = host.checkpoint();
+        let _ = host.storage_set(&a, b"k", b"1");
+        let inner = host.checkpoint();
+        let _ = host.storage_set(&a, b"k", b"2");
+        host.revert(inner);
+        assert_eq!(host.storage_bytes(&a, "k"), Some(b"1".to_vec()));
+        host.commit(outer);
+        assert_eq!(host.open_checkpoints(), 0);
+        let request = TimerRequest {
+            height: 1,
+            payload: vec![],
+            fee_payer: None,
+            gas_limit: None,
+            expires_at: None,
+        };
+        let call = host.schedule_timer(&a, request);
+        assert_eq!(call.result.unwrap_err().kind, ErrorKind::InvalidInput);
+        assert_eq!(call.cost.cycles, costs::host::SET_TIMER_BASE);
+    }
+}

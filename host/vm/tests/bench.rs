@@ -1,0 +1,102 @@
+//! Rough throughput numbers (run explicitly; they are not assertions):
+//! `cargo test -p timerhost-vm --test bench -- --ignored --nocapture`.
+//! Results are recorded in docs/METERING.md ("Measured overhead").
+
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::addr;
+use rustpython_vm::scope::Scope;
+use timerhost_types::Value;
+use timerhost_vm::testing::MockHost;
+use timerhost_vm::{ExecLimits, Vm};
+
+/// Arithmetic loop: one meter call and two guards per iteration.
+const ARITHMETIC: &str =
+    "    total = 0\n    for i in range(n):\n        total += i * 2 % 7\n    return total\n";
+/// Assignment loop: one meter call per iteration, no guards.
+const ASSIGNMENT: &str =
+    "    total = 0\n    for i in range(n):\n        total = i\n    return total\n";
+const ITERATIONS: u64 = 100_000;
+
+fn indent(body: &str) -> String {
+    body.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+fn unmetered(name: &str, body: &str) -> Duration {
+    let plain = rustpython_vm::Interpreter::builder(Default::default()).build();
+    plain.enter(|vm| {
+        let code = format!("def {name}(n):\n{body}\n{name}({ITERATIONS})\n");
+        let code = vm
+            .compile(&code, rustpython_vm::compiler::Mode::Exec, "<bench>")
+            .unwrap();
+        let started = Instant::now();
+        vm.run_code_obj(code, Scope::with_builtins(None, vm.ctx.new_dict(), vm))
+            .unwrap();
+        started.elapsed()
+    })
+}
+
+fn cpython(body: &str) -> Option<f64> {
+    let script = format!(
+        "import time\ndef work(n):\n{body}\ns=time.perf_counter()\nwork({ITERATIONS})\nprint(time.perf_counter()-s)"
+    );
+    let output = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+}
+
+#[test]
+#[ignore = "benchmark: run with --ignored --nocapture"]
+fn throughput() {
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    let source = format!(
+        "class Bench:\n    def noop(self):\n        return 1\n    def arithmetic(self, n):\n{}    def assignment(self, n):\n{}",
+        indent(ARITHMETIC),
+        indent(ASSIGNMENT)
+    );
+    host.install_actor(actor, &source);
+    let limits = ExecLimits::new(u64::MAX / 2, 1_000_000);
+    assert!(vm
+        .deploy(&mut host, &actor, &source, &[], limits)
+        .is_success());
+
+    let calls = 20_000;
+    let started = Instant::now();
+    for _ in 0..calls {
+        assert!(vm.call(&mut host, &actor, "noop", &[], limits).is_success());
+    }
+    let per_call = started.elapsed() / calls;
+    println!(
+        "trivial handler call: {per_call:?} ({:.0} calls/s)",
+        1.0 / per_call.as_secs_f64()
+    );
+
+    for (name, body) in [("arithmetic", ARITHMETIC), ("assignment", ASSIGNMENT)] {
+        let started = Instant::now();
+        let outcome = vm.call(&mut host, &actor, name, &[Value::int(ITERATIONS)], limits);
+        let metered = started.elapsed();
+        assert!(outcome.is_success());
+        let plain = unmetered(name, body);
+        let mut line = format!(
+            "{name} loop x{ITERATIONS}: metered {metered:?} ({} cycles), unmetered {plain:?}, ratio {:.2}",
+            outcome.cycles_used,
+            metered.as_secs_f64() / plain.as_secs_f64()
+        );
+        if let Some(seconds) = cpython(body) {
+            line.push_str(&format!(
+                ", CPython {seconds:.4}s, metered/CPython {:.1}",
+                metered.as_secs_f64() / seconds
+            ));
+        }
+        println!("{line}");
+    }
+}

@@ -1,0 +1,115 @@
+//! Determinism: the reference actor's results, cycles, cells and final state
+//! are identical across runs and across processes, and its cycle count is
+//! pinned so any change to the cost model shows up in review.
+
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
+mod common;
+
+use common::{addr, limits};
+use timerhost_types::Value;
+use timerhost_vm::testing::MockHost;
+use timerhost_vm::Vm;
+
+const REFERENCE: &str = r#"
+import pvm_host
+import json
+
+class Reference:
+    def deploy(self):
+        self.storage["count"] = 0
+
+    def work(self, n):
+        total = 0
+        squares = [i * i for i in range(n)]
+        for i in range(n):
+            if i % 3 == 0:
+                total += squares[i]
+            else:
+                total -= i
+        words = {"w" + str(i): i for i in range(10)}
+        ordered = sorted(words.keys())
+        self.storage["count"] = self.storage["count"] + 1
+        self.storage["last"] = {"total": total, "first": ordered[0], "set": sorted({3, 1, 2})}
+        pvm_host.emit("Worked", {"n": n, "total": total})
+        return json.dumps({"total": total, "keys": ordered[:3]})
+"#;
+
+/// Runs the reference scenario and renders everything observable.
+fn scenario() -> String {
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    host.install_actor(actor, REFERENCE);
+    let mut rendered = String::new();
+    let deploy = vm.deploy(&mut host, &actor, REFERENCE, &[], limits());
+    rendered.push_str(&format!(
+        "deploy {:?} {} {}\n",
+        deploy.result, deploy.cycles_used, deploy.cells_used
+    ));
+    for n in [10, 100, 1000] {
+        let outcome = vm.call(&mut host, &actor, "work", &[Value::int(n)], limits());
+        rendered.push_str(&format!(
+            "work({n}) {:?} events={:?} cycles={} cells={}\n",
+            outcome.result, outcome.events, outcome.cycles_used, outcome.cells_used
+        ));
+    }
+    rendered.push_str(&format!("state {}\n", host.state_digest()));
+    rendered
+}
+
+#[test]
+fn same_result_in_repeated_runs() {
+    assert_eq!(scenario(), scenario());
+}
+
+#[test]
+fn same_result_in_another_thread() {
+    let here = scenario();
+    let there = std::thread::spawn(scenario).join().unwrap();
+    assert_eq!(here, there);
+}
+
+#[test]
+fn child_process_scenario() {
+    if std::env::var_os("TIMERHOST_VM_DETERMINISM_CHILD").is_some() {
+        println!("BEGIN\n{}END", scenario());
+    }
+}
+
+#[test]
+fn same_result_in_another_process() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_process_scenario",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TIMERHOST_VM_DETERMINISM_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let start = stdout.find("BEGIN\n").expect("child printed the scenario") + "BEGIN\n".len();
+    let end = stdout.find("END").unwrap();
+    assert_eq!(&stdout[start..end], scenario());
+}
+
+/// Pinned cycle count of `work(100)`. If this fails, the cost model changed:
+/// update the number *and* docs/METERING.md in the same change.
+#[test]
+fn reference_cycle_count_is_pinned() {
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    host.install_actor(actor, REFERENCE);
+    assert!(vm
+        .deploy(&mut host, &actor, REFERENCE, &[], limits())
+        .is_success());
+    let outcome = vm.call(&mut host, &actor, "work", &[Value::int(100)], limits());
+    assert!(outcome.is_success(), "{:?}", outcome.result);
+    assert_eq!((outcome.cycles_used, outcome.cells_used), PINNED_WORK_100);
+}
+
+const PINNED_WORK_100: (u64, u64) = (1805, 267);

@@ -1,0 +1,431 @@
+//! The hostile-actor suite: every actor here tries to escape, stall, exhaust
+//! or leak, and must be contained with the right outcome while the process
+//! (this test binary) stays alive.
+
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::addr;
+use timerhost_types::{ErrorKind, Value};
+use timerhost_vm::testing::MockHost;
+use timerhost_vm::{ExecLimits, Vm};
+
+/// Limits for hostile runs: 10M cycles, 100k cells, 64 MiB.
+fn hostile_limits() -> ExecLimits {
+    ExecLimits::new(10_000_000, 100_000)
+}
+
+/// Longest any contained attack may take (generous for debug builds on a
+/// loaded 2-core machine; the point is "bounded", not a benchmark).
+const TIME_BOUND: Duration = Duration::from_secs(20);
+
+/// Deploys `source` (expecting success) and runs `run()`; returns the outcome.
+fn run_hostile(source: &str, args: &[Value]) -> timerhost_vm::Outcome {
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    host.install_actor(actor, source);
+    let deployed = vm.deploy(&mut host, &actor, source, &[], hostile_limits());
+    assert!(
+        deployed.is_success(),
+        "deploy failed: {:?}",
+        deployed.result
+    );
+    let started = Instant::now();
+    let outcome = vm.call(&mut host, &actor, "run", args, hostile_limits());
+    assert!(
+        started.elapsed() < TIME_BOUND,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(host.open_checkpoints(), 0);
+    if !outcome.is_success() {
+        assert!(outcome.events.is_empty());
+        assert_eq!(
+            host.storage_value(&actor, "poison"),
+            None,
+            "failed execution left a write"
+        );
+    }
+    outcome
+}
+
+fn expect_runtime(kind: ErrorKind, body: &str) {
+    let source = format!("import pvm_host\nclass Hostile:\n    def run(self):\n        self.storage['poison'] = 1\n{body}");
+    let outcome = run_hostile(&source, &[]);
+    assert_eq!(
+        outcome.error_kind(),
+        Some(kind),
+        "{body}\n=> {:?}",
+        outcome.result
+    );
+}
+
+fn expect_rejected(body: &str, construct: &str) {
+    let source = format!("class Hostile:\n    def run(self):\n{body}");
+    let vm = Vm::new().unwrap();
+    let rejection = vm.validate_and_compile(&source).expect_err(body);
+    assert!(
+        rejection.construct.contains(construct),
+        "{body}\n=> {rejection} (expected construct containing {construct})"
+    );
+    assert!(rejection.line >= 3, "{rejection}");
+    let mut host = MockHost::new();
+    let outcome = vm.deploy(&mut host, &addr(1), &source, &[], hostile_limits());
+    assert_eq!(outcome.error_kind(), Some(ErrorKind::Forbidden));
+}
+
+// --- CPU ----------------------------------------------------------------
+
+#[test]
+fn h01_infinite_loop() {
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        "        while True:\n            pass\n",
+    );
+}
+
+#[test]
+fn h02_recursion_bomb() {
+    let source = "class Hostile:\n    def f(self, n):\n        return self.f(n + 1)\n    def run(self):\n        self.storage['poison'] = 1\n        return self.f(0)\n";
+    let outcome = run_hostile(source, &[]);
+    let error = outcome.result.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Revert);
+    assert!(
+        error.message.starts_with("RecursionError"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn h03_sum_of_huge_range() {
+    expect_runtime(ErrorKind::OutOfCycles, "        return sum(range(10**9))\n");
+}
+
+#[test]
+fn h04_membership_in_big_list_in_a_loop() {
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        "        big = list(range(100000))\n        n = 0\n        while True:\n            if -1 in big:\n                n += 1\n",
+    );
+}
+
+#[test]
+fn h05_catching_the_out_of_cycles_abort() {
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        "        try:\n            while True:\n                pass\n        except BaseException:\n            return 'survived'\n",
+    );
+}
+
+#[test]
+fn h06_catching_abort_and_looping_in_finally() {
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        "        try:\n            while True:\n                pass\n        finally:\n            while True:\n                pass\n",
+    );
+}
+
+/// Builtins drain lazy iterators item by item (charged) into a list, so at
+/// these limits the list's memory runs out before the cycles do.
+#[test]
+fn h07_builtin_consuming_lazy_iterator() {
+    expect_runtime(
+        ErrorKind::OutOfMemory,
+        "        return sum(map(abs, range(10**12)))\n",
+    );
+}
+
+#[test]
+fn h08_sorted_huge_range() {
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        "        return len(sorted(range(10**8)))\n",
+    );
+}
+
+/// Two cycles per item buy 5M items: the list outgrows 64 MiB first.
+#[test]
+fn h09_big_comprehension() {
+    expect_runtime(
+        ErrorKind::OutOfMemory,
+        "        return len([x for x in range(10**9)])\n",
+    );
+}
+
+#[test]
+fn h10_lambda_via_map() {
+    expect_runtime(
+        ErrorKind::OutOfMemory,
+        "        f = lambda x: x + 1\n        return max(map(f, range(10**10)))\n",
+    );
+}
+
+// --- memory ---------------------------------------------------------------
+
+#[test]
+fn h11_list_repetition_bomb() {
+    expect_runtime(ErrorKind::OutOfMemory, "        return len([0] * 10**9)\n");
+}
+
+#[test]
+fn h12_power_bomb() {
+    expect_runtime(ErrorKind::OutOfMemory, "        return 10**10**8 > 0\n");
+}
+
+#[test]
+fn h13_slow_growth_by_append() {
+    let source = "class Hostile:\n    def run(self):\n        self.storage['poison'] = 1\n        xs = []\n        while True:\n            xs.append('x' * 1000)\n";
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    host.install_actor(actor, source);
+    assert!(vm
+        .deploy(&mut host, &actor, source, &[], hostile_limits())
+        .is_success());
+    let limits = ExecLimits {
+        cycles: 1_000_000_000,
+        cells: 100_000,
+        memory_bytes: 16 * 1024 * 1024,
+    };
+    let outcome = vm.call(&mut host, &actor, "run", &[], limits);
+    assert_eq!(
+        outcome.error_kind(),
+        Some(ErrorKind::OutOfMemory),
+        "{:?}",
+        outcome.result
+    );
+}
+
+#[test]
+fn h14_string_width_bomb() {
+    expect_runtime(
+        ErrorKind::OutOfMemory,
+        "        return len('x'.ljust(10**10))\n",
+    );
+}
+
+#[test]
+fn h15_bytes_constructor_bomb() {
+    expect_runtime(
+        ErrorKind::OutOfMemory,
+        "        return len(bytes(10**10))\n",
+    );
+}
+
+#[test]
+fn h16_shift_bomb() {
+    expect_runtime(ErrorKind::OutOfMemory, "        return (1 << 10**11) > 0\n");
+}
+
+/// Each doubling pays for the bytes it copies: cycles run out near 16 MiB.
+#[test]
+fn h17_string_doubling() {
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        "        s = 'x'\n        while True:\n            s = s + s\n",
+    );
+}
+
+// --- cells ----------------------------------------------------------------
+
+#[test]
+fn h18_huge_return_value() {
+    expect_runtime(ErrorKind::OutOfCells, "        return 'x' * 1000000\n");
+}
+
+#[test]
+fn h19_huge_event() {
+    expect_runtime(
+        ErrorKind::OutOfCells,
+        "        pvm_host.emit('Big', 'x' * 1000000)\n",
+    );
+}
+
+#[test]
+fn h20_huge_storage_write() {
+    expect_runtime(
+        ErrorKind::OutOfCells,
+        "        self.storage['big'] = b'x' * 1000000\n",
+    );
+}
+
+#[test]
+fn h21_payload_over_one_mib() {
+    let source = "class Hostile:\n    def run(self, payload):\n        return len(payload)\n";
+    let outcome = run_hostile(source, &[Value::Bytes(vec![0; 1024 * 1024 + 1])]);
+    assert_eq!(outcome.error_kind(), Some(ErrorKind::OutOfCells));
+    assert_eq!(outcome.cells_used, hostile_limits().cells);
+}
+
+// --- sandbox escapes (rejected at deploy) ------------------------------------
+
+#[test]
+fn h22_import_os_sys_time() {
+    for module in [
+        "os",
+        "sys",
+        "time",
+        "_io",
+        "marshal",
+        "gc",
+        "_thread",
+        "itertools",
+        "random",
+    ] {
+        expect_rejected(
+            &format!("        import {module}\n"),
+            &format!("import {module}"),
+        );
+    }
+    expect_rejected("        from os import path\n", "from os import");
+}
+
+#[test]
+fn h23_open_and_dunder_import() {
+    expect_rejected("        return open('/etc/passwd').read()\n", "name open");
+    expect_rejected("        return __import__('os')\n", "name __import__");
+}
+
+#[test]
+fn h24_subclasses_walk() {
+    expect_rejected(
+        "        return ().__class__.__bases__[0].__subclasses__()\n",
+        "attribute .__",
+    );
+}
+
+#[test]
+fn h25_frame_walk_via_generator() {
+    expect_rejected(
+        "        g = (x for x in [1])\n        return g.gi_frame.f_back.f_globals\n",
+        "attribute .f_globals",
+    );
+}
+
+#[test]
+fn h26_format_field_access() {
+    expect_rejected(
+        "        return '{0.__class__}'.format(1)\n",
+        "attribute .format",
+    );
+}
+
+#[test]
+fn h27_getattr_with_built_strings() {
+    expect_rejected(
+        "        return getattr(1, '__' + 'class__')\n",
+        "name getattr",
+    );
+}
+
+#[test]
+fn h28_exec_eval_compile() {
+    expect_rejected("        exec('1')\n", "name exec");
+    expect_rejected("        return eval('1')\n", "name eval");
+    expect_rejected("        return compile('1', 'x', 'eval')\n", "name compile");
+}
+
+#[test]
+fn h29_id_hash_and_default_repr() {
+    expect_rejected("        return id(self)\n", "name id");
+    expect_rejected("        return hash(object())\n", "name hash");
+    expect_rejected("        return repr(self)\n", "name repr");
+    expect_rejected("        return f'{self!r}'\n", "f'{self!r}'");
+}
+
+#[test]
+fn h30_state_outside_storage() {
+    let vm = Vm::new().unwrap();
+    for source in [
+        "CACHE = []\nclass A:\n    pass\n",
+        "class A:\n    def f(self):\n        self.x = 1\n",
+        "class A:\n    def f(self, acc=[]):\n        acc.append(1)\n",
+        "X = 1\nclass A:\n    def f(self):\n        global X\n        X = 2\n",
+        "class A:\n    def __init__(self):\n        pass\n",
+    ] {
+        assert!(vm.validate_and_compile(source).is_err(), "{source}");
+    }
+}
+
+#[test]
+fn h31_printf_width_bomb_is_refused_at_runtime() {
+    expect_runtime(ErrorKind::Revert, "        return '%999999999d' % 1\n");
+    expect_runtime(
+        ErrorKind::Revert,
+        "        fmt = b'%999999999d'\n        return fmt % (1,)\n",
+    );
+}
+
+#[test]
+fn h34_integers_are_capped() {
+    expect_runtime(ErrorKind::Revert, "        return 2 ** 70000 > 0\n");
+    expect_runtime(
+        ErrorKind::Revert,
+        "        x = 3\n        while True:\n            x = x * x\n",
+    );
+    expect_runtime(
+        ErrorKind::Revert,
+        "        return int.from_bytes(b'x' * 9000, 'big') > 0\n",
+    );
+}
+
+#[test]
+fn h32_names_that_do_not_exist_for_actors() {
+    // Not rejected by name, but absent from the actor's builtins.
+    expect_runtime(ErrorKind::Revert, "        return memoryview_(b'')\n");
+}
+
+#[test]
+fn h33_no_address_leaks_through_str_or_set_order() {
+    let source = "import pvm_host\nclass Hostile:\n    def run(self):\n        f = lambda: 0\n        g = (x for x in [1])\n        return [str(self), f'{self}', str(f), str(g), str(pvm_host.emit), str(pvm_host), str(Hostile), str(self.run), str([None, True])]\n";
+    let outcome = run_hostile(source, &[]);
+    let value = format!("{:?}", outcome.result);
+    assert!(outcome.is_success(), "{value}");
+    assert!(!value.contains("0x"), "{value}");
+    for body in [
+        "        return len({self: 1})\n",
+        "        return len({self.run, 1})\n",
+        "        return len({Hostile})\n",
+    ] {
+        let source = format!("class Hostile:\n    def run(self):\n{body}");
+        let outcome = run_hostile(&source, &[]);
+        assert!(
+            outcome.result.unwrap_err().message.contains("unhashable"),
+            "{body}"
+        );
+    }
+    let source = "class Hostile:\n    def run(self):\n        return [x for x in {None, 1, 'a', (2, None)}]\n";
+    let first = run_hostile(source, &[]).result;
+    assert_eq!(
+        std::thread::spawn(move || run_hostile(source, &[]).result)
+            .join()
+            .unwrap(),
+        first
+    );
+}
+
+#[test]
+fn h35_deeply_nested_data_does_not_overflow_the_native_stack() {
+    for operation in [
+        "str(x)",
+        "x == y",
+        "len(sorted([x, y]))",
+        "f'{x}'",
+        "[x] * 2 == [y] * 2",
+    ] {
+        let body = format!(
+            "        x = []\n        y = []\n        for i in range(200000):\n            x = [x]\n            y = [y]\n        return {operation}\n"
+        );
+        let source = format!(
+            "class Hostile:\n    def run(self):\n        self.storage['poison'] = 1\n{body}"
+        );
+        let outcome = run_hostile(&source, &[]);
+        assert!(!outcome.is_success(), "{operation}: {:?}", outcome.result);
+    }
+}
