@@ -5,16 +5,28 @@
 //! what was wrong), 2 replay found a state-root mismatch.
 
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use serde_json::json;
 use timerhost_chain::ChainError;
-use timerhost_types::{dev_accounts, Genesis, DEV_CHAIN_ID};
+use timerhost_rpc::Client;
+use timerhost_types::{actor_address, dev_accounts, Genesis, TxKind, Value, DEV_CHAIN_ID};
 
+use crate::client::{self, TxOptions};
+use crate::config::{parse_duration, NodeConfig};
 use crate::error::{NodeError, Result};
 use crate::home::{parse_genesis, Home, DEFAULT_GENESIS_TOML};
+use crate::producer::Schedule;
+use crate::run::RunOptions;
+
+/// The example actors `timerhost dev` deploys.
+pub const HEARTBEAT_PY: &str = include_str!("../../../actors/heartbeat/heartbeat.py");
+/// The deployer-funded heartbeat example.
+pub const HEARTBEAT_DEPLOYER_FUNDED_PY: &str =
+    include_str!("../../../actors/heartbeat/heartbeat_deployer_funded.py");
 
 /// timerhost: a node for Python actors with native, protocol-level timers.
 #[derive(Debug, Parser)]
@@ -58,12 +70,315 @@ pub enum Command {
         #[arg(long)]
         home: PathBuf,
     },
+    /// Run a node on an initialised home: JSON-RPC, block production, metrics.
+    /// Restarting continues from the last committed block.
+    Node {
+        /// Home directory (see `timerhost init`).
+        #[arg(long)]
+        home: PathBuf,
+        /// JSON-RPC listen address [config: rpc; default 127.0.0.1:8645].
+        #[arg(long)]
+        rpc: Option<SocketAddr>,
+        /// Interval between blocks, e.g. 1s, 250ms [config: block_time].
+        #[arg(long, conflicts_with = "manual")]
+        block_time: Option<String>,
+        /// Produce blocks only on request (dev_mine) [config: manual].
+        #[arg(long)]
+        manual: bool,
+        /// Prometheus metrics listen address [config: metrics].
+        #[arg(long)]
+        metrics: Option<SocketAddr>,
+        /// Node config file (default: HOME/node.toml when present).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// A local devnet in one command: dev genesis, funded dev accounts, the
+    /// example actors deployed, a block every --block-time.
+    Dev {
+        /// Home directory (default: a temporary one, deleted on exit). An
+        /// existing dev home is reused.
+        #[arg(long)]
+        home: Option<PathBuf>,
+        /// Interval between blocks.
+        #[arg(long, default_value = "1s", conflicts_with = "manual")]
+        block_time: String,
+        /// Produce blocks only on request (dev_mine / `timerhost mine`).
+        #[arg(long)]
+        manual: bool,
+        /// JSON-RPC listen address (port 0 picks a free port).
+        #[arg(long, default_value = crate::config::DEFAULT_RPC)]
+        rpc: SocketAddr,
+        /// Prometheus metrics listen address.
+        #[arg(long)]
+        metrics: Option<SocketAddr>,
+        /// Do not deploy the example actors.
+        #[arg(long)]
+        no_examples: bool,
+    },
+    /// Node status (height, head, mempool, block production).
+    Status {
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Balance and nonce of an address.
+    Balance {
+        /// The address.
+        address: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A block (default: the latest).
+    Block {
+        /// Height.
+        height: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A transaction's receipt (events, error and Python traceback, fees).
+    Receipt {
+        /// Transaction hash.
+        hash: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A pending timer by id.
+    Timer {
+        /// Timer id (0x…).
+        id: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Pending timers of an actor, at a height, or paid by an address.
+    Timers {
+        /// Timers of this actor.
+        #[arg(long)]
+        actor: Option<String>,
+        /// Timers due at this height.
+        #[arg(long)]
+        height: Option<u64>,
+        /// Timers paid by this address.
+        #[arg(long)]
+        fee_payer: Option<String>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Events, filtered by name, actor and height range.
+    Events {
+        /// Event name (e.g. TimerFired).
+        #[arg(long)]
+        name: Option<String>,
+        /// Emitting actor.
+        #[arg(long)]
+        actor: Option<String>,
+        /// Lowest height.
+        #[arg(long)]
+        from: Option<u64>,
+        /// Highest height.
+        #[arg(long)]
+        to: Option<u64>,
+        /// Most events.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Produce N blocks now (dev chains only).
+    Mine {
+        /// Number of blocks.
+        #[arg(default_value_t = 1)]
+        blocks: u64,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Deploy a Python actor.
+    Deploy {
+        /// The actor's source file.
+        file: PathBuf,
+        /// Arguments of `deploy`, as a JSON array.
+        #[arg(long)]
+        args: Option<String>,
+        /// Amount transferred to the new actor.
+        #[arg(long, default_value = "0")]
+        value: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Call an actor's handler.
+    Call {
+        /// The actor.
+        actor: String,
+        /// Handler name.
+        handler: String,
+        /// Arguments, as a JSON array.
+        args: Option<String>,
+        /// Amount transferred to the actor.
+        #[arg(long, default_value = "0")]
+        value: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Transfer funds.
+    Transfer {
+        /// Recipient.
+        to: String,
+        /// Amount in the smallest unit.
+        amount: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Governance: show or update configs, cancel or extend timers (the
+    /// signer must be one of the genesis `system_deployers`).
+    Gov {
+        /// The governance action.
+        #[command(subcommand)]
+        action: GovAction,
+    },
+    /// Call any JSON-RPC method: `timerhost rpc th_getTimers '[{"actor":"0x…"}]'`.
+    Rpc {
+        /// Method name.
+        method: String,
+        /// Parameters, as JSON (an array, or one value).
+        params: Option<String>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+/// Governance actions.
+#[derive(Debug, Subcommand)]
+pub enum GovAction {
+    /// Show the TimerConfig and BasefeeConfig in force.
+    ShowConfig {
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Update TimerConfig fields (from the next block): KEY=VALUE…
+    SetTimerConfig {
+        /// Fields to change, e.g. max_ttl_blocks=5000.
+        #[arg(required = true)]
+        settings: Vec<String>,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Update BasefeeConfig fields (from the next block): KEY=VALUE…
+    SetBasefeeConfig {
+        /// Fields to change, e.g. min_cycle_basefee=200.
+        #[arg(required = true)]
+        settings: Vec<String>,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Cancel a pending timer.
+    CancelTimer {
+        /// Timer id.
+        id: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Extend a pending timer's expiry (clamped to height + max_ttl_blocks).
+    ExtendTimer {
+        /// Timer id.
+        id: String,
+        /// New `expires_at` height.
+        height: u64,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+/// Applies KEY=VALUE settings to a config's JSON form, refusing unknown keys.
+fn apply_settings(
+    mut config: serde_json::Value,
+    settings: &[String],
+    what: &str,
+) -> Result<serde_json::Value> {
+    for s in settings {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| NodeError::Usage(format!("{s:?}: expected KEY=VALUE")))?;
+        let known: Vec<String> = config
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let slot = config.get_mut(k.trim()).ok_or_else(|| {
+            NodeError::Usage(format!(
+                "{what} has no field {k:?} (fields: {})",
+                known.join(", ")
+            ))
+        })?;
+        let v = v.trim().replace('_', "");
+        *slot = match slot {
+            serde_json::Value::String(_) => json!(v),
+            _ => json!(v.parse::<u64>().map_err(|_| NodeError::Usage(format!(
+                "{k}: {v:?} is not a non-negative integer"
+            )))?),
+        };
+    }
+    Ok(config)
+}
+
+/// Where the node is.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NodeArgs {
+    /// Node JSON-RPC URL.
+    #[arg(long, default_value = "http://127.0.0.1:8645")]
+    pub rpc: String,
+}
+
+/// Signing and fee options of transaction commands.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TxArgs {
+    #[command(flatten)]
+    node: NodeArgs,
+    /// File holding the signer's hex private key.
+    #[arg(long)]
+    key: Option<PathBuf>,
+    /// Sign with dev account N (0–9; dev chains only).
+    #[arg(long)]
+    dev_account: Option<u32>,
+    /// Cycles limit.
+    #[arg(long, default_value_t = 5_000_000)]
+    cycles_limit: u64,
+    /// Cells limit.
+    #[arg(long, default_value_t = 1_000_000)]
+    cells_limit: u64,
+    /// Tip per cycle.
+    #[arg(long, default_value_t = 1)]
+    tip: u128,
+    /// Return once the node accepted the transaction, without waiting for its receipt.
+    #[arg(long)]
+    no_wait: bool,
 }
 
 /// Entry point used by `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli.log_format);
+    let long_running = matches!(cli.command, Command::Node { .. } | Command::Dev { .. });
+    init_logging(
+        &cli.log_format,
+        if long_running {
+            "warn,timerhost_node=info"
+        } else {
+            "warn"
+        },
+    );
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -81,11 +396,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_logging(format: &str) {
+fn init_logging(format: &str, default: &str) {
     let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default.into());
+    // Colours only on a terminal: log files and pipes get plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let _ = if format == "json" {
         builder.json().try_init()
@@ -104,7 +421,534 @@ pub fn run(cli: &Cli) -> Result<()> {
             genesis,
         } => init(cli.json, home, *dev, *chain_id, genesis.as_ref()),
         Command::Replay { home } => replay(cli.json, home),
+        Command::Node {
+            home,
+            rpc,
+            block_time,
+            manual,
+            metrics,
+            config,
+        } => node(
+            cli.json,
+            home,
+            *rpc,
+            block_time.as_deref(),
+            *manual,
+            *metrics,
+            config.as_ref(),
+        ),
+        Command::Dev {
+            home,
+            block_time,
+            manual,
+            rpc,
+            metrics,
+            no_examples,
+        } => dev(
+            cli.json,
+            home.as_ref(),
+            block_time,
+            *manual,
+            *rpc,
+            *metrics,
+            *no_examples,
+        ),
+        _ => client_command(cli),
     }
+}
+
+fn node(
+    as_json: bool,
+    home: &PathBuf,
+    rpc: Option<SocketAddr>,
+    block_time: Option<&str>,
+    manual: bool,
+    metrics: Option<SocketAddr>,
+    config: Option<&PathBuf>,
+) -> Result<()> {
+    let home = Home::new(home);
+    let mut cfg = match config {
+        Some(path) => NodeConfig::load(path)?,
+        None if home.root().join("node.toml").exists() => {
+            NodeConfig::load(&home.root().join("node.toml"))?
+        }
+        None => NodeConfig::default(),
+    };
+    if let Some(r) = rpc {
+        cfg.rpc = r;
+    }
+    if let Some(b) = block_time {
+        cfg.block_time = b.to_string();
+        cfg.manual = false;
+    }
+    if manual {
+        cfg.manual = true;
+    }
+    let schedule = if cfg.manual {
+        Schedule::Manual
+    } else {
+        Schedule::Interval(parse_duration(&cfg.block_time).map_err(NodeError::Usage)?)
+    };
+    let metrics = match metrics {
+        Some(m) => Some(m),
+        None => cfg.metrics_addr().map_err(NodeError::Usage)?,
+    };
+    let chain = home.open()?;
+    crate::run::run(
+        chain,
+        RunOptions {
+            rpc: cfg.rpc,
+            schedule,
+            metrics,
+            proposer: cfg.proposer,
+            mempool: cfg.mempool,
+            json: as_json,
+            prelude: Vec::new(),
+        },
+    )?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dev(
+    as_json: bool,
+    home: Option<&PathBuf>,
+    block_time: &str,
+    manual: bool,
+    rpc: SocketAddr,
+    metrics: Option<SocketAddr>,
+    no_examples: bool,
+) -> Result<()> {
+    let schedule = if manual {
+        Schedule::Manual
+    } else {
+        Schedule::Interval(parse_duration(block_time).map_err(NodeError::Usage)?)
+    };
+    // A temporary home lives as long as this function.
+    let temp;
+    let root = match home {
+        Some(h) => h.clone(),
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("timerhost-dev-")
+                .tempdir()
+                .map_err(|source| NodeError::Io {
+                    action: "creating a temporary home in",
+                    path: std::env::temp_dir(),
+                    source,
+                })?;
+            temp.path().join("home")
+        }
+    };
+    let home = Home::new(&root);
+    let chain = if home.genesis_path().exists() {
+        let chain = home.open()?;
+        if !chain.genesis().is_dev() {
+            return Err(NodeError::Usage(format!(
+                "{} holds chain {}, not a dev chain; use `timerhost node` for it",
+                root.display(),
+                chain.genesis().chain_id
+            )));
+        }
+        chain
+    } else {
+        home.init(&Genesis::dev())?
+    };
+    let fresh = chain.head()?.height == 0;
+    let keys = dev_accounts();
+    let mut prelude = Vec::new();
+    let mut examples = Vec::new();
+    if fresh && !no_examples {
+        let deployer = &keys[0];
+        let start_nonce = chain.account(&deployer.address())?.nonce;
+        let basefee = chain.basefee_config()?;
+        let list: [(&str, &str, Vec<Value>, u128); 2] = [
+            // Self-funded: beats every 5 blocks, paid from the 1,000 tokens it holds.
+            (
+                "heartbeat",
+                HEARTBEAT_PY,
+                vec![Value::int(5)],
+                1_000 * 10u128.pow(18),
+            ),
+            // Deployer-funded: 10 beats, every 10 blocks, paid by dev account 0.
+            (
+                "heartbeat_deployer_funded",
+                HEARTBEAT_DEPLOYER_FUNDED_PY,
+                vec![Value::int(10), Value::int(10)],
+                0,
+            ),
+        ];
+        for (i, (name, code, args, value)) in list.into_iter().enumerate() {
+            let nonce = start_nonce + i as u64;
+            let tx = timerhost_types::Transaction {
+                chain_id: DEV_CHAIN_ID,
+                nonce,
+                cycles_limit: 5_000_000,
+                cells_limit: 1_000_000,
+                max_fee_per_cycle: basefee.cycle_basefee * 2 + 1,
+                max_fee_per_cell: basefee.cell_basefee * 2,
+                priority_fee_per_cycle: 1,
+                kind: TxKind::DeployActor {
+                    code: code.to_string(),
+                    args,
+                    value,
+                },
+            }
+            .sign(deployer);
+            examples.push(json!({
+                "name": name,
+                "address": actor_address(&deployer.address(), nonce),
+                "tx_hash": tx.hash(),
+            }));
+            prelude.push(tx);
+        }
+    }
+    let accounts: Vec<_> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| json!({ "index": i, "address": k.address(), "private_key": k.to_hex() }))
+        .collect();
+    if as_json {
+        println!(
+            "{}",
+            json!({ "event": "dev", "home": root, "dev_accounts": accounts, "examples": examples })
+        );
+    } else {
+        println!(
+            "timerhost dev: chain {DEV_CHAIN_ID}, home {}",
+            root.display()
+        );
+        println!("Dev accounts (keys are public; only accepted on chain {DEV_CHAIN_ID}):");
+        for a in &accounts {
+            println!(
+                "  #{:<2} {}  key {}",
+                a["index"],
+                a["address"].as_str().unwrap_or(""),
+                a["private_key"].as_str().unwrap_or("")
+            );
+        }
+        for e in &examples {
+            println!(
+                "Deploying example {} at {} (in the first block)",
+                e["name"].as_str().unwrap_or(""),
+                e["address"].as_str().unwrap_or("")
+            );
+        }
+    }
+    crate::run::run(
+        chain,
+        RunOptions {
+            rpc,
+            schedule,
+            metrics,
+            proposer: keys[0].address(),
+            mempool: Default::default(),
+            json: as_json,
+            prelude,
+        },
+    )?;
+    Ok(())
+}
+
+fn print(as_json: bool, value: &serde_json::Value, human: impl FnOnce(&serde_json::Value)) {
+    if as_json {
+        println!("{value}");
+    } else {
+        human(value);
+    }
+}
+
+fn pretty(v: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    );
+}
+
+fn tx_options(t: &TxArgs) -> Result<TxOptions> {
+    Ok(TxOptions {
+        key: client::signer(t.key.as_deref(), t.dev_account)?,
+        cycles_limit: t.cycles_limit,
+        cells_limit: t.cells_limit,
+        tip: t.tip,
+        no_wait: t.no_wait,
+    })
+}
+
+fn send_and_report(as_json: bool, t: &TxArgs, kind: TxKind) -> Result<()> {
+    let c = Client::new(&t.node.rpc);
+    let receipt = client::send(&c, &tx_options(t)?, kind)?;
+    let ok = receipt["status"] == "success" || receipt.get("pending").is_some();
+    if as_json {
+        println!("{receipt}");
+    } else if receipt.get("pending").is_some() {
+        println!("submitted {}", receipt["tx_hash"].as_str().unwrap_or("?"));
+    } else {
+        client::print_receipt(&receipt);
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(NodeError::Usage(format!(
+            "transaction {} failed",
+            receipt["tx_hash"].as_str().unwrap_or("?")
+        )))
+    }
+}
+
+fn gov(j: bool, action: &GovAction) -> Result<()> {
+    use timerhost_types::{BasefeeConfig, SystemInstruction, TimerConfig};
+    let bad = |e: serde_json::Error| NodeError::Usage(format!("invalid config: {e}"));
+    let hash = |id: &str| -> Result<timerhost_types::Hash> {
+        id.trim()
+            .parse()
+            .map_err(|e| NodeError::Usage(format!("bad timer id {id:?}: {e}")))
+    };
+    match action {
+        GovAction::ShowConfig { node } => {
+            let c = Client::new(&node.rpc);
+            let v = json!({
+                "timer_config": c.call("th_getTimerConfig", json!([]))?,
+                "basefee_config": c.call("th_getBasefeeConfig", json!([]))?,
+            });
+            print(j, &v, pretty);
+        }
+        GovAction::SetTimerConfig { settings, tx } => {
+            let current = Client::new(&tx.node.rpc).call("th_getTimerConfig", json!([]))?;
+            let cfg: TimerConfig =
+                serde_json::from_value(apply_settings(current, settings, "TimerConfig")?)
+                    .map_err(bad)?;
+            cfg.validate()
+                .map_err(|e| NodeError::Usage(format!("invalid TimerConfig: {e}")))?;
+            send_and_report(
+                j,
+                tx,
+                TxKind::System(SystemInstruction::UpdateTimerConfig(cfg)),
+            )?;
+        }
+        GovAction::SetBasefeeConfig { settings, tx } => {
+            let current = Client::new(&tx.node.rpc).call("th_getBasefeeConfig", json!([]))?;
+            let cfg: BasefeeConfig =
+                serde_json::from_value(apply_settings(current, settings, "BasefeeConfig")?)
+                    .map_err(bad)?;
+            cfg.validate()
+                .map_err(|e| NodeError::Usage(format!("invalid BasefeeConfig: {e}")))?;
+            send_and_report(
+                j,
+                tx,
+                TxKind::System(SystemInstruction::UpdateBasefeeConfig(cfg)),
+            )?;
+        }
+        GovAction::CancelTimer { id, tx } => send_and_report(
+            j,
+            tx,
+            TxKind::System(SystemInstruction::CancelTimer {
+                timer_id: hash(id)?,
+            }),
+        )?,
+        GovAction::ExtendTimer { id, height, tx } => send_and_report(
+            j,
+            tx,
+            TxKind::System(SystemInstruction::ExtendTimer {
+                timer_id: hash(id)?,
+                new_expires_at: *height,
+            }),
+        )?,
+    }
+    Ok(())
+}
+
+fn client_command(cli: &Cli) -> Result<()> {
+    let j = cli.json;
+    match &cli.command {
+        Command::Status { node } => {
+            let s = Client::new(&node.rpc).call("th_status", json!([]))?;
+            print(j, &s, |s| {
+                println!(
+                    "chain {}{} at height {} (head {}, timestamp {})",
+                    s["chain_id"],
+                    if s["dev"] == true { " (dev)" } else { "" },
+                    s["height"],
+                    s["head_hash"].as_str().unwrap_or("?"),
+                    s["timestamp"]
+                );
+                println!(
+                    "mempool {}/{}; producer {}",
+                    s["mempool"]["size"], s["mempool"]["capacity"], s["producer"]
+                );
+            });
+        }
+        Command::Balance { address, node } => {
+            let a = client::address(address)?;
+            let acct = Client::new(&node.rpc).call("th_getAccount", json!([a]))?;
+            print(j, &acct, |a| {
+                println!(
+                    "{}: balance {} nonce {}{}",
+                    a["address"].as_str().unwrap_or("?"),
+                    a["balance"].as_str().unwrap_or("?"),
+                    a["nonce"],
+                    if a["is_actor"] == true {
+                        " (actor)"
+                    } else {
+                        ""
+                    }
+                )
+            });
+        }
+        Command::Block { height, node } => {
+            let b = Client::new(&node.rpc).call("th_getBlock", json!([height]))?;
+            if b.is_null() {
+                return Err(NodeError::Usage(format!(
+                    "no block at height {}",
+                    height.unwrap_or_default()
+                )));
+            }
+            print(j, &b, pretty);
+        }
+        Command::Timer { id, node } => {
+            let t = Client::new(&node.rpc).call("th_getTimer", json!([id]))?;
+            if t.is_null() {
+                return Err(NodeError::Usage(format!(
+                    "no pending timer {id} (it fired, expired or was cancelled)"
+                )));
+            }
+            print(j, &t, pretty);
+        }
+        Command::Timers {
+            actor,
+            height,
+            fee_payer,
+            node,
+        } => {
+            let ts = Client::new(&node.rpc).call(
+                "th_getTimers",
+                json!([{ "actor": actor, "height": height, "fee_payer": fee_payer }]),
+            )?;
+            print(j, &ts, |ts| {
+                let list = ts.as_array().cloned().unwrap_or_default();
+                println!("{} pending timer(s)", list.len());
+                for t in list {
+                    println!(
+                        "  {}  actor {}  height {}  handler {}  payer {}  expires {}",
+                        t["timer_id"].as_str().unwrap_or("?"),
+                        t["actor"].as_str().unwrap_or("?"),
+                        t["height"],
+                        t["handler"].as_str().unwrap_or("?"),
+                        t["fee_payer"].as_str().unwrap_or("?"),
+                        t["expires_at"]
+                    );
+                }
+            });
+        }
+        Command::Events {
+            name,
+            actor,
+            from,
+            to,
+            limit,
+            node,
+        } => {
+            let es = Client::new(&node.rpc).call(
+                "th_getEvents",
+                json!([{ "name": name, "actor": actor, "from": from, "to": to, "limit": limit }]),
+            )?;
+            print(j, &es, |es| {
+                for e in es.as_array().into_iter().flatten() {
+                    println!(
+                        "#{} {} from {}: {}",
+                        e["height"],
+                        e["name"].as_str().unwrap_or("?"),
+                        e["emitter"].as_str().unwrap_or("?"),
+                        e["data"]
+                    );
+                }
+            });
+        }
+        Command::Mine { blocks, node } => {
+            let r = Client::new(&node.rpc).call("dev_mine", json!([blocks]))?;
+            print(j, &r, |r| {
+                println!("mined {} block(s), head at {}", r["mined"], r["to"]);
+            });
+        }
+        Command::Deploy {
+            file,
+            args,
+            value,
+            tx,
+        } => {
+            let code = std::fs::read_to_string(file).map_err(|source| NodeError::Io {
+                action: "reading",
+                path: file.clone(),
+                source,
+            })?;
+            let kind = TxKind::DeployActor {
+                code,
+                args: client::parse_args(args.as_deref())?,
+                value: client::parse_amount(value)?,
+            };
+            send_and_report(j, tx, kind)?;
+        }
+        Command::Call {
+            actor,
+            handler,
+            args,
+            value,
+            tx,
+        } => {
+            let kind = TxKind::CallActor {
+                actor: client::address(actor)?,
+                handler: handler.clone(),
+                args: client::parse_args(args.as_deref())?,
+                value: client::parse_amount(value)?,
+            };
+            send_and_report(j, tx, kind)?;
+        }
+        Command::Transfer { to, amount, tx } => {
+            let kind = TxKind::Transfer {
+                to: client::address(to)?,
+                amount: client::parse_amount(amount)?,
+            };
+            send_and_report(j, tx, kind)?;
+        }
+        Command::Rpc {
+            method,
+            params,
+            node,
+        } => {
+            let params: serde_json::Value = match params {
+                None => json!([]),
+                Some(p) => serde_json::from_str(p)
+                    .map_err(|e| NodeError::Usage(format!("params are not JSON ({e}): {p}")))?,
+            };
+            let r = Client::new(&node.rpc).call(method, params)?;
+            if j {
+                println!("{r}");
+            } else {
+                pretty(&r);
+            }
+        }
+        Command::Gov { action } => gov(j, action)?,
+        Command::Receipt { hash, node } => {
+            let r = Client::new(&node.rpc).call("th_getReceipt", json!([hash]))?;
+            if r.is_null() {
+                return Err(NodeError::Usage(format!("no transaction {hash} is known")));
+            }
+            if j {
+                println!("{r}");
+            } else if r.get("pending").is_some() {
+                println!("{hash} is pending in the mempool");
+            } else {
+                client::print_receipt(&r);
+            }
+        }
+        Command::Init { .. }
+        | Command::Replay { .. }
+        | Command::Node { .. }
+        | Command::Dev { .. } => {
+            unreachable!("handled in run")
+        }
+    }
+    Ok(())
 }
 
 fn init(
@@ -232,4 +1076,31 @@ fn replay(as_json: bool, home: &PathBuf) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn settings_apply_to_known_fields_only() {
+        let c = json!({ "max_ttl_blocks": 10, "cycle_basefee": "5" });
+        let out = apply_settings(
+            c.clone(),
+            &["max_ttl_blocks=2_000".into(), "cycle_basefee=7".into()],
+            "X",
+        )
+        .unwrap();
+        assert_eq!(out, json!({ "max_ttl_blocks": 2000, "cycle_basefee": "7" }));
+        let e = apply_settings(c.clone(), &["nope=1".into()], "X").unwrap_err();
+        assert!(e.to_string().contains("has no field"), "{e}");
+        let e = apply_settings(c, &["max_ttl_blocks=-1".into()], "X").unwrap_err();
+        assert!(e.to_string().contains("non-negative"), "{e}");
+    }
 }

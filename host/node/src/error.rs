@@ -41,12 +41,29 @@ pub enum NodeError {
     /// Bad command-line input.
     #[error("{0}")]
     Usage(String),
+    /// The node configuration file is invalid.
+    #[error("invalid node config {path}: {reason}")]
+    Config {
+        /// Which file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The RPC server, mempool or client failed.
+    #[error(transparent)]
+    Rpc(Box<timerhost_rpc::RpcError>),
     /// The chain failed.
     #[error(transparent)]
     Chain(#[from] timerhost_chain::ChainError),
     /// The database failed.
     #[error(transparent)]
     Storage(#[from] timerhost_state::StorageError),
+}
+
+impl From<timerhost_rpc::RpcError> for NodeError {
+    fn from(e: timerhost_rpc::RpcError) -> Self {
+        NodeError::Rpc(Box::new(e))
+    }
 }
 
 /// Result alias for this crate.

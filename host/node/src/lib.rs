@@ -4,11 +4,22 @@
 //!
 //! - [`home`]: the home directory layout (`genesis.toml`, `data/`), opening
 //!   the chain from it, and writing a new one (`init`).
-//! - [`cli`]: argument parsing and the commands (`init`, `replay`), with
-//!   human output by default and `--json` for scripts.
+//! - [`cli`]: argument parsing and the commands (`init`, `node`, `dev`,
+//!   `replay` and the client commands), with human output by default and
+//!   `--json` for scripts.
+//! - [`config`]: `node.toml` (documented in `config/node.toml`).
+//! - [`run`]: a running node: RPC server, block producer, metrics, signals.
+//! - [`producer`]: the single thread that writes the chain.
+//! - [`metrics`]: Prometheus metrics.
+//! - [`client`]: the client commands, which talk to a node over JSON-RPC.
 
 pub mod cli;
+pub mod client;
+pub mod config;
 pub mod error;
 pub mod home;
+pub mod metrics;
+pub mod producer;
+pub mod run;
 
 pub use error::{NodeError, Result};

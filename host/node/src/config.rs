@@ -1,0 +1,145 @@
+//! The node configuration file (`config/node.toml` documents every field;
+//! `timerhost node` reads `HOME/node.toml` when present, or `--config FILE`).
+//! Command-line flags override the file.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use timerhost_rpc::MempoolConfig;
+use timerhost_types::Address;
+
+use crate::error::{NodeError, Result};
+
+/// The shipped, documented configuration (`config/node.toml`).
+pub const DEFAULT_NODE_TOML: &str = include_str!("../../../config/node.toml");
+
+/// Default JSON-RPC listen address.
+pub const DEFAULT_RPC: &str = "127.0.0.1:8645";
+
+/// `node.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NodeConfig {
+    /// JSON-RPC listen address.
+    pub rpc: SocketAddr,
+    /// Interval between blocks (`"1s"`, `"250ms"`, `"2m"`).
+    pub block_time: String,
+    /// Produce blocks only on request (`dev_mine`).
+    pub manual: bool,
+    /// Prometheus listen address; empty = off.
+    pub metrics: String,
+    /// Address credited with the tips of the blocks this node produces.
+    pub proposer: Address,
+    /// Mempool bounds.
+    pub mempool: MempoolConfig,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            rpc: DEFAULT_RPC.parse().expect("valid default"),
+            block_time: "1s".into(),
+            manual: false,
+            metrics: String::new(),
+            proposer: Address::ZERO,
+            mempool: MempoolConfig::default(),
+        }
+    }
+}
+
+impl NodeConfig {
+    /// Parses and checks a config file's text.
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let bad = |reason: String| NodeError::Config {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let c: NodeConfig = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        parse_duration(&c.block_time).map_err(bad)?;
+        c.metrics_addr().map_err(bad)?;
+        if c.mempool.max_txs == 0 || c.mempool.max_per_sender == 0 {
+            return Err(bad(
+                "mempool.max_txs and mempool.max_per_sender must be at least 1".into(),
+            ));
+        }
+        Ok(c)
+    }
+
+    /// Reads `path`.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| NodeError::Io {
+            action: "reading",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// The metrics address, if enabled.
+    pub fn metrics_addr(&self) -> std::result::Result<Option<SocketAddr>, String> {
+        if self.metrics.trim().is_empty() {
+            return Ok(None);
+        }
+        self.metrics
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e| format!("metrics = {:?}: {e}", self.metrics))
+    }
+}
+
+/// Parses a duration: a number followed by `ms`, `s` or `m` (`"100ms"`,
+/// `"1s"`, `"1.5s"`, `"2m"`). Must be at least 1 ms.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit_ms) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60_000.0)
+    } else {
+        return Err(format!(
+            "bad duration {s:?}: give a number with a unit, e.g. 100ms, 1s, 2m"
+        ));
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad duration {s:?}: {num:?} is not a number"))?;
+    let ms = v * unit_ms;
+    if !ms.is_finite() || !(1.0..=86_400_000.0).contains(&ms) {
+        return Err(format!("bad duration {s:?}: must be between 1ms and 24h"));
+    }
+    Ok(Duration::from_micros((ms * 1000.0) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_node_toml_is_the_default() {
+        let c = NodeConfig::parse(DEFAULT_NODE_TOML, Path::new("config/node.toml")).unwrap();
+        assert_eq!(c, NodeConfig::default());
+    }
+
+    #[test]
+    fn durations_and_bad_fields() {
+        assert_eq!(parse_duration("100ms").unwrap(), Duration::from_millis(100));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("5").unwrap_err().contains("unit"));
+        assert!(parse_duration("0s").is_err());
+        let e = NodeConfig::parse("rpc = 3", Path::new("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x"), "{e}");
+        let e = NodeConfig::parse("nope = 1", Path::new("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field"), "{e}");
+    }
+}

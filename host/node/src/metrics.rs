@@ -1,0 +1,179 @@
+//! Prometheus metrics (`--metrics ADDR`): counters and gauges updated by the
+//! block producer, served as text exposition format on any HTTP path.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{NodeError, Result};
+use crate::producer::BlockSummary;
+
+/// One metric value.
+#[derive(Debug, Default)]
+pub struct Gauge(AtomicU64);
+
+impl Gauge {
+    /// Sets the value.
+    pub fn set(&self, v: u64) {
+        self.0.store(v, Ordering::Relaxed);
+    }
+    /// Adds to the value.
+    pub fn add(&self, v: u64) {
+        self.0.fetch_add(v, Ordering::Relaxed);
+    }
+    /// The value.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The node's metrics.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Height of the last committed block.
+    pub height: Gauge,
+    /// Wall time of the last block, microseconds.
+    pub block_time_us: Gauge,
+    /// User transactions included (total).
+    pub txs: Gauge,
+    /// Timers fired (total).
+    pub timers_fired: Gauge,
+    /// Timers expired (total).
+    pub timers_expired: Gauge,
+    /// Timers destroyed for lack of funds (total).
+    pub timers_unfunded: Gauge,
+    /// Timer-lane cycles used by the last block.
+    pub lane_cycles: Gauge,
+    /// Timer-lane budget in force.
+    pub lane_budget: Gauge,
+    /// Cycles used by the last block.
+    pub block_cycles: Gauge,
+    /// Transactions in the mempool.
+    pub mempool_size: Gauge,
+}
+
+impl Metrics {
+    /// Records a produced block.
+    pub fn record_block(&self, s: &BlockSummary) {
+        self.height.set(s.height);
+        self.block_time_us.set(s.elapsed.as_micros() as u64);
+        self.txs.add(s.txs as u64);
+        self.timers_fired.add(s.timers_fired);
+        self.timers_expired.add(s.timers_expired);
+        self.timers_unfunded.add(s.timers_unfunded);
+        self.lane_cycles.set(s.lane_cycles);
+        self.lane_budget.set(s.lane_budget);
+        self.block_cycles.set(s.cycles_used);
+    }
+
+    /// The text exposition.
+    pub fn render(&self) -> String {
+        let rows: [(&str, &str, &str, f64); 10] = [
+            (
+                "timerhost_block_height",
+                "gauge",
+                "Height of the last committed block.",
+                self.height.get() as f64,
+            ),
+            (
+                "timerhost_block_time_seconds",
+                "gauge",
+                "Wall time spent producing the last block.",
+                self.block_time_us.get() as f64 / 1e6,
+            ),
+            (
+                "timerhost_txs_total",
+                "counter",
+                "User transactions included in blocks.",
+                self.txs.get() as f64,
+            ),
+            (
+                "timerhost_timers_fired_total",
+                "counter",
+                "Timers fired.",
+                self.timers_fired.get() as f64,
+            ),
+            (
+                "timerhost_timers_expired_total",
+                "counter",
+                "Timers expired before firing.",
+                self.timers_expired.get() as f64,
+            ),
+            (
+                "timerhost_timers_unfunded_total",
+                "counter",
+                "Timers destroyed because their fee payer could not pay.",
+                self.timers_unfunded.get() as f64,
+            ),
+            (
+                "timerhost_timer_lane_cycles",
+                "gauge",
+                "Cycles used by timer fires in the last block.",
+                self.lane_cycles.get() as f64,
+            ),
+            (
+                "timerhost_timer_lane_budget_cycles",
+                "gauge",
+                "The timer lane's per-block budget.",
+                self.lane_budget.get() as f64,
+            ),
+            (
+                "timerhost_block_cycles",
+                "gauge",
+                "Cycles used by the last block.",
+                self.block_cycles.get() as f64,
+            ),
+            (
+                "timerhost_mempool_size",
+                "gauge",
+                "Transactions waiting in the mempool.",
+                self.mempool_size.get() as f64,
+            ),
+        ];
+        let mut out = String::new();
+        for (name, kind, help, v) in rows {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}\n"
+            ));
+        }
+        out
+    }
+}
+
+/// Serves `metrics` on `addr` from a background thread. Returns the bound address.
+pub fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> Result<SocketAddr> {
+    let listener = TcpListener::bind(addr).map_err(|source| NodeError::Io {
+        action: "binding the metrics listener on",
+        path: addr.to_string().into(),
+        source,
+    })?;
+    let bound = listener.local_addr().map_err(|source| NodeError::Io {
+        action: "reading the address of",
+        path: addr.to_string().into(),
+        source,
+    })?;
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut s) = stream else { continue };
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let body = metrics.render();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    body.len(),
+                    body
+                );
+            }
+        })
+        .map_err(|source| NodeError::Io {
+            action: "spawning the metrics thread for",
+            path: addr.to_string().into(),
+            source,
+        })?;
+    Ok(bound)
+}

@@ -1,0 +1,355 @@
+//! The block producer: the single thread that writes the chain.
+//!
+//! It owns block production: it takes ready transactions from the mempool in
+//! their deterministic order, proposes and commits a block, prunes the pool
+//! and logs one line per block. Blocks come on a timer (`--block-time`) or
+//! on request (`dev_mine`, `--manual`). Timestamps are chosen here, never
+//! inside execution: `max(parent + 1, now)`, or the value set with
+//! `dev_setNextBlockTimestamp` for the next block.
+//!
+//! Stopping (Ctrl-C, SIGTERM) sets a flag checked between blocks: the block
+//! in progress is finished and committed atomically, then the loop returns.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use serde_json::{json, Value as Json};
+use timerhost_chain::accounts::timer_config;
+use timerhost_chain::{Chain, TxError};
+use timerhost_rpc::{Mempool, NodeControl, RpcError};
+use timerhost_state::KvBackend;
+use timerhost_types::{Address, Receipt, TxSource};
+
+use crate::error::Result;
+use crate::metrics::Metrics;
+
+/// Most transactions taken from the mempool for one block.
+pub const MAX_BLOCK_TXS: usize = 1_000;
+
+/// When blocks are produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// One block every interval.
+    Interval(Duration),
+    /// Only when asked (`dev_mine`).
+    Manual,
+}
+
+/// What one produced block did, for the log and the metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockSummary {
+    /// Height.
+    pub height: u64,
+    /// Block timestamp (unix seconds).
+    pub timestamp: u64,
+    /// User transactions included.
+    pub txs: usize,
+    /// Mempool transactions the block refused (dropped from the pool).
+    pub rejected: usize,
+    /// Timers fired (`TimerFired`).
+    pub timers_fired: u64,
+    /// Timers expired (`TimerExpired`).
+    pub timers_expired: u64,
+    /// Timers destroyed for lack of funds (`TimerCancelledInsufficientFunds`).
+    pub timers_unfunded: u64,
+    /// Cycles used by timer fires.
+    pub lane_cycles: u64,
+    /// The timer lane's budget in force.
+    pub lane_budget: u64,
+    /// Cycles used by the whole block.
+    pub cycles_used: u64,
+    /// Wall time spent proposing and committing.
+    pub elapsed: Duration,
+}
+
+impl BlockSummary {
+    fn of(receipts: &[Receipt]) -> (u64, u64, u64, u64) {
+        let (mut fired, mut expired, mut unfunded, mut lane) = (0, 0, 0, 0);
+        for r in receipts {
+            for e in &r.events {
+                match e.name.as_str() {
+                    "TimerFired" => fired += 1,
+                    "TimerExpired" => expired += 1,
+                    "TimerCancelledInsufficientFunds" => unfunded += 1,
+                    _ => {}
+                }
+            }
+            if matches!(r.source, TxSource::Deferred { .. })
+                && r.events.iter().any(|e| e.name == "TimerFired")
+            {
+                lane += r.cycles_used;
+            }
+        }
+        (fired, expired, unfunded, lane)
+    }
+
+    /// The human log line.
+    pub fn line(&self) -> String {
+        format!(
+            "block {} ts {}: {} tx{}{}, timers fired {} expired {} unfunded {}, lane {}/{} cycles, block {} cycles, {:.1} ms",
+            self.height,
+            self.timestamp,
+            self.txs,
+            if self.txs == 1 { "" } else { "s" },
+            if self.rejected > 0 {
+                format!(" ({} refused)", self.rejected)
+            } else {
+                String::new()
+            },
+            self.timers_fired,
+            self.timers_expired,
+            self.timers_unfunded,
+            self.lane_cycles,
+            self.lane_budget,
+            self.cycles_used,
+            self.elapsed.as_secs_f64() * 1000.0
+        )
+    }
+}
+
+enum Cmd {
+    Mine(u64, Sender<Result<Vec<u64>, RpcError>>),
+    SetTimestamp(u64, Sender<Result<(), RpcError>>),
+    Wake,
+}
+
+/// The producer's side of the RPC: implements [`NodeControl`].
+#[derive(Clone)]
+pub struct ProducerHandle {
+    tx: Sender<Cmd>,
+    stop: Arc<AtomicBool>,
+    schedule: Schedule,
+}
+
+impl std::fmt::Debug for ProducerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProducerHandle")
+            .field("schedule", &self.schedule)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProducerHandle {
+    /// Asks the producer to stop after the block in progress.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.tx.send(Cmd::Wake);
+    }
+
+    fn ask<T>(&self, make: impl FnOnce(Sender<Result<T, RpcError>>) -> Cmd) -> Result<T, RpcError> {
+        let (reply, rx) = mpsc::channel();
+        self.tx
+            .send(make(reply))
+            .map_err(|_| RpcError::Producer("the block producer has stopped".into()))?;
+        rx.recv()
+            .map_err(|_| RpcError::Producer("the block producer stopped before answering".into()))?
+    }
+}
+
+impl NodeControl for ProducerHandle {
+    fn mine(&self, blocks: u64) -> Result<Vec<u64>, RpcError> {
+        self.ask(|r| Cmd::Mine(blocks, r))
+    }
+
+    fn set_next_timestamp(&self, timestamp: u64) -> Result<(), RpcError> {
+        self.ask(|r| Cmd::SetTimestamp(timestamp, r))
+    }
+
+    fn describe(&self) -> Json {
+        match self.schedule {
+            Schedule::Interval(d) => {
+                json!({ "mode": "interval", "block_time_ms": d.as_millis() as u64 })
+            }
+            Schedule::Manual => json!({ "mode": "manual" }),
+        }
+    }
+}
+
+/// The block producer (run it with [`Producer::run`] on its own thread).
+pub struct Producer<B: KvBackend> {
+    chain: Arc<Chain<B>>,
+    pool: Arc<Mutex<Mempool>>,
+    proposer: Address,
+    schedule: Schedule,
+    rx: Receiver<Cmd>,
+    stop: Arc<AtomicBool>,
+    next_timestamp: Option<u64>,
+    metrics: Arc<Metrics>,
+    log: Box<dyn Fn(&BlockSummary) + Send>,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl<B: KvBackend> Producer<B> {
+    /// A producer and its handle. `log` receives each block's summary.
+    pub fn new(
+        chain: Arc<Chain<B>>,
+        pool: Arc<Mutex<Mempool>>,
+        proposer: Address,
+        schedule: Schedule,
+        metrics: Arc<Metrics>,
+        log: Box<dyn Fn(&BlockSummary) + Send>,
+    ) -> (Self, ProducerHandle) {
+        let (tx, rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = ProducerHandle {
+            tx,
+            stop: stop.clone(),
+            schedule,
+        };
+        let producer = Self {
+            chain,
+            pool,
+            proposer,
+            schedule,
+            rx,
+            stop,
+            next_timestamp: None,
+            metrics,
+            log,
+        };
+        (producer, handle)
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Runs until stopped. Returns the last committed height.
+    pub fn run(mut self) -> Result<u64> {
+        let mut due = match self.schedule {
+            Schedule::Interval(d) => Some(Instant::now() + d),
+            Schedule::Manual => None,
+        };
+        while !self.stopping() {
+            let cmd = match due {
+                Some(at) => match self
+                    .rx
+                    .recv_timeout(at.saturating_duration_since(Instant::now()))
+                {
+                    Ok(cmd) => Some(cmd),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
+                None => match self.rx.recv() {
+                    Ok(cmd) => Some(cmd),
+                    Err(_) => break,
+                },
+            };
+            match cmd {
+                None => {
+                    self.produce()?;
+                    if let (Schedule::Interval(d), Some(at)) = (self.schedule, due.as_mut()) {
+                        *at += d;
+                        let now = Instant::now();
+                        if *at < now {
+                            *at = now + d;
+                        }
+                    }
+                }
+                Some(Cmd::Wake) => {}
+                Some(Cmd::SetTimestamp(ts, reply)) => {
+                    let _ = reply.send(self.set_next_timestamp(ts));
+                }
+                Some(Cmd::Mine(n, reply)) => {
+                    let mut heights = Vec::new();
+                    let mut outcome = Ok(());
+                    for _ in 0..n {
+                        if self.stopping() {
+                            break;
+                        }
+                        match self.produce() {
+                            Ok(s) => heights.push(s.height),
+                            Err(e) => {
+                                outcome = Err(e);
+                                break;
+                            }
+                        }
+                    }
+                    match outcome {
+                        Ok(()) => {
+                            let _ = reply.send(Ok(heights));
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(RpcError::Producer(e.to_string())));
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(self.chain.head()?.height)
+    }
+
+    fn set_next_timestamp(&mut self, ts: u64) -> Result<(), RpcError> {
+        let head = self.chain.head()?;
+        if ts <= head.timestamp {
+            return Err(RpcError::InvalidParams(format!(
+                "the next timestamp must exceed the head's ({} at height {}), got {ts}",
+                head.timestamp, head.height
+            )));
+        }
+        self.next_timestamp = Some(ts);
+        Ok(())
+    }
+
+    /// Produces and commits one block.
+    pub fn produce(&mut self) -> Result<BlockSummary> {
+        let started = Instant::now();
+        let head = self.chain.head()?;
+        let timestamp = self
+            .next_timestamp
+            .take()
+            .unwrap_or_else(|| now_secs().max(head.timestamp + 1));
+        let chain = &self.chain;
+        let candidates = self
+            .pool
+            .lock()
+            .candidates(|a| Ok(chain.account(a)?.nonce), MAX_BLOCK_TXS)
+            .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?;
+        let lane_budget = timer_config(&chain.store().state())?.lane_cycles_per_block;
+        let proposed = chain.propose(&candidates, timestamp, self.proposer)?;
+        chain.commit(&proposed.executed)?;
+        let mut refused = 0;
+        {
+            let mut pool = self.pool.lock();
+            for (_, hash, err) in &proposed.rejected {
+                if matches!(err, TxError::BlockFull { .. }) {
+                    continue; // stays for a later block
+                }
+                refused += 1;
+                tracing::warn!(%hash, error = %err, "block refused a mempool transaction; dropped");
+                pool.remove(hash);
+            }
+            pool.remove_stale(|a| Ok(chain.account(a)?.nonce))
+                .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?;
+            self.metrics.mempool_size.set(pool.len() as u64);
+        }
+        let block = &proposed.executed.block;
+        let (fired, expired, unfunded, lane) = BlockSummary::of(&proposed.executed.receipts);
+        let summary = BlockSummary {
+            height: block.header.height,
+            timestamp,
+            txs: block.txs.len(),
+            rejected: refused,
+            timers_fired: fired,
+            timers_expired: expired,
+            timers_unfunded: unfunded,
+            lane_cycles: lane,
+            lane_budget,
+            cycles_used: block.header.cycles_used,
+            elapsed: started.elapsed(),
+        };
+        self.metrics.record_block(&summary);
+        (self.log)(&summary);
+        Ok(summary)
+    }
+}

@@ -1,0 +1,179 @@
+//! Running a node: the RPC server on a tokio runtime, the block producer on
+//! the calling thread (the only writer of the chain), optional metrics, and
+//! signal handling (SIGINT/SIGTERM stop after the block in progress).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::json;
+use timerhost_chain::Chain;
+use timerhost_rpc::{Mempool, MempoolConfig, RpcContext};
+use timerhost_state::SledBackend;
+use timerhost_types::{Address, SignedTransaction};
+
+use crate::error::{NodeError, Result};
+use crate::metrics::{self, Metrics};
+use crate::producer::{BlockSummary, Producer, Schedule};
+
+/// How to run a node.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// JSON-RPC listen address.
+    pub rpc: SocketAddr,
+    /// Block schedule.
+    pub schedule: Schedule,
+    /// Prometheus listen address.
+    pub metrics: Option<SocketAddr>,
+    /// Tip recipient.
+    pub proposer: Address,
+    /// Mempool bounds.
+    pub mempool: MempoolConfig,
+    /// Print JSON lines instead of human lines.
+    pub json: bool,
+    /// Transactions to put in the mempool before the first block (dev examples).
+    pub prelude: Vec<SignedTransaction>,
+}
+
+/// Runs the node until SIGINT/SIGTERM; returns the last committed height.
+pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
+    let chain = Arc::new(chain);
+    let pool = Arc::new(Mutex::new(Mempool::new(opts.mempool)));
+    for tx in opts.prelude {
+        let gap = opts.mempool.max_nonce_gap;
+        let (sender, _) = timerhost_rpc::mempool::validate(&chain, &tx, gap)
+            .map_err(|e| NodeError::Rpc(Box::new(e)))?;
+        pool.lock()
+            .insert(tx, sender)
+            .map_err(|e| NodeError::Rpc(Box::new(e)))?;
+    }
+    let metrics = Arc::new(Metrics::default());
+    metrics.height.set(chain.head()?.height);
+    let as_json = opts.json;
+    let log: Box<dyn Fn(&BlockSummary) + Send> = Box::new(move |s: &BlockSummary| {
+        tracing::debug!(
+            height = s.height,
+            txs = s.txs,
+            fired = s.timers_fired,
+            "block committed"
+        );
+        if as_json {
+            println!(
+                "{}",
+                json!({
+                    "event": "block",
+                    "height": s.height,
+                    "timestamp": s.timestamp,
+                    "txs": s.txs,
+                    "refused": s.rejected,
+                    "timers_fired": s.timers_fired,
+                    "timers_expired": s.timers_expired,
+                    "timers_unfunded": s.timers_unfunded,
+                    "lane_cycles": s.lane_cycles,
+                    "lane_budget": s.lane_budget,
+                    "cycles_used": s.cycles_used,
+                    "elapsed_ms": s.elapsed.as_secs_f64() * 1000.0,
+                })
+            );
+        } else {
+            println!("{}", s.line());
+        }
+    });
+    let (producer, handle) = Producer::new(
+        chain.clone(),
+        pool.clone(),
+        opts.proposer,
+        opts.schedule,
+        metrics.clone(),
+        log,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("rpc")
+        .build()
+        .map_err(|source| NodeError::Io {
+            action: "starting the RPC runtime for",
+            path: opts.rpc.to_string().into(),
+            source,
+        })?;
+    let ctx = RpcContext {
+        chain: chain.clone(),
+        mempool: pool,
+        control: Arc::new(handle.clone()),
+    };
+    let (bound, server) = rt
+        .block_on(timerhost_rpc::start(opts.rpc, ctx))
+        .map_err(|e| NodeError::Rpc(Box::new(e)))?;
+    let metrics_bound = match opts.metrics {
+        Some(addr) => Some(metrics::serve(addr, metrics)?),
+        None => None,
+    };
+    let head = chain.head()?;
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "event": "started",
+                "rpc": format!("http://{bound}"),
+                "metrics": metrics_bound.map(|a| format!("http://{a}/metrics")),
+                "chain_id": chain.genesis().chain_id,
+                "height": head.height,
+            })
+        );
+    } else {
+        println!("rpc: http://{bound}");
+        if let Some(m) = metrics_bound {
+            println!("metrics: http://{m}/metrics");
+        }
+        println!(
+            "chain {} at height {} ({}); Ctrl-C stops after the current block",
+            chain.genesis().chain_id,
+            head.height,
+            match opts.schedule {
+                Schedule::Interval(d) => format!("a block every {d:?}"),
+                Schedule::Manual => "manual blocks: dev_mine / timerhost mine".into(),
+            }
+        );
+    }
+    let stopper = handle.clone();
+    rt.spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("stop requested; finishing the current block");
+        stopper.stop();
+    });
+    drop(handle);
+    let outcome = producer.run();
+    let _ = server.stop();
+    rt.block_on(server.stopped());
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    let height = outcome?;
+    if as_json {
+        println!("{}", json!({ "event": "stopped", "height": height }));
+    } else {
+        println!("stopped at height {height}");
+    }
+    Ok(height)
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

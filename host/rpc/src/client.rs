@@ -1,0 +1,65 @@
+//! [`Client`]: a blocking JSON-RPC client over HTTP, used by the CLI's client
+//! commands (`timerhost status`, `deploy`, …).
+
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+
+use crate::error::{Result, RpcError};
+
+/// A JSON-RPC client for one node.
+#[derive(Debug, Clone)]
+pub struct Client {
+    url: String,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    /// A client for the node at `url` (e.g. `http://127.0.0.1:8645`; the
+    /// scheme may be omitted).
+    pub fn new(url: &str) -> Self {
+        let url = if url.contains("://") {
+            url.to_string()
+        } else {
+            format!("http://{url}")
+        };
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(120))
+            .build();
+        Self { url, agent }
+    }
+
+    /// The node URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Calls `method` with positional `params` and returns its result.
+    pub fn call(&self, method: &str, params: Json) -> Result<Json> {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let transport = |reason: String| RpcError::Transport {
+            url: self.url.clone(),
+            reason,
+        };
+        let resp = match self.agent.post(&self.url).send_json(body) {
+            Ok(r) => r,
+            // jsonrpsee answers JSON-RPC errors with HTTP 200; other statuses
+            // still carry a JSON body worth reading when there is one.
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => return Err(transport(e.to_string())),
+        };
+        let reply: Json = resp
+            .into_json()
+            .map_err(|e| transport(format!("the answer is not JSON: {e}")))?;
+        if let Some(err) = reply.get("error") {
+            return Err(RpcError::Remote {
+                code: err["code"].as_i64().unwrap_or(0),
+                message: err["message"].as_str().unwrap_or("no message").to_string(),
+            });
+        }
+        reply
+            .get("result")
+            .cloned()
+            .ok_or_else(|| transport(format!("the answer has neither result nor error: {reply}")))
+    }
+}

@@ -1,0 +1,104 @@
+//! [`RpcError`]: every failure of the RPC server, the mempool and the client,
+//! and its JSON-RPC error code.
+
+use jsonrpsee::types::ErrorObjectOwned;
+
+/// JSON-RPC error codes used by the server (`-32602`/`-32603` are the
+/// standard "invalid params" and "internal error").
+pub mod codes {
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// The node failed internally (storage, chain).
+    pub const INTERNAL: i32 = -32603;
+    /// A transaction was refused by validation.
+    pub const TX_REJECTED: i32 = -32000;
+    /// The mempool is full.
+    pub const MEMPOOL_FULL: i32 = -32001;
+    /// A dev-only method was called on a non-dev chain.
+    pub const DEV_ONLY: i32 = -32002;
+    /// The block producer could not do what was asked.
+    pub const PRODUCER: i32 = -32003;
+}
+
+/// Errors of the RPC crate.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcError {
+    /// A parameter was missing or malformed.
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    /// A submitted transaction was refused.
+    #[error("transaction rejected: {0}")]
+    TxRejected(String),
+    /// The mempool holds as many transactions as it may.
+    #[error("mempool full: it holds {capacity} transactions; retry after the next block")]
+    MempoolFull {
+        /// Capacity.
+        capacity: usize,
+    },
+    /// A dev-only method on a non-dev chain.
+    #[error("{method} is only available on a dev chain (chain id {dev_chain_id}); this node runs chain {chain_id}")]
+    DevOnly {
+        /// The method.
+        method: String,
+        /// This chain.
+        chain_id: u64,
+        /// The dev chain id.
+        dev_chain_id: u64,
+    },
+    /// The block producer refused or failed (e.g. it has stopped).
+    #[error("block producer: {0}")]
+    Producer(String),
+    /// The chain failed.
+    #[error(transparent)]
+    Chain(#[from] timerhost_chain::ChainError),
+    /// The database failed.
+    #[error(transparent)]
+    Storage(#[from] timerhost_state::StorageError),
+    /// The server could not start.
+    #[error("cannot start the RPC server on {addr}: {reason}")]
+    Server {
+        /// Listen address.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+    /// The client could not reach the node or read its answer.
+    #[error("cannot reach the node at {url}: {reason}")]
+    Transport {
+        /// Node URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// The node answered with a JSON-RPC error.
+    #[error("{message} (JSON-RPC error {code})")]
+    Remote {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Message.
+        message: String,
+    },
+}
+
+impl RpcError {
+    /// The JSON-RPC error code of this error.
+    pub fn code(&self) -> i32 {
+        match self {
+            RpcError::InvalidParams(_) => codes::INVALID_PARAMS,
+            RpcError::TxRejected(_) => codes::TX_REJECTED,
+            RpcError::MempoolFull { .. } => codes::MEMPOOL_FULL,
+            RpcError::DevOnly { .. } => codes::DEV_ONLY,
+            RpcError::Producer(_) => codes::PRODUCER,
+            _ => codes::INTERNAL,
+        }
+    }
+}
+
+impl From<RpcError> for ErrorObjectOwned {
+    fn from(e: RpcError) -> Self {
+        ErrorObjectOwned::owned(e.code(), e.to_string(), None::<()>)
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = RpcError> = std::result::Result<T, E>;

@@ -1,0 +1,22 @@
+//! # timerhost-rpc
+//!
+//! The node's JSON-RPC 2.0 interface over HTTP (every method is documented,
+//! with an example, in `docs/RPC.md`).
+//!
+//! - [`json`]: JSON forms of blocks, receipts, events, timers and configs,
+//!   and the [`Value`](timerhost_types::Value) ↔ JSON mapping.
+//! - [`mempool`]: admission checks, bounds and the deterministic inclusion order.
+//! - [`server`]: the method table and the HTTP listener; dev-only methods
+//!   reach the block producer through [`NodeControl`].
+//! - [`client`]: a small blocking client for the CLI's client commands.
+
+pub mod client;
+pub mod error;
+pub mod json;
+pub mod mempool;
+pub mod server;
+
+pub use client::Client;
+pub use error::{Result, RpcError};
+pub use mempool::{Mempool, MempoolConfig};
+pub use server::{methods, start, NodeControl, RpcContext, METHODS};

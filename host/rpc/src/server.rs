@@ -1,0 +1,608 @@
+//! The JSON-RPC 2.0 server: method table ([`methods`]) and HTTP listener
+//! ([`start`]). Every method and an example of it is in `docs/RPC.md`.
+//!
+//! Reads go straight to the committed store (the chain is only ever written
+//! by the node's block producer); transactions go to the [`Mempool`]; the
+//! dev-only methods ask the producer through [`NodeControl`] and are refused
+//! on non-dev chains.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use jsonrpsee::server::{RpcModule, Server, ServerHandle};
+use jsonrpsee::types::{ErrorObjectOwned, Params};
+use parking_lot::Mutex;
+use serde_json::{json, Value as Json};
+use timerhost_chain::accounts::timer_config;
+use timerhost_chain::validation::decode_tx;
+use timerhost_chain::Chain;
+use timerhost_state::{EventFilter, KvBackend, StateRead, StateReadExt};
+use timerhost_types::keys::{self, ActorMeta};
+use timerhost_types::{Value, DEV_CHAIN_ID};
+
+use crate::error::{Result, RpcError};
+use crate::json::{
+    amount, basefee_config_json, block_json, event_record_json, header_json, parse_address,
+    parse_hash, parse_hex, receipt_json, timer_config_json, timer_json, value_to_json,
+};
+use crate::mempool::{validate, Mempool};
+
+/// Most timers or events one call returns (a request may ask for fewer).
+pub const MAX_LIST: usize = 10_000;
+
+/// What the RPC server asks of the block producer.
+pub trait NodeControl: Send + Sync {
+    /// Produces `blocks` blocks now (dev); returns the heights produced.
+    /// Blocks the calling thread until they are committed.
+    fn mine(&self, blocks: u64) -> Result<Vec<u64>>;
+    /// Sets the timestamp of the next block (dev); must exceed the head's.
+    fn set_next_timestamp(&self, timestamp: u64) -> Result<()>;
+    /// How blocks are produced, for `th_status` (e.g. `{"mode": "interval", "block_time_ms": 1000}`).
+    fn describe(&self) -> Json;
+}
+
+/// Everything the methods read or write.
+pub struct RpcContext<B: KvBackend> {
+    /// The chain (read-only here).
+    pub chain: Arc<Chain<B>>,
+    /// The mempool shared with the producer.
+    pub mempool: Arc<Mutex<Mempool>>,
+    /// The block producer.
+    pub control: Arc<dyn NodeControl>,
+}
+
+type MethodResult = std::result::Result<Json, ErrorObjectOwned>;
+
+/// Positional arguments: a JSON array, or a single object/value, or none.
+fn args(params: &Params<'_>) -> Result<Vec<Json>> {
+    match params.as_str() {
+        None => Ok(Vec::new()),
+        Some(s) => match serde_json::from_str::<Json>(s)
+            .map_err(|e| RpcError::InvalidParams(format!("params are not valid JSON: {e}")))?
+        {
+            Json::Array(a) => Ok(a),
+            Json::Null => Ok(Vec::new()),
+            other => Ok(vec![other]),
+        },
+    }
+}
+
+fn arg_str<'a>(a: &'a [Json], i: usize, what: &str) -> Result<&'a str> {
+    match a.get(i) {
+        Some(Json::String(s)) => Ok(s),
+        Some(other) => Err(RpcError::InvalidParams(format!(
+            "parameter {i} ({what}) must be a string, got {other}"
+        ))),
+        None => Err(RpcError::InvalidParams(format!(
+            "missing parameter {i} ({what})"
+        ))),
+    }
+}
+
+fn u64_of(v: &Json, what: &str) -> Result<u64> {
+    match v {
+        Json::Number(n) => n.as_u64(),
+        Json::String(s) => {
+            let s = s.trim();
+            match s.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => s.parse().ok(),
+            }
+        }
+        _ => None,
+    }
+    .ok_or_else(|| {
+        RpcError::InvalidParams(format!("{what} must be a non-negative integer, got {v}"))
+    })
+}
+
+fn opt_u64(obj: &Json, key: &str) -> Result<Option<u64>> {
+    match obj.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => u64_of(v, key).map(Some),
+    }
+}
+
+fn filter_obj<'a>(
+    a: &'a [Json],
+    known: &[&str],
+) -> Result<Option<&'a serde_json::Map<String, Json>>> {
+    match a.first() {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Object(m)) => {
+            if let Some(k) = m.keys().find(|k| !known.contains(&k.as_str())) {
+                return Err(RpcError::InvalidParams(format!(
+                    "unknown filter field {k:?} (known: {})",
+                    known.join(", ")
+                )));
+            }
+            Ok(Some(m))
+        }
+        Some(other) => Err(RpcError::InvalidParams(format!(
+            "the filter must be an object, got {other}"
+        ))),
+    }
+}
+
+fn limit_of(obj: Option<&serde_json::Map<String, Json>>) -> Result<usize> {
+    let l = match obj.and_then(|m| m.get("limit")) {
+        None | Some(Json::Null) => MAX_LIST as u64,
+        Some(v) => u64_of(v, "limit")?,
+    };
+    Ok((l as usize).clamp(1, MAX_LIST))
+}
+
+impl<B: KvBackend + 'static> RpcContext<B> {
+    fn is_dev(&self) -> bool {
+        self.chain.genesis().chain_id == DEV_CHAIN_ID
+    }
+
+    fn dev_only(&self, method: &str) -> Result<()> {
+        if self.is_dev() {
+            Ok(())
+        } else {
+            Err(RpcError::DevOnly {
+                method: method.into(),
+                chain_id: self.chain.genesis().chain_id,
+                dev_chain_id: DEV_CHAIN_ID,
+            })
+        }
+    }
+
+    fn status(&self) -> Result<Json> {
+        let head = self.chain.head()?;
+        let pool = self.mempool.lock();
+        Ok(json!({
+            "chain_id": self.chain.genesis().chain_id,
+            "dev": self.is_dev(),
+            "version": env!("CARGO_PKG_VERSION"),
+            "height": head.height,
+            "head_hash": head.hash(),
+            "timestamp": head.timestamp,
+            "state_root": head.state_root,
+            "mempool": { "size": pool.len(), "capacity": pool.config().max_txs },
+            "producer": self.control.describe(),
+        }))
+    }
+
+    fn send_raw(&self, a: &[Json]) -> Result<Json> {
+        let bytes = parse_hex("transaction", arg_str(a, 0, "raw transaction hex")?)?;
+        let tx = decode_tx(&bytes).map_err(|e| RpcError::TxRejected(e.to_string()))?;
+        let gap = self.mempool.lock().config().max_nonce_gap;
+        let (sender, _) = validate(&self.chain, &tx, gap)?;
+        let hash = self.mempool.lock().insert(tx, sender)?;
+        tracing::debug!(%hash, %sender, "transaction accepted into the mempool");
+        Ok(json!(hash))
+    }
+
+    fn get_block(&self, a: &[Json]) -> Result<Json> {
+        let height = match a.first() {
+            None | Some(Json::Null) => self.chain.head()?.height,
+            Some(Json::String(s)) if s == "latest" => self.chain.head()?.height,
+            Some(v) => u64_of(v, "block height (or \"latest\")")?,
+        };
+        let full = match a.get(1) {
+            None | Some(Json::Null) => false,
+            Some(Json::Bool(b)) => *b,
+            Some(o) => {
+                return Err(RpcError::InvalidParams(format!(
+                    "parameter 1 (full transactions) must be a boolean, got {o}"
+                )))
+            }
+        };
+        Ok(match self.chain.store().block(height)? {
+            None => Json::Null,
+            Some(b) => {
+                let mut j = block_json(&b, full);
+                let receipts = self.chain.store().receipts(height)?;
+                j["receipt_count"] = json!(receipts.len());
+                j
+            }
+        })
+    }
+
+    fn get_receipt(&self, a: &[Json]) -> Result<Json> {
+        let hash = parse_hash("transaction hash", arg_str(a, 0, "transaction hash")?)?;
+        Ok(match self.chain.store().receipt(&hash)? {
+            None => {
+                if self.mempool.lock().contains(&hash) {
+                    json!({ "tx_hash": hash, "pending": true })
+                } else {
+                    Json::Null
+                }
+            }
+            Some((loc, r)) => {
+                let mut j = receipt_json(&r);
+                j["height"] = json!(loc.height);
+                j["index"] = json!(loc.index);
+                j
+            }
+        })
+    }
+
+    fn get_account(&self, a: &[Json]) -> Result<Json> {
+        let addr = parse_address(arg_str(a, 0, "address")?)?;
+        let acct = self.chain.account(&addr)?;
+        let pending = self.mempool.lock().pending_nonce(&addr, acct.nonce);
+        Ok(json!({
+            "address": addr,
+            "balance": amount(acct.balance),
+            "nonce": acct.nonce,
+            "pending_nonce": pending,
+            "is_actor": acct.is_actor,
+        }))
+    }
+
+    fn get_nonce(&self, a: &[Json]) -> Result<Json> {
+        let addr = parse_address(arg_str(a, 0, "address")?)?;
+        let acct = self.chain.account(&addr)?;
+        match a.get(1).and_then(Json::as_str).unwrap_or("latest") {
+            "latest" => Ok(json!(acct.nonce)),
+            "pending" => Ok(json!(self.mempool.lock().pending_nonce(&addr, acct.nonce))),
+            other => Err(RpcError::InvalidParams(format!(
+                "parameter 1 must be \"latest\" or \"pending\", got {other:?}"
+            ))),
+        }
+    }
+
+    fn get_code(&self, a: &[Json]) -> Result<Json> {
+        let addr = parse_address(arg_str(a, 0, "actor address")?)?;
+        let state = self.chain.store().state();
+        let Some(meta) = state.get_decoded::<ActorMeta>(&keys::code(&addr))? else {
+            return Ok(Json::Null);
+        };
+        let source = state
+            .get(&keys::code_source(&meta.code_hash))?
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        Ok(json!({
+            "address": addr,
+            "code_hash": meta.code_hash,
+            "deployer": meta.deployer,
+            "source": source,
+        }))
+    }
+
+    fn get_storage(&self, a: &[Json]) -> Result<Json> {
+        let addr = parse_address(arg_str(a, 0, "actor address")?)?;
+        let key = arg_str(a, 1, "storage key")?;
+        let state = self.chain.store().state();
+        Ok(match state.get(&keys::storage(&addr, key.as_bytes()))? {
+            None => Json::Null,
+            Some(bytes) => {
+                let v = Value::from_bytes(&bytes).map_err(|e| {
+                    RpcError::Storage(timerhost_state::StorageError::Corrupt {
+                        what: "actor storage value",
+                        key: key.to_string(),
+                        reason: e.to_string(),
+                    })
+                })?;
+                value_to_json(&v)
+            }
+        })
+    }
+
+    fn get_timer(&self, a: &[Json]) -> Result<Json> {
+        let id = parse_hash("timer id", arg_str(a, 0, "timer id")?)?;
+        let state = self.chain.store().state();
+        Ok(timerhost_timers::store::get(&state, &id)?
+            .map(|t| timer_json(&t))
+            .unwrap_or(Json::Null))
+    }
+
+    fn get_timers(&self, a: &[Json]) -> Result<Json> {
+        let f = filter_obj(a, &["actor", "height", "fee_payer", "limit"])?;
+        let limit = limit_of(f)?;
+        let state = self.chain.store().state();
+        let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
+        let timers = match (get("actor"), get("height"), get("fee_payer")) {
+            (Some(actor), None, None) => {
+                let actor = parse_address(actor.as_str().unwrap_or_default())?;
+                timerhost_timers::store::by_actor(&state, &actor, limit)?
+            }
+            (None, Some(h), None) => {
+                timerhost_timers::store::by_height(&state, u64_of(h, "height")?, limit)?
+            }
+            (None, None, Some(p)) => {
+                let payer = parse_address(p.as_str().unwrap_or_default())?;
+                timerhost_timers::store::by_fee_payer(&state, &payer, limit)?
+            }
+            _ => {
+                return Err(RpcError::InvalidParams(
+                    "give exactly one of \"actor\", \"height\" or \"fee_payer\"".into(),
+                ))
+            }
+        };
+        Ok(Json::Array(timers.iter().map(timer_json).collect()))
+    }
+
+    fn get_events(&self, a: &[Json]) -> Result<Json> {
+        let f = filter_obj(a, &["name", "actor", "from", "to", "limit"])?;
+        let mut filter = EventFilter {
+            limit: limit_of(f)?,
+            ..EventFilter::default()
+        };
+        if let Some(m) = f {
+            filter.name = match m.get("name") {
+                None | Some(Json::Null) => None,
+                Some(Json::String(s)) => Some(s.clone()),
+                Some(o) => {
+                    return Err(RpcError::InvalidParams(format!(
+                        "name must be a string, got {o}"
+                    )))
+                }
+            };
+            filter.emitter = match m.get("actor") {
+                None | Some(Json::Null) => None,
+                Some(v) => Some(parse_address(v.as_str().unwrap_or_default())?),
+            };
+            let obj = Json::Object(m.clone());
+            filter.from_height = opt_u64(&obj, "from")?;
+            filter.to_height = opt_u64(&obj, "to")?;
+        }
+        let events = self.chain.store().events(&filter)?;
+        Ok(Json::Array(events.iter().map(event_record_json).collect()))
+    }
+
+    fn timer_config(&self) -> Result<Json> {
+        Ok(timer_config_json(&timer_config(
+            &self.chain.store().state(),
+        )?))
+    }
+
+    fn basefee_config(&self) -> Result<Json> {
+        Ok(basefee_config_json(&self.chain.basefee_config()?))
+    }
+
+    fn mine(&self, a: &[Json]) -> Result<Json> {
+        self.dev_only("dev_mine")?;
+        let n = match a.first() {
+            None | Some(Json::Null) => 1,
+            Some(v) => u64_of(v, "block count")?,
+        };
+        if n == 0 || n > 10_000 {
+            return Err(RpcError::InvalidParams(format!(
+                "block count must be between 1 and 10000, got {n}"
+            )));
+        }
+        let heights = self.control.mine(n)?;
+        let head = self.chain.head()?;
+        Ok(json!({
+            "mined": heights.len(),
+            "from": heights.first(),
+            "to": heights.last(),
+            "head": header_json(&head),
+        }))
+    }
+
+    fn set_next_timestamp(&self, a: &[Json]) -> Result<Json> {
+        self.dev_only("dev_setNextBlockTimestamp")?;
+        let ts = u64_of(
+            a.first()
+                .ok_or_else(|| RpcError::InvalidParams("missing parameter 0 (timestamp)".into()))?,
+            "timestamp",
+        )?;
+        self.control.set_next_timestamp(ts)?;
+        Ok(json!(ts))
+    }
+}
+
+/// Names of every method, in documentation order.
+pub const METHODS: &[&str] = &[
+    "th_status",
+    "th_sendRawTransaction",
+    "th_getBlock",
+    "th_getReceipt",
+    "th_getBalance",
+    "th_getNonce",
+    "th_getAccount",
+    "th_getCode",
+    "th_getStorage",
+    "th_getTimer",
+    "th_getTimers",
+    "th_getEvents",
+    "th_getTimerConfig",
+    "th_getBasefeeConfig",
+    "dev_mine",
+    "dev_setNextBlockTimestamp",
+];
+
+/// Builds the method table over `ctx`.
+pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcContext<B>> {
+    let mut m = RpcModule::new(ctx);
+    macro_rules! method {
+        ($name:literal, |$c:ident, $a:ident| $body:expr) => {
+            m.register_blocking_method($name, |params, ctx, _| -> MethodResult {
+                let $c = &*ctx;
+                let $a = args(&params)?;
+                let _ = &$a;
+                $body.map_err(ErrorObjectOwned::from)
+            })
+            .expect("method names are unique");
+        };
+    }
+    method!("th_status", |c, a| c.status());
+    method!("th_sendRawTransaction", |c, a| c.send_raw(&a));
+    method!("th_getBlock", |c, a| c.get_block(&a));
+    method!("th_getReceipt", |c, a| c.get_receipt(&a));
+    method!("th_getBalance", |c, a| c
+        .get_account(&a)
+        .map(|j| j["balance"].clone()));
+    method!("th_getNonce", |c, a| c.get_nonce(&a));
+    method!("th_getAccount", |c, a| c.get_account(&a));
+    method!("th_getCode", |c, a| c.get_code(&a));
+    method!("th_getStorage", |c, a| c.get_storage(&a));
+    method!("th_getTimer", |c, a| c.get_timer(&a));
+    method!("th_getTimers", |c, a| c.get_timers(&a));
+    method!("th_getEvents", |c, a| c.get_events(&a));
+    method!("th_getTimerConfig", |c, a| c.timer_config());
+    method!("th_getBasefeeConfig", |c, a| c.basefee_config());
+    method!("dev_mine", |c, a| c.mine(&a));
+    method!("dev_setNextBlockTimestamp", |c, a| c.set_next_timestamp(&a));
+    m
+}
+
+/// Starts the HTTP server on `addr` (on the current tokio runtime). Returns
+/// the bound address (useful with port 0) and a handle that stops it.
+pub async fn start<B: KvBackend + 'static>(
+    addr: SocketAddr,
+    ctx: RpcContext<B>,
+) -> Result<(SocketAddr, ServerHandle)> {
+    let err = |e: &dyn std::fmt::Display| RpcError::Server {
+        addr: addr.to_string(),
+        reason: e.to_string(),
+    };
+    let server = Server::builder()
+        .max_request_body_size(8 * 1024 * 1024)
+        .build(addr)
+        .await
+        .map_err(|e| err(&e))?;
+    let bound = server.local_addr().map_err(|e| err(&e))?;
+    let handle = server.start(methods(ctx));
+    Ok((bound, handle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mempool::MempoolConfig;
+    use timerhost_chain::testing::{dev_builders, dev_chain};
+    use timerhost_state::MemoryBackend;
+    use timerhost_types::Address;
+
+    /// Mines by proposing the mempool's candidates directly.
+    struct DirectMiner {
+        chain: Arc<Chain<MemoryBackend>>,
+        pool: Arc<Mutex<Mempool>>,
+    }
+
+    impl NodeControl for DirectMiner {
+        fn mine(&self, blocks: u64) -> Result<Vec<u64>> {
+            let mut out = Vec::new();
+            for _ in 0..blocks {
+                let c = &self.chain;
+                let txs = self
+                    .pool
+                    .lock()
+                    .candidates(|a| Ok(c.account(a)?.nonce), 100)?;
+                let ts = c.head()?.timestamp + 1;
+                let p = c.produce_block(&txs, ts, Address::ZERO)?;
+                self.pool.lock().remove_stale(|a| Ok(c.account(a)?.nonce))?;
+                out.push(p.executed.block.header.height);
+            }
+            Ok(out)
+        }
+        fn set_next_timestamp(&self, _: u64) -> Result<()> {
+            Err(RpcError::Producer(
+                "not supported by this test miner".into(),
+            ))
+        }
+        fn describe(&self) -> Json {
+            json!({ "mode": "manual" })
+        }
+    }
+
+    async fn call(
+        m: &RpcModule<RpcContext<MemoryBackend>>,
+        method: &str,
+        p: Json,
+    ) -> std::result::Result<Json, String> {
+        let params = match p {
+            Json::Array(items) => {
+                let mut b = jsonrpsee::core::params::ArrayParams::new();
+                for i in items {
+                    b.insert(i).unwrap();
+                }
+                b
+            }
+            _ => unreachable!("tests pass arrays"),
+        };
+        m.call::<_, Json>(method, params)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn submit_mine_and_query_in_process() {
+        let chain = Arc::new(dev_chain());
+        let pool = Arc::new(Mutex::new(Mempool::new(MempoolConfig::default())));
+        let control = Arc::new(DirectMiner {
+            chain: chain.clone(),
+            pool: pool.clone(),
+        });
+        let m = methods(RpcContext {
+            chain: chain.clone(),
+            mempool: pool,
+            control,
+        });
+        let mut b = dev_builders();
+        let to = b[9].address();
+        let from = b[1].address();
+        let t0 = b[1].transfer(to, 7);
+        let t1 = b[1].transfer(to, 8);
+        for t in [&t1, &t0] {
+            let h = call(
+                &m,
+                "th_sendRawTransaction",
+                json!([crate::json::hex0x(&t.to_bytes())]),
+            )
+            .await
+            .unwrap();
+            assert_eq!(h, json!(t.hash()));
+        }
+        assert_eq!(
+            call(&m, "th_getNonce", json!([from, "pending"]))
+                .await
+                .unwrap(),
+            json!(2)
+        );
+        let dup = call(
+            &m,
+            "th_sendRawTransaction",
+            json!([crate::json::hex0x(&t0.to_bytes())]),
+        )
+        .await
+        .unwrap_err();
+        assert!(dup.contains("already in the mempool"), "{dup}");
+        assert_eq!(
+            call(&m, "th_status", json!([])).await.unwrap()["mempool"]["size"],
+            2
+        );
+        let mined = call(&m, "dev_mine", json!([1])).await.unwrap();
+        assert_eq!(mined["to"], 1);
+        let block = call(&m, "th_getBlock", json!(["latest", true]))
+            .await
+            .unwrap();
+        assert_eq!(block["txs"][0]["hash"], json!(t0.hash()));
+        assert_eq!(block["txs"][1]["kind"]["amount"], "8");
+        let r = call(&m, "th_getReceipt", json!([t1.hash()])).await.unwrap();
+        assert_eq!(
+            (r["status"].clone(), r["height"].clone(), r["index"].clone()),
+            (json!("success"), json!(1), json!(1))
+        );
+        assert_eq!(
+            call(&m, "th_getNonce", json!([from])).await.unwrap(),
+            json!(2)
+        );
+        let bal = call(&m, "th_getBalance", json!([to])).await.unwrap();
+        assert!(bal.as_str().unwrap().ends_with("015"), "{bal}");
+        assert_eq!(
+            call(&m, "th_getBlock", json!([99])).await.unwrap(),
+            Json::Null
+        );
+        let e = call(&m, "th_getNonce", json!([from, "soon"]))
+            .await
+            .unwrap_err();
+        assert!(e.contains("must be") && e.contains("soon"), "{e}");
+        let e = call(&m, "dev_mine", json!([0])).await.unwrap_err();
+        assert!(e.contains("between 1 and 10000"), "{e}");
+        let e = call(&m, "th_getTimers", json!([{}])).await.unwrap_err();
+        assert!(e.contains("exactly one of"), "{e}");
+        assert_eq!(
+            call(&m, "th_getTimers", json!([{ "height": 5 }]))
+                .await
+                .unwrap(),
+            json!([])
+        );
+        assert!(call(&m, "th_getTimerConfig", json!([])).await.unwrap()["max_ttl_blocks"].is_u64());
+    }
+}

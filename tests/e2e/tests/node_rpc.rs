@@ -1,0 +1,569 @@
+//! The running node, driven only through the CLI and JSON-RPC: `timerhost dev`
+//! on a random loopback port in a temporary home; deploy the heartbeat actor,
+//! watch it fire for 20 blocks, read its events, timers and storage, stop it;
+//! JSON-RPC errors; the home lock; SIGTERM; replay; a non-dev node refusing
+//! dev methods and serving metrics.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const TIMERHOST: &str = env!("CARGO_BIN_EXE_timerhost");
+const HEARTBEAT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../actors/heartbeat/heartbeat.py"
+);
+
+/// A running node process; killed on drop if still running.
+struct Node {
+    child: Child,
+    url: String,
+    metrics: Option<String>,
+    out: Arc<Mutex<String>>,
+}
+
+impl Node {
+    /// Starts `timerhost ARGS` and waits for its `rpc:` line.
+    fn start(args: &[&str]) -> Node {
+        let mut child = Command::new(TIMERHOST)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let out = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(line.clone());
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        let mut url = None;
+        let mut metrics = None;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while url.is_none() {
+            let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("node did not start: {}", out.lock().unwrap());
+            };
+            if let Some(u) = line.strip_prefix("rpc: ") {
+                url = Some(u.to_string());
+            }
+            // With --json the start-up line is an object.
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if v["event"] == "started" {
+                    url = v["rpc"].as_str().map(str::to_string);
+                    metrics = v["metrics"].as_str().map(str::to_string);
+                    if metrics.is_none() && args.contains(&"--metrics") {
+                        panic!("no metrics address in {line}");
+                    }
+                }
+            }
+            if let Some(m) = line.strip_prefix("metrics: ") {
+                metrics = Some(m.to_string());
+            }
+        }
+        // The metrics line follows the rpc line.
+        if args.contains(&"--metrics") && metrics.is_none() {
+            let line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+            metrics = line.strip_prefix("metrics: ").map(str::to_string);
+        }
+        Node {
+            child,
+            url: url.unwrap(),
+            metrics,
+            out,
+        }
+    }
+
+    /// Runs a client command against this node; returns its output.
+    fn cli(&self, args: &[&str]) -> Output {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--rpc", &self.url]);
+        Command::new(TIMERHOST).args(&all).output().unwrap()
+    }
+
+    /// Runs a client command with `--json` that must succeed; returns its JSON.
+    fn cli_json(&self, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--json");
+        let out = self.cli(&all);
+        assert!(
+            out.status.success(),
+            "timerhost {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// `timerhost rpc METHOD PARAMS --json`.
+    fn rpc(&self, method: &str, params: Value) -> Value {
+        self.cli_json(&["rpc", method, &params.to_string()])
+    }
+
+    /// A raw JSON-RPC request over HTTP; returns the whole response object.
+    fn raw(&self, body: &str) -> Value {
+        let hostport = self.url.trim_start_matches("http://");
+        let mut s = TcpStream::connect(hostport).unwrap();
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).unwrap();
+        let body = resp.split("\r\n\r\n").nth(1).unwrap();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {resp}"))
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    fn terminate(mut self) -> String {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                assert!(st.success(), "node exited with {st}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "node did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let out = self.out.lock().unwrap().clone();
+        out
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn home_arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn dev_node_heartbeat_fires_for_20_blocks_over_rpc_and_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("dev");
+    let node = Node::start(&[
+        "dev",
+        "--home",
+        home_arg(&home),
+        "--manual",
+        "--rpc",
+        "127.0.0.1:0",
+        "--no-examples",
+    ]);
+    let out = node.out.lock().unwrap().clone();
+    assert_eq!(out.matches("key 0x").count(), 10, "{out}");
+
+    let status = node.cli_json(&["status"]);
+    assert_eq!(status["chain_id"], 1337);
+    assert_eq!(status["height"], 0);
+    assert_eq!(status["producer"]["mode"], "manual");
+
+    // Deploy the heartbeat (every 2 blocks, self-funded) from dev account 1.
+    let sent = node.cli_json(&[
+        "deploy",
+        HEARTBEAT,
+        "--args",
+        "[2]",
+        "--value",
+        "1000000000000000000000",
+        "--dev-account",
+        "1",
+        "--no-wait",
+    ]);
+    let tx_hash = sent["tx_hash"].as_str().unwrap().to_string();
+    let pending = node.rpc("th_getReceipt", json!([tx_hash]));
+    assert_eq!(pending["pending"], true);
+    let mined = node.cli_json(&["mine", "1"]);
+    assert_eq!(mined["to"], 1);
+    let receipt = node.rpc("th_getReceipt", json!([tx_hash]));
+    assert_eq!(receipt["status"], "success", "{receipt}");
+    assert_eq!(receipt["height"], 1);
+    let actor = receipt["created_actor"].as_str().unwrap().to_string();
+    let scheduled: Vec<_> = receipt["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "TimerScheduled")
+        .collect();
+    assert_eq!(scheduled.len(), 1, "{receipt}");
+
+    // One pending timer, due at height 3.
+    let timers = node.cli_json(&["timers", "--actor", &actor]);
+    assert_eq!(timers.as_array().unwrap().len(), 1, "{timers}");
+    assert_eq!(timers[0]["height"], 3);
+    let id = timers[0]["timer_id"].as_str().unwrap().to_string();
+    assert_eq!(node.cli_json(&["timer", &id])["actor"], actor.as_str());
+    assert_eq!(
+        node.rpc("th_getTimers", json!([{ "height": 3 }]))[0]["timer_id"],
+        id.as_str()
+    );
+
+    // Watch it fire for 20 blocks: heights 3, 5, …, 21.
+    let mined = node.cli_json(&["mine", "20"]);
+    assert_eq!(
+        (mined["from"].clone(), mined["to"].clone()),
+        (json!(2), json!(21))
+    );
+    let beats = node.cli_json(&["events", "--name", "Heartbeat", "--actor", &actor]);
+    let beats = beats.as_array().unwrap();
+    assert_eq!(beats.len(), 10, "{beats:?}");
+    for (i, b) in beats.iter().enumerate() {
+        assert_eq!(b["data"]["beat"], i as u64 + 1);
+        assert_eq!(b["height"], 3 + 2 * i as u64);
+        assert_eq!(b["data"]["height"], b["height"]);
+    }
+    let fired = node.rpc(
+        "th_getEvents",
+        json!([{ "name": "TimerFired", "from": 10, "to": 21 }]),
+    );
+    assert_eq!(fired.as_array().unwrap().len(), 6, "{fired}");
+    assert!(fired
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["data"]["success"] == true));
+    assert_eq!(
+        node.rpc("th_getStorage", json!([actor, "beats"])),
+        json!(10)
+    );
+    assert_eq!(
+        node.rpc("th_getStorage", json!([actor, "nope"])),
+        Value::Null
+    );
+    let code = node.rpc("th_getCode", json!([actor]));
+    assert!(code["source"]
+        .as_str()
+        .unwrap()
+        .contains("class HeartbeatActor"));
+
+    // Stop it: the pending timer is cancelled.
+    let sent = node.cli_json(&["call", &actor, "stop", "--dev-account", "1", "--no-wait"]);
+    node.cli_json(&["mine"]);
+    let receipt = node.rpc("th_getReceipt", json!([sent["tx_hash"]]));
+    assert_eq!(receipt["status"], "success", "{receipt}");
+    assert!(receipt["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "TimerCancelled"));
+    assert_eq!(node.cli_json(&["timers", "--actor", &actor]), json!([]));
+    node.cli_json(&["mine", "4"]);
+    assert_eq!(
+        node.rpc("th_getEvents", json!([{ "name": "Heartbeat" }]))
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+
+    // Blocks, balances, configs.
+    let block = node.cli_json(&["block", "1"]);
+    assert_eq!(block["txs"], json!([tx_hash]));
+    let latest = node.rpc("th_getBlock", json!(["latest"]));
+    assert_eq!(latest["height"], 26);
+    let acct = node.cli_json(&["balance", &actor]);
+    assert_eq!(acct["is_actor"], true);
+    assert!(acct["balance"].as_str().unwrap().parse::<u128>().unwrap() < 10u128.pow(21));
+    assert!(node.rpc("th_getTimerConfig", json!([]))["lane_cycles_per_block"].is_u64());
+    assert!(node.rpc("th_getBasefeeConfig", json!([]))["cycle_basefee"].is_string());
+
+    // A dev-set timestamp is used by the next block.
+    let ts = latest["timestamp"].as_u64().unwrap() + 1000;
+    node.rpc("dev_setNextBlockTimestamp", json!([ts]));
+    node.cli_json(&["mine"]);
+    assert_eq!(node.rpc("th_getBlock", json!([]))["timestamp"], ts);
+
+    // Transfers and the mempool's clear errors.
+    let to = "0x00000000000000000000000000000000000000aa";
+    let r = node.cli_json(&["transfer", to, "5", "--dev-account", "2", "--no-wait"]);
+    assert_eq!(r["pending"], true);
+    node.cli_json(&["mine"]);
+    assert_eq!(node.rpc("th_getBalance", json!([to])), json!("5"));
+    let bad =
+        node.raw(r#"{"jsonrpc":"2.0","id":7,"method":"th_sendRawTransaction","params":["0x00"]}"#);
+    assert_eq!(bad["error"]["code"], -32000, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("malformed"),
+        "{bad}"
+    );
+
+    // JSON-RPC errors.
+    let r = node.raw(r#"{"jsonrpc":"2.0","id":1,"method":"th_nope","params":[]}"#);
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = node.raw(r#"{"jsonrpc":"2.0","id":2,"method":"th_getBalance","params":["0x12"]}"#);
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad address"),
+        "{r}"
+    );
+    let r =
+        node.raw(r#"{"jsonrpc":"2.0","id":3,"method":"th_getTimers","params":[{"actr":"0x"}]}"#);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown filter field"),
+        "{r}"
+    );
+
+    // A second node on the same home is refused.
+    let out = Command::new(TIMERHOST)
+        .args(["node", "--home", home_arg(&home), "--rpc", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("locked by another process"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // SIGTERM stops cleanly; the chain replays.
+    let out = node.terminate();
+    assert!(out.contains("block 21 "), "{out}");
+    assert!(out.contains("stopped at height 28"), "{out}");
+    let replay = Command::new(TIMERHOST)
+        .args(["replay", "--home", home_arg(&home), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let v: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(v["verified_height"], 28);
+}
+
+#[test]
+fn non_dev_node_produces_blocks_refuses_dev_methods_and_serves_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("n");
+    let init = Command::new(TIMERHOST)
+        .args(["init", "--home", home_arg(&home), "--chain-id", "7"])
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let node = Node::start(&[
+        "node",
+        "--home",
+        home_arg(&home),
+        "--rpc",
+        "127.0.0.1:0",
+        "--block-time",
+        "100ms",
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while node.cli_json(&["status"])["height"].as_u64().unwrap() < 3 {
+        assert!(Instant::now() < deadline, "no blocks produced");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = node.cli_json(&["status"]);
+    assert_eq!(status["dev"], false);
+    assert_eq!(status["producer"]["block_time_ms"], 100);
+    let out = node.cli(&["mine", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("only available on a dev chain"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Dev keys are refused on a non-dev chain, with the reason.
+    let out = node.cli(&[
+        "transfer",
+        "0x00000000000000000000000000000000000000aa",
+        "1",
+        "--dev-account",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dev account"));
+
+    let metrics_url = node.metrics.clone().expect("metrics address printed");
+    let hostport = metrics_url
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics");
+    let mut s = TcpStream::connect(hostport).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(text.contains("timerhost_block_height "), "{text}");
+    assert!(text.contains("timerhost_mempool_size 0"), "{text}");
+
+    // Restart continues from the last committed block.
+    let before = node.cli_json(&["status"])["height"].as_u64().unwrap();
+    let out = node.terminate();
+    assert!(out.contains("stopped at height"), "{out}");
+    let node = Node::start(&[
+        "node",
+        "--home",
+        home_arg(&home),
+        "--rpc",
+        "127.0.0.1:0",
+        "--manual",
+    ]);
+    assert!(node.cli_json(&["status"])["height"].as_u64().unwrap() >= before);
+    node.terminate();
+}
+
+#[test]
+fn dev_examples_and_governance_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("dev");
+    let node = Node::start(&[
+        "dev",
+        "--home",
+        home_arg(&home),
+        "--manual",
+        "--rpc",
+        "127.0.0.1:0",
+        "--json",
+    ]);
+    let out = node.out.lock().unwrap().clone();
+    let banner: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let examples = banner["examples"].as_array().unwrap().clone();
+    assert_eq!(examples.len(), 2, "{banner}");
+    // The examples are deployed by the first block.
+    node.cli_json(&["mine"]);
+    for e in &examples {
+        let r = node.rpc("th_getReceipt", json!([e["tx_hash"]]));
+        assert_eq!(r["status"], "success", "{r}");
+        assert_eq!(r["created_actor"], e["address"]);
+    }
+    let beat = examples[0]["address"].as_str().unwrap().to_string();
+    let funded = examples[1]["address"].as_str().unwrap().to_string();
+    assert_eq!(
+        node.cli_json(&["timers", "--actor", &funded])
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+
+    // Governance (dev account 0 is the genesis system deployer).
+    let r = node.cli_json(&[
+        "gov",
+        "set-timer-config",
+        "max_ttl_blocks=5_000",
+        "--dev-account",
+        "0",
+        "--no-wait",
+    ]);
+    node.cli_json(&["mine"]);
+    let r = node.rpc("th_getReceipt", json!([r["tx_hash"]]));
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(r["events"][0]["name"], "timer_config.updated");
+    let shown = node.cli_json(&["gov", "show-config"]);
+    assert_eq!(shown["timer_config"]["max_ttl_blocks"], 5000);
+    // Not governance: refused at admission with the reason.
+    let out = node.cli(&[
+        "gov",
+        "set-timer-config",
+        "max_ttl_blocks=6000",
+        "--dev-account",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("rejected"), "{err}");
+    let out = node.cli(&["gov", "set-timer-config", "nope=1", "--dev-account", "0"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no field \"nope\""));
+
+    // Cancel the heartbeat's timer and extend one of the funded beats.
+    let t = node.cli_json(&["timers", "--actor", &beat]);
+    let id = t[0]["timer_id"].as_str().unwrap().to_string();
+    let r = node.cli_json(&[
+        "gov",
+        "cancel-timer",
+        &id,
+        "--dev-account",
+        "0",
+        "--no-wait",
+    ]);
+    let ft = node.cli_json(&["timers", "--actor", &funded]);
+    let fid = ft[0]["timer_id"].as_str().unwrap().to_string();
+    let new_exp = ft[0]["expires_at"].as_u64().unwrap() + 7;
+    let r2 = node.cli_json(&[
+        "gov",
+        "extend-timer",
+        &fid,
+        &new_exp.to_string(),
+        "--dev-account",
+        "0",
+        "--no-wait",
+    ]);
+    node.cli_json(&["mine"]);
+    let r = node.rpc("th_getReceipt", json!([r["tx_hash"]]));
+    assert_eq!(
+        r["events"][0]["name"], "timer.cancelled_by_governance",
+        "{r}"
+    );
+    assert_eq!(node.cli_json(&["timers", "--actor", &beat]), json!([]));
+    let r2 = node.rpc("th_getReceipt", json!([r2["tx_hash"]]));
+    assert_eq!(
+        r2["events"][0]["name"], "timer.extended_by_governance",
+        "{r2}"
+    );
+    assert_eq!(node.cli_json(&["timer", &fid])["expires_at"], new_exp);
+    // Human output of a failed call shows the actor's error and traceback.
+    let r = node.cli_json(&[
+        "call",
+        &funded,
+        "renew",
+        "[1]",
+        "--dev-account",
+        "4",
+        "--no-wait",
+    ]);
+    node.cli_json(&["mine"]);
+    let r = node.rpc("th_getReceipt", json!([r["tx_hash"]]));
+    assert_eq!(r["status"], "failed", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only the deployer"),
+        "{r}"
+    );
+    let out = node.cli(&["receipt", r["tx_hash"].as_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("FAILED") && text.contains("error [revert]"),
+        "{text}"
+    );
+    assert!(text.contains("  | ") && text.contains("renew"), "{text}");
+    node.terminate();
+}
