@@ -66,12 +66,9 @@ impl<'c, 's, 'a> ChainHost<'c, 's, 'a> {
     }
 
     fn timer_rejection<T>(e: &TimerError, cost: Cost) -> HostCall<T> {
-        let kind = match e {
-            TimerError::Unauthorized { .. } => ErrorKind::Unauthorized,
-            TimerError::NotFound { .. } => ErrorKind::NotFound,
-            _ => ErrorKind::InvalidInput,
-        };
-        HostCall::rejected(HostFailure::new(kind, e.to_string()), cost)
+        // Same kinds as everywhere else a timer rule is violated.
+        let error = crate::executor::timer_error(e);
+        HostCall::rejected(HostFailure::new(error.kind, error.message), cost)
     }
 
     fn caller(&self, actor: &Address) -> timerhost_timers::HostCaller {

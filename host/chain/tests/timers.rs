@@ -165,6 +165,22 @@ fn field<'a>(e: &'a Event, k: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{} has no field {k}", e.name))
 }
 
+/// The `timer_id` field of a timer event.
+fn id_field(e: &Event) -> Hash {
+    match field(e, "timer_id") {
+        Value::Bytes(b) => Hash::from_slice(b).unwrap(),
+        other => panic!("timer_id is {other:?}"),
+    }
+}
+
+/// Ids of the timers fired in these receipts, in order.
+fn fired_ids(receipts: &[Receipt]) -> Vec<Hash> {
+    events_named(receipts, "TimerFired")
+        .into_iter()
+        .map(id_field)
+        .collect()
+}
+
 fn int(v: &Value) -> i128 {
     match v {
         Value::Int(n) => i128::try_from(n.clone()).unwrap(),
@@ -545,13 +561,7 @@ fn cip5_5_1_fires_at_its_height_in_fifo_order_and_is_removed() {
         );
     }
     let last = blocks.last().unwrap();
-    let fired: Vec<Hash> = events_named(last, "TimerFired")
-        .iter()
-        .map(|e| match field(e, "timer_id") {
-            Value::Bytes(b) => Hash::from_slice(b).unwrap(),
-            _ => unreachable!(),
-        })
-        .collect();
+    let fired = fired_ids(last);
     assert_eq!(fired, ids, "FIFO within the height");
     for id in &ids {
         assert!(n.timer(id).is_none(), "one-shot: removed after firing");
@@ -970,11 +980,7 @@ fn cip5_6_5_timer_storm_of_10000_at_one_height_fifo_over_several_blocks() {
             assert!(r.is_success(), "{:?}", r.error);
         }
         for e in fired {
-            let id = match field(e, "timer_id") {
-                Value::Bytes(b) => Hash::from_slice(b).unwrap(),
-                _ => unreachable!(),
-            };
-            seen.push(id);
+            seen.push(id_field(e));
         }
         assert!(blocks_with_fires <= 10, "storm should clear in 10 blocks");
     }
@@ -1011,15 +1017,7 @@ fn cip5_6_5_carried_over_timers_fire_before_timers_natively_due() {
     let late: Vec<Hash> = (0..2u8)
         .map(|i| timer_id_of(&n.schedule(0, actor, h + 1, &[i], None, Some(1_000), None)))
         .collect();
-    let ids = |rs: &[Receipt]| -> Vec<Hash> {
-        events_named(rs, "TimerFired")
-            .iter()
-            .map(|e| match field(e, "timer_id") {
-                Value::Bytes(b) => Hash::from_slice(b).unwrap(),
-                _ => unreachable!(),
-            })
-            .collect()
-    };
+    let ids = fired_ids;
     let at_h = n.mine_to(h).pop().unwrap();
     assert_eq!(ids(&at_h), early[..3]);
     let at_h1 = n.block(vec![]);
