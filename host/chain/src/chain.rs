@@ -309,12 +309,15 @@ impl<B: KvBackend> Chain<B> {
         executor.end_of_block()?;
         let executed = self.seal(&parent, &env, block.txs.clone(), executor)?;
         let c = &executed.block.header;
-        let checks: [(&'static str, String, String); 5] = [
-            (
-                "state_root",
-                h.state_root.to_string(),
-                c.state_root.to_string(),
-            ),
+        if h.state_root != c.state_root {
+            return Err(BlockError::StateRootMismatch {
+                height: h.height,
+                claimed: h.state_root,
+                computed: c.state_root,
+            }
+            .into());
+        }
+        let checks: [(&'static str, String, String); 4] = [
             ("tx_root", h.tx_root.to_string(), c.tx_root.to_string()),
             (
                 "receipts_root",
@@ -399,17 +402,13 @@ impl<B: KvBackend> Chain<B> {
             })?;
             let executed = match fresh.execute(&block) {
                 Ok(e) => e,
-                Err(ChainError::Block(BlockError::HeaderMismatch {
-                    field: "state_root",
-                    ..
+                Err(ChainError::Block(BlockError::StateRootMismatch {
+                    claimed, computed, ..
                 })) => {
-                    // Recompute to report both roots precisely.
-                    let computed =
-                        fresh.propose(&block.txs, block.header.timestamp, block.header.proposer)?;
                     return Err(ChainError::ReplayMismatch {
                         height,
-                        stored: block.header.state_root,
-                        computed: computed.executed.block.header.state_root,
+                        stored: claimed,
+                        computed,
                     });
                 }
                 Err(e) => {

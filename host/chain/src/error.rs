@@ -39,7 +39,17 @@ pub enum BlockError {
         /// Parent timestamp.
         parent_timestamp: u64,
     },
-    /// A header field disagrees with re-execution.
+    /// The header's state root disagrees with re-execution.
+    #[error("block {height}: header state_root is {claimed} but execution gives {computed}")]
+    StateRootMismatch {
+        /// Height.
+        height: u64,
+        /// Root in the header.
+        claimed: Hash,
+        /// Root from re-execution.
+        computed: Hash,
+    },
+    /// A header field other than the state root disagrees with re-execution.
     #[error("block {height}: header {field} is {claimed} but execution gives {computed}")]
     HeaderMismatch {
         /// Height.

@@ -7,7 +7,7 @@
 //! block. Everything is integer arithmetic over state and the block header, so
 //! the same block on the same state gives the same result everywhere.
 
-use timerhost_state::{ChangeSet, Overlay, StateRead};
+use timerhost_state::{ChangeSet, Checkpoint, Overlay, StateRead};
 use timerhost_types::keys::{self, Account, HeadMeta};
 use timerhost_types::{
     actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig,
@@ -77,11 +77,12 @@ pub struct BlockExecutor<'a> {
     timer_stats: DeliveryStats,
 }
 
-fn failure_receipt_parts(outcome: &ExecOutcome) -> (ReceiptStatus, Option<ExecError>) {
-    match &outcome.result {
-        Ok(_) => (ReceiptStatus::Success, None),
-        Err(e) => (ReceiptStatus::Failed, Some(e.clone())),
-    }
+/// What a receipt records of an execution once its writes were kept or discarded.
+struct Concluded {
+    status: ReceiptStatus,
+    error: Option<ExecError>,
+    events: Vec<Event>,
+    return_value: Option<Value>,
 }
 
 impl<'a> BlockExecutor<'a> {
@@ -124,6 +125,36 @@ impl<'a> BlockExecutor<'a> {
     /// The basefee config in force for this block.
     pub fn basefee(&self) -> &BasefeeConfig {
         &self.basefee
+    }
+
+    /// Keeps an execution's writes if it succeeded and discards them (and its
+    /// events) if it failed; its fee is settled by the caller either way.
+    fn conclude(
+        &mut self,
+        checkpoint: Checkpoint,
+        result: std::result::Result<Option<Value>, ExecError>,
+        events: Vec<Event>,
+    ) -> Concluded {
+        match result {
+            Ok(return_value) => {
+                self.overlay.release(checkpoint);
+                Concluded {
+                    status: ReceiptStatus::Success,
+                    error: None,
+                    events,
+                    return_value,
+                }
+            }
+            Err(error) => {
+                self.overlay.revert_to(checkpoint);
+                Concluded {
+                    status: ReceiptStatus::Failed,
+                    error: Some(error),
+                    events: Vec::new(),
+                    return_value: None,
+                }
+            }
+        }
     }
 
     /// Applies a user transaction. `Ok(Err(_))`: the transaction is invalid
@@ -220,18 +251,15 @@ impl<'a> BlockExecutor<'a> {
             )?,
             TxKind::System(instruction) => self.system(instruction)?,
         };
-        let (status, error) = failure_receipt_parts(&outcome);
-        let (events, return_value) = match outcome.result {
-            Ok(v) => {
-                self.overlay.release(checkpoint);
-                (outcome.events, v)
-            }
-            Err(_) => {
-                self.overlay.revert_to(checkpoint);
-                created_actor = None;
-                (Vec::new(), None)
-            }
-        };
+        let Concluded {
+            status,
+            error,
+            events,
+            return_value,
+        } = self.conclude(checkpoint, outcome.result, outcome.events);
+        if error.is_some() {
+            created_actor = None;
+        }
         let cycles_used = (base_cycles + outcome.cycles_used).min(t.cycles_limit);
         let cells_used = (base_cells + outcome.cells_used).min(t.cells_limit);
         let settlement = quote.settle(cycles_used, cells_used);
@@ -589,17 +617,12 @@ impl<'a> BlockExecutor<'a> {
             o.cells_used += payload_cells;
             o
         };
-        let (status, error) = failure_receipt_parts(&outcome);
-        let (events, return_value) = match outcome.result {
-            Ok(v) => {
-                self.overlay.release(checkpoint);
-                (outcome.events, v)
-            }
-            Err(_) => {
-                self.overlay.revert_to(checkpoint);
-                (Vec::new(), None)
-            }
-        };
+        let Concluded {
+            status,
+            error,
+            events,
+            return_value,
+        } = self.conclude(checkpoint, outcome.result, outcome.events);
         let cycles_used = outcome.cycles_used.min(tx.cycles_limit);
         let cells_used = outcome.cells_used.min(tx.cells_limit);
         let settlement = quote.settle(cycles_used, cells_used);
@@ -668,11 +691,6 @@ impl<'a> BlockExecutor<'a> {
     pub fn state(&self) -> &Overlay<'a> {
         &self.overlay
     }
-}
-
-/// Hash for receipts that are not user transactions.
-pub fn synthetic_hash(parts: &[&[u8]]) -> Hash {
-    keccak_concat(parts)
 }
 
 /// A timer rule violation as an execution error (the calling execution reverts).

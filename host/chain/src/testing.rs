@@ -91,6 +91,39 @@ fn arg_u64(args: &[Value], i: usize) -> std::result::Result<u64, ExecError> {
     }
 }
 
+/// An optional int argument (absent or `None` → `None`).
+fn arg_opt_u64(args: &[Value], i: usize) -> std::result::Result<Option<u64>, ExecError> {
+    match args.get(i) {
+        None | Some(Value::None) => Ok(None),
+        _ => arg_u64(args, i).map(Some),
+    }
+}
+
+/// `schedule_timer_ex` as the VM performs it: charge the §6.1 cost (base
+/// cycles plus one cell per payload byte), apply the timer rules, record
+/// `TimerScheduled`. A rule violation is the call's error.
+fn mock_schedule(
+    ctx: &mut ExecContext<'_, '_>,
+    meter: &mut Meter,
+    events: &mut Vec<Event>,
+    actor: Address,
+    request: ScheduleArgs,
+) -> Result<std::result::Result<Hash, ExecError>> {
+    if let Err(e) = meter.charge(SET_TIMER_BASE_CYCLES, request.payload.len() as u64) {
+        return Ok(Err(e));
+    }
+    let caller = ctx.env.timer_caller(actor);
+    Ok(
+        match timer_host::schedule(ctx.state, &ctx.env.timer_config, &caller, request)? {
+            Ok(scheduled) => {
+                events.push(scheduled.event);
+                Ok(scheduled.timer.timer_id)
+            }
+            Err(e) => Err(timer_error(&e)),
+        },
+    )
+}
+
 /// Reads an int from an actor's storage (mock encoding: canonical values).
 fn storage_u64(ctx: &ExecContext<'_, '_>, actor: &Address, key: &[u8]) -> Result<Option<u64>> {
     Ok(match ctx.state.get(&keys::storage(actor, key))? {
@@ -224,14 +257,8 @@ impl MockRuntime {
                         )))
                     }
                 };
-                let opt = |i: usize| match args.get(i) {
-                    None | Some(Value::None) => Ok(None),
-                    _ => arg_u64(args, i).map(Some),
-                };
-                let gas_limit = try_exec!(opt(3));
-                let expires_at = try_exec!(opt(4));
-                try_exec!(meter.charge(SET_TIMER_BASE_CYCLES, payload.len() as u64));
-                let caller = ctx.env.timer_caller(actor);
+                let gas_limit = try_exec!(arg_opt_u64(args, 3));
+                let expires_at = try_exec!(arg_opt_u64(args, 4));
                 let request = ScheduleArgs {
                     height,
                     payload,
@@ -239,21 +266,14 @@ impl MockRuntime {
                     gas_limit,
                     expires_at,
                 };
-                let scheduled = try_exec!(timer_host::schedule(
-                    ctx.state,
-                    &ctx.env.timer_config,
-                    &caller,
-                    request
-                )?
-                .map_err(|e| timer_error(&e)));
-                events.push(scheduled.event);
+                let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 if handler == "schedule_then_fail" {
                     return Ok(Err(ExecError::new(
                         ErrorKind::Revert,
                         "RuntimeError: failing after scheduling",
                     )));
                 }
-                Ok(Ok(Some(Value::Bytes(scheduled.timer.timer_id.0.to_vec()))))
+                Ok(Ok(Some(Value::Bytes(timer_id.0.to_vec()))))
             }
             "cancel" | "extend" => {
                 let id = match args.first() {
@@ -316,22 +336,13 @@ impl MockRuntime {
                         },
                         None => None,
                     };
-                    try_exec!(meter.charge(SET_TIMER_BASE_CYCLES, payload.len() as u64));
-                    let caller = ctx.env.timer_caller(actor);
                     let request = ScheduleArgs {
                         height: ctx.env.block.height + interval,
                         payload,
                         fee_payer,
                         ..Default::default()
                     };
-                    let scheduled = try_exec!(timer_host::schedule(
-                        ctx.state,
-                        &ctx.env.timer_config,
-                        &caller,
-                        request
-                    )?
-                    .map_err(|e| timer_error(&e)));
-                    events.push(scheduled.event);
+                    try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 }
                 Ok(Ok(None))
             }
@@ -339,21 +350,15 @@ impl MockRuntime {
                 // [count, height, gas_limit?, expires_at?, fee_payer?]; payload = index as 8 bytes BE.
                 let count = try_exec!(arg_u64(args, 0));
                 let height = try_exec!(arg_u64(args, 1));
-                let opt = |i: usize| match args.get(i) {
-                    None | Some(Value::None) => Ok(None),
-                    _ => arg_u64(args, i).map(Some),
-                };
-                let gas_limit = try_exec!(opt(2));
-                let expires_at = try_exec!(opt(3));
+                let gas_limit = try_exec!(arg_opt_u64(args, 2));
+                let expires_at = try_exec!(arg_opt_u64(args, 3));
                 let fee_payer = match args.get(4) {
                     Some(Value::Bytes(b)) if b.len() == 20 => {
                         Some(Address::from_slice(b).expect("20 bytes"))
                     }
                     _ => None,
                 };
-                let caller = ctx.env.timer_caller(actor);
                 for i in 0..count {
-                    try_exec!(meter.charge(SET_TIMER_BASE_CYCLES, 8));
                     let request = ScheduleArgs {
                         height,
                         payload: i.to_be_bytes().to_vec(),
@@ -361,14 +366,7 @@ impl MockRuntime {
                         gas_limit,
                         expires_at,
                     };
-                    let scheduled = try_exec!(timer_host::schedule(
-                        ctx.state,
-                        &ctx.env.timer_config,
-                        &caller,
-                        request
-                    )?
-                    .map_err(|e| timer_error(&e)));
-                    events.push(scheduled.event);
+                    try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 }
                 Ok(Ok(None))
             }
