@@ -1067,6 +1067,16 @@ fn cip5_6_5_outage_gc_budget_clears_dead_timers_while_live_timers_keep_firing() 
             1,
             "the heartbeat fired in block {i} of the outage"
         );
+        // The operators' query: nothing due is left queued; the GC backlog
+        // holds exactly the dead timers not yet removed.
+        let counts =
+            timerhost_timers::queue::due_count(&n.chain.store().state(), n.height(), 10_000)
+                .unwrap();
+        assert_eq!(
+            counts,
+            (0, 1_000 - removed),
+            "after block {i} of the outage"
+        );
     }
     assert_eq!(
         removed, 1_000,
