@@ -12,7 +12,9 @@
 use std::sync::Arc;
 
 use timerhost_state::commitment::TreeUpdate;
-use timerhost_state::{ChainStore, ChangeSet, CommitRequest, KvBackend, MemoryBackend};
+use timerhost_state::{
+    ChainStore, ChangeSet, CommitRequest, KvBackend, MemoryBackend, StoreSnapshot,
+};
 use timerhost_types::{
     merkle_root, Address, BasefeeConfig, Block, BlockHeader, ChainParams, Genesis, Hash, Receipt,
     SignedTransaction,
@@ -357,6 +359,19 @@ impl<B: KvBackend> Chain<B> {
             changes: &executed.changes,
             tree_update: &executed.tree_update,
         })?;
+        Ok(())
+    }
+
+    /// Captures the whole store (dev tooling; see [`StoreSnapshot`]).
+    pub fn snapshot(&self) -> Result<StoreSnapshot> {
+        Ok(self.store.snapshot()?)
+    }
+
+    /// Returns the store to `snapshot`: head, state root, balances, storage,
+    /// pending timers, blocks, receipts and events exactly as they were.
+    /// Blocks committed after the snapshot are forgotten.
+    pub fn revert(&self, snapshot: &StoreSnapshot) -> Result<()> {
+        self.store.restore(snapshot)?;
         Ok(())
     }
 

@@ -27,4 +27,4 @@ pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 pub use commitment::StateCommitment;
 pub use error::{Result, StorageError};
 pub use overlay::{ChangeSet, Checkpoint, Overlay, StateRead, StateReadExt};
-pub use store::{ChainStore, CommitRequest, EventFilter, EventRecord, TxLocation};
+pub use store::{ChainStore, CommitRequest, EventFilter, EventRecord, StoreSnapshot, TxLocation};

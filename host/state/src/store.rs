@@ -33,6 +33,29 @@ const TX_INDEX: u8 = b'X';
 const EVENT_INDEX: u8 = b'E';
 const META: u8 = b'M';
 
+/// Every entry of a store at one moment: state, tree, history and metadata
+/// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
+///
+/// Taking and restoring one costs time and memory proportional to the whole
+/// store, which is what a devnet or a test chain wants and a validator never
+/// does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreSnapshot {
+    entries: std::sync::Arc<Vec<(Vec<u8>, Vec<u8>)>>,
+}
+
+impl StoreSnapshot {
+    /// Number of backend entries captured.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Is the snapshot empty?
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
 /// Where a transaction's receipt lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct TxLocation {
@@ -429,6 +452,52 @@ impl<B: KvBackend> ChainStore<B> {
             }
         }
         batch.put(ns_key(META, b"head"), height_be.to_vec());
+        self.backend.write(batch)
+    }
+
+    /// Captures every entry of the store (see [`StoreSnapshot`]).
+    pub fn snapshot(&self) -> Result<StoreSnapshot> {
+        let entries = self.backend.scan(&[], None, usize::MAX)?;
+        Ok(StoreSnapshot {
+            entries: std::sync::Arc::new(entries),
+        })
+    }
+
+    /// Makes the store equal to `snapshot` in one atomic batch that touches
+    /// only the entries that differ (a merge of two sorted key lists), so a
+    /// revert right after a few blocks writes only what those blocks wrote.
+    pub fn restore(&self, snapshot: &StoreSnapshot) -> Result<()> {
+        let current = self.backend.scan(&[], None, usize::MAX)?;
+        let mut batch = WriteBatch::new();
+        let mut now = current.into_iter().peekable();
+        let mut then = snapshot.entries.iter().peekable();
+        loop {
+            match (now.peek(), then.peek()) {
+                (None, None) => break,
+                (Some(_), None) => batch.delete(now.next().expect("peeked").0),
+                (None, Some(_)) => {
+                    let (k, v) = then.next().expect("peeked");
+                    batch.put(k.clone(), v.clone());
+                }
+                (Some((nk, nv)), Some((tk, tv))) => match nk.cmp(tk) {
+                    std::cmp::Ordering::Less => batch.delete(now.next().expect("peeked").0),
+                    std::cmp::Ordering::Greater => {
+                        let (k, v) = then.next().expect("peeked");
+                        batch.put(k.clone(), v.clone());
+                    }
+                    std::cmp::Ordering::Equal => {
+                        if nv != tv {
+                            batch.put(tk.clone(), tv.clone());
+                        }
+                        now.next();
+                        then.next();
+                    }
+                },
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
         self.backend.write(batch)
     }
 
