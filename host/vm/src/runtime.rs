@@ -103,6 +103,12 @@ impl Meter {
             return Err(abort);
         }
         if crate::alloc::MemoryBudget::exceeded() {
+            // Where exactly the budget trips depends on the interpreter's
+            // allocation history (caches warmed by earlier executions), not on
+            // the code alone: charge the whole budget, as for running out of
+            // cycles, so every node that trips records the same receipt.
+            self.cycles_used = self.cycles_limit;
+            self.cells_used = self.cells_limit;
             self.abort = Some(Abort::Memory);
             return Err(Abort::Memory);
         }

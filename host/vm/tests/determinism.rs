@@ -8,9 +8,9 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 mod common;
 
 use common::{addr, limits};
-use timerhost_types::Value;
+use timerhost_types::{ErrorKind, Value};
 use timerhost_vm::testing::MockHost;
-use timerhost_vm::Vm;
+use timerhost_vm::{ExecLimits, Vm};
 
 const REFERENCE: &str = r#"
 import pvm_host
@@ -113,3 +113,69 @@ fn reference_cycle_count_is_pinned() {
 }
 
 const PINNED_WORK_100: (u64, u64) = (1805, 267);
+
+/// Memory-bound executions (the budget trips, not the cycles) run on a cold
+/// interpreter (fresh thread), on a warm one (after unrelated actors ran on
+/// it), and twice in a row. Consensus needs the same outcome — kind, cycles
+/// and cells at the abort — whatever the interpreter's history.
+#[test]
+fn out_of_memory_trips_at_the_same_point_on_cold_and_warm_interpreters() {
+    const WORKLOADS: &[&str] = &[
+        "        xs = []\n        while True:\n            xs.append('x' * 1000)\n",
+        "        return len([x for x in range(10**9)])\n",
+        "        d = {}\n        i = 0\n        while True:\n            d[str(i)] = [i, str(i)]\n            i += 1\n",
+    ];
+    const WARMUP: &str = "class Warm:\n    def run(self, n):\n        d = {}\n        for i in range(n):\n            d[str(i)] = [i] * 5 + [str(i) * 3]\n        return len(str(d)) + len(sorted(d))\n";
+    let limits = ExecLimits {
+        cycles: 200_000_000,
+        cells: 1_000_000,
+        memory_bytes: 8 * 1024 * 1024,
+    };
+    let run = move |workload: &'static str, warm: bool| -> Vec<(Option<ErrorKind>, u64, u64)> {
+        std::thread::spawn(move || {
+            let vm = Vm::new().unwrap();
+            let mut host = MockHost::new();
+            if warm {
+                let warm_actor = addr(9);
+                host.install_actor(warm_actor, WARMUP);
+                assert!(vm
+                    .deploy(&mut host, &warm_actor, WARMUP, &[], limits)
+                    .is_success());
+                for n in [10, 1000, 20_000] {
+                    let _ = vm.call(&mut host, &warm_actor, "run", &[Value::int(n)], limits);
+                }
+            }
+            let source = format!("class Hostile:\n    def run(self):\n{workload}");
+            let actor = addr(1);
+            host.install_actor(actor, &source);
+            assert!(vm
+                .deploy(&mut host, &actor, &source, &[], limits)
+                .is_success());
+            (0..2)
+                .map(|_| {
+                    let o = vm.call(&mut host, &actor, "run", &[], limits);
+                    (o.error_kind(), o.cycles_used, o.cells_used)
+                })
+                .collect()
+        })
+        .join()
+        .unwrap()
+    };
+    for workload in WORKLOADS {
+        let cold = run(workload, false);
+        let warm = run(workload, true);
+        assert_eq!(
+            cold[0].0,
+            Some(ErrorKind::OutOfMemory),
+            "{workload}: {cold:?}"
+        );
+        assert_eq!(
+            cold[0], cold[1],
+            "{workload}: second run on the same interpreter differs"
+        );
+        assert_eq!(
+            cold[0], warm[0],
+            "{workload}: warm interpreter differs from cold"
+        );
+    }
+}
