@@ -15,6 +15,7 @@ use timerhost_state::commitment::TreeUpdate;
 use timerhost_state::{
     ChainStore, ChangeSet, CommitRequest, KvBackend, MemoryBackend, StoreSnapshot,
 };
+use timerhost_timers::DeliveryStats;
 use timerhost_types::{
     merkle_root, Address, BasefeeConfig, Block, BlockHeader, ChainParams, Genesis, Hash, Receipt,
     SignedTransaction,
@@ -33,6 +34,10 @@ pub struct ExecutedBlock {
     pub block: Block,
     /// Receipts (user, end-of-block, deferred).
     pub receipts: Vec<Receipt>,
+    /// What end-of-block timer delivery did (fires admitted, lane cycles
+    /// reserved, GC cycles used, …): not part of the header, exposed for the
+    /// node's log and metrics.
+    pub timer_stats: DeliveryStats,
     changes: ChangeSet,
     tree_update: TreeUpdate,
 }
@@ -208,6 +213,7 @@ impl<B: KvBackend> Chain<B> {
         txs: Vec<SignedTransaction>,
         executor: BlockExecutor<'_>,
     ) -> Result<ExecutedBlock> {
+        let timer_stats = executor.timer_stats().clone();
         let output = executor.finish()?;
         let (state_root, tree_update) = self.store.compute_root(&output.changes, env.height)?;
         let tx_hashes: Vec<Hash> = txs.iter().map(SignedTransaction::hash).collect();
@@ -227,6 +233,7 @@ impl<B: KvBackend> Chain<B> {
         Ok(ExecutedBlock {
             block: Block { header, txs },
             receipts: output.receipts,
+            timer_stats,
             changes: output.changes,
             tree_update,
         })

@@ -179,12 +179,17 @@ pub enum Command {
         /// Lowest height.
         #[arg(long)]
         from: Option<u64>,
-        /// Highest height.
+        /// Highest height (with --follow: stop once it is reached).
         #[arg(long)]
         to: Option<u64>,
         /// Most events.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "follow")]
         limit: Option<u64>,
+        /// Keep polling and print new matching events as blocks arrive, from
+        /// the current head (or --from) until Ctrl-C; with --json, one event
+        /// per line.
+        #[arg(long)]
+        follow: bool,
         /// Which node to talk to.
         #[command(flatten)]
         node: NodeArgs,
@@ -197,6 +202,28 @@ pub enum Command {
         /// Which node to talk to.
         #[command(flatten)]
         node: NodeArgs,
+    },
+    /// Save the dev chain's state and print its id for `timerhost revert`
+    /// (dev chains only; held in the node's memory, lost when it stops).
+    Snapshot {
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Return the dev chain to a snapshot: head, state, blocks, receipts and
+    /// events. That snapshot and every later one are forgotten.
+    Revert {
+        /// Snapshot id, as `timerhost snapshot` printed it (e.g. 0x1).
+        id: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Create a signing key, or list the dev accounts and key files.
+    Keys {
+        /// What to do.
+        #[command(subcommand)]
+        action: KeysAction,
     },
     /// Deploy a Python actor.
     Deploy {
@@ -253,6 +280,29 @@ pub enum Command {
         /// Which node to talk to.
         #[command(flatten)]
         node: NodeArgs,
+    },
+}
+
+/// Key commands.
+#[derive(Debug, Subcommand)]
+pub enum KeysAction {
+    /// Generate a secp256k1 key from OS randomness and write it to a new
+    /// file (mode 0600, never overwritten) that `--key FILE` reads; prints
+    /// its address.
+    New {
+        /// The key file to create.
+        #[arg(long, conflicts_with = "home", required_unless_present = "home")]
+        out: Option<PathBuf>,
+        /// Write it to HOME/keys/ADDRESS.key instead.
+        #[arg(long)]
+        home: Option<PathBuf>,
+    },
+    /// The ten dev accounts (their keys are public) and, with --home, the
+    /// key files in HOME/keys.
+    List {
+        /// List the key files of HOME/keys too.
+        #[arg(long)]
+        home: Option<PathBuf>,
     },
 }
 
@@ -603,11 +653,7 @@ fn dev(
             prelude.push(tx);
         }
     }
-    let accounts: Vec<_> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| json!({ "index": i, "address": k.address(), "private_key": k.to_hex() }))
-        .collect();
+    let accounts = dev_account_rows();
     if as_json {
         println!(
             "{}",
@@ -758,6 +804,116 @@ fn gov(j: bool, action: &GovAction) -> Result<()> {
     Ok(())
 }
 
+/// Normalises a snapshot id (`0x1`, or decimal `1`) to the node's form (`0x1`).
+fn parse_snapshot_id(id: &str) -> Result<String> {
+    let t = id.trim();
+    let n = match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => t.parse().ok(),
+    };
+    n.map(|n| format!("{n:#x}")).ok_or_else(|| {
+        NodeError::Usage(format!(
+            "bad snapshot id {id:?}: give it as `timerhost snapshot` printed it, e.g. 0x1"
+        ))
+    })
+}
+
+/// The height of snapshot `id` as `th_status` lists it (`null` if it is not held).
+fn snapshot_height(c: &Client, id: &serde_json::Value) -> Result<serde_json::Value> {
+    let status = c.call("th_status", json!([]))?;
+    Ok(status["snapshots"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["id"] == *id)
+        .map_or(serde_json::Value::Null, |s| s["height"].clone()))
+}
+
+fn print_event(e: &serde_json::Value) {
+    println!(
+        "#{} {} from {}: {}",
+        e["height"],
+        e["name"].as_str().unwrap_or("?"),
+        e["emitter"].as_str().unwrap_or("?"),
+        e["data"]
+    );
+}
+
+fn dev_account_rows() -> Vec<serde_json::Value> {
+    dev_accounts()
+        .iter()
+        .enumerate()
+        .map(|(i, k)| json!({ "index": i, "address": k.address(), "private_key": k.to_hex() }))
+        .collect()
+}
+
+fn keys(j: bool, action: &KeysAction) -> Result<()> {
+    match action {
+        KeysAction::New { out, home } => {
+            let key = crate::keys::generate();
+            let address = key.address();
+            let path = match (out, home) {
+                (Some(out), _) => out.clone(),
+                (None, Some(home)) => crate::keys::key_path(home, &address),
+                (None, None) => unreachable!("clap requires --out or --home"),
+            };
+            crate::keys::write_new(&path, &key)?;
+            let v = json!({ "address": address, "file": path });
+            print(j, &v, |_| {
+                println!("address {address}");
+                println!(
+                    "key written to {} (mode 0600); sign with --key {}",
+                    path.display(),
+                    path.display()
+                );
+            });
+        }
+        KeysAction::List { home } => {
+            let dir = home.as_deref().map(crate::keys::keys_dir);
+            let files = match &dir {
+                Some(d) => crate::keys::list_dir(d)?,
+                None => Vec::new(),
+            };
+            let file_rows: Vec<_> = files
+                .iter()
+                .map(|k| match &k.address {
+                    Ok(a) => json!({ "file": k.path, "address": a }),
+                    Err(e) => json!({ "file": k.path, "error": e }),
+                })
+                .collect();
+            let v = json!({
+                "dev_accounts": dev_account_rows(),
+                "keys_dir": dir,
+                "keys": file_rows,
+            });
+            print(j, &v, |v| {
+                println!("Dev accounts (keys are public; only accepted on chain {DEV_CHAIN_ID}):");
+                for a in v["dev_accounts"].as_array().into_iter().flatten() {
+                    println!(
+                        "  #{:<2} {}  key {}",
+                        a["index"],
+                        a["address"].as_str().unwrap_or(""),
+                        a["private_key"].as_str().unwrap_or("")
+                    );
+                }
+                if let Some(d) = &dir {
+                    println!("Key files in {}:", d.display());
+                    if files.is_empty() {
+                        println!("  (none; create one with `timerhost keys new --home ...`)");
+                    }
+                    for k in &files {
+                        match &k.address {
+                            Ok(a) => println!("  {a}  {}", k.path.display()),
+                            Err(e) => println!("  unreadable  {}: {e}", k.path.display()),
+                        }
+                    }
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
 fn client_command(cli: &Cli) -> Result<()> {
     let j = cli.json;
     match &cli.command {
@@ -846,24 +1002,73 @@ fn client_command(cli: &Cli) -> Result<()> {
             from,
             to,
             limit,
+            follow,
             node,
         } => {
-            let es = Client::new(&node.rpc).call(
+            let c = Client::new(&node.rpc);
+            if *follow {
+                let f = crate::follow::Follow {
+                    name: name.clone(),
+                    actor: actor.clone(),
+                    from: *from,
+                    to: *to,
+                    ..Default::default()
+                };
+                // JSON Lines: the stream has no end to close an array with.
+                crate::follow::follow(
+                    &c,
+                    &f,
+                    |e| {
+                        if j {
+                            println!("{e}");
+                        } else {
+                            print_event(e);
+                        }
+                    },
+                    |msg| eprintln!("note: {msg}"),
+                )?;
+                return Ok(());
+            }
+            let es = c.call(
                 "th_getEvents",
                 json!([{ "name": name, "actor": actor, "from": from, "to": to, "limit": limit }]),
             )?;
             print(j, &es, |es| {
                 for e in es.as_array().into_iter().flatten() {
-                    println!(
-                        "#{} {} from {}: {}",
-                        e["height"],
-                        e["name"].as_str().unwrap_or("?"),
-                        e["emitter"].as_str().unwrap_or("?"),
-                        e["data"]
-                    );
+                    print_event(e);
                 }
             });
         }
+        Command::Snapshot { node } => {
+            let c = Client::new(&node.rpc);
+            let id = c.call("dev_snapshot", json!([]))?;
+            let v = json!({ "id": id, "height": snapshot_height(&c, &id)? });
+            print(j, &v, |v| {
+                println!(
+                    "snapshot {} at height {} (revert with `timerhost revert {}`)",
+                    v["id"].as_str().unwrap_or("?"),
+                    v["height"],
+                    v["id"].as_str().unwrap_or("?")
+                )
+            });
+        }
+        Command::Revert { id, node } => {
+            let c = Client::new(&node.rpc);
+            let id = &parse_snapshot_id(id)?;
+            // Read before reverting: the revert forgets the snapshot, and on
+            // an interval node the head may move on right after it.
+            let height = snapshot_height(&c, &json!(id))?;
+            if c.call("dev_revert", json!([id]))? != json!(true) {
+                return Err(NodeError::Usage(format!(
+                    "the node holds no snapshot {id}: unknown, already reverted to, or forgotten by a revert to an earlier one (snapshots are lost when the node stops)"
+                )));
+            }
+            let v = json!({ "id": id, "reverted": true, "height": height });
+            print(j, &v, |v| {
+                println!("reverted to snapshot {id}: head at height {}", v["height"])
+            });
+        }
+        Command::Keys { action } => keys(j, action)?,
         Command::Mine { blocks, node } => {
             let r = Client::new(&node.rpc).call("dev_mine", json!([blocks]))?;
             print(j, &r, |r| {
@@ -992,11 +1197,7 @@ fn init(
     let chain = Home::new(home).init(&genesis)?;
     let head = chain.head()?;
     let accounts: Vec<_> = if genesis.is_dev() {
-        dev_accounts()
-            .iter()
-            .enumerate()
-            .map(|(i, k)| json!({ "index": i, "address": k.address(), "private_key": k.to_hex() }))
-            .collect()
+        dev_account_rows()
     } else {
         Vec::new()
     };
@@ -1102,5 +1303,13 @@ mod tests {
         assert!(e.to_string().contains("has no field"), "{e}");
         let e = apply_settings(c, &["max_ttl_blocks=-1".into()], "X").unwrap_err();
         assert!(e.to_string().contains("non-negative"), "{e}");
+    }
+
+    #[test]
+    fn snapshot_ids_are_normalised_to_the_nodes_form() {
+        assert_eq!(parse_snapshot_id("0x1a").unwrap(), "0x1a");
+        assert_eq!(parse_snapshot_id(" 26 ").unwrap(), "0x1a");
+        let e = parse_snapshot_id("one").unwrap_err().to_string();
+        assert!(e.contains("bad snapshot id \"one\""), "{e}");
     }
 }

@@ -39,16 +39,7 @@ pub struct TxOptions {
 /// Loads the signer from `--key FILE` or `--dev-account N`.
 pub fn signer(key_file: Option<&Path>, dev_account: Option<u32>) -> Result<PrivateKey> {
     match (key_file, dev_account) {
-        (Some(path), None) => {
-            let text = std::fs::read_to_string(path).map_err(|source| NodeError::Io {
-                action: "reading the key file",
-                path: path.to_path_buf(),
-                source,
-            })?;
-            PrivateKey::from_hex(text.trim()).map_err(|e| {
-                NodeError::Usage(format!("{}: not a hex private key: {e}", path.display()))
-            })
-        }
+        (Some(path), None) => crate::keys::read(path),
         (None, Some(n)) if n < DEV_ACCOUNT_COUNT as u32 => Ok(dev_account_key(n)),
         (None, Some(n)) => Err(NodeError::Usage(format!(
             "--dev-account must be 0..{}, got {n}",

@@ -12,12 +12,16 @@
 //! - [`producer`]: the single thread that writes the chain.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`client`]: the client commands, which talk to a node over JSON-RPC.
+//! - [`follow`]: `events --follow`, streaming events as blocks arrive.
+//! - [`keys`]: `keys new|list`, key files for `--key FILE`.
 
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod error;
+pub mod follow;
 pub mod home;
+pub mod keys;
 pub mod metrics;
 pub mod producer;
 pub mod run;

@@ -1,5 +1,9 @@
 //! Prometheus metrics (`--metrics ADDR`): counters and gauges updated by the
 //! block producer, served as text exposition format on any HTTP path.
+//!
+//! Per-block gauges describe the last committed block; `_total` counters
+//! add up since the node started. Every metric is listed, with its meaning,
+//! in `docs/RPC.md` ("Metrics").
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -43,10 +47,20 @@ pub struct Metrics {
     pub timers_expired: Gauge,
     /// Timers destroyed for lack of funds (total).
     pub timers_unfunded: Gauge,
+    /// Timers due but left in the queue by the last block (lane full).
+    pub timers_carried_over: Gauge,
+    /// Dead timers waiting in the GC backlog after the last block.
+    pub gc_backlog: Gauge,
     /// Timer-lane cycles used by the last block.
     pub lane_cycles: Gauge,
+    /// Timer-lane cycles reserved (fires' gas limits) by the last block.
+    pub lane_reserved: Gauge,
     /// Timer-lane budget in force.
     pub lane_budget: Gauge,
+    /// GC cycles used by the last block.
+    pub gc_cycles: Gauge,
+    /// GC budget in force.
+    pub gc_budget: Gauge,
     /// Cycles used by the last block.
     pub block_cycles: Gauge,
     /// Transactions in the mempool.
@@ -62,14 +76,19 @@ impl Metrics {
         self.timers_fired.add(s.timers_fired);
         self.timers_expired.add(s.timers_expired);
         self.timers_unfunded.add(s.timers_unfunded);
+        self.timers_carried_over.set(s.timers_carried_over);
+        self.gc_backlog.set(s.gc_backlog);
         self.lane_cycles.set(s.lane_cycles);
+        self.lane_reserved.set(s.lane_reserved);
         self.lane_budget.set(s.lane_budget);
+        self.gc_cycles.set(s.gc_cycles);
+        self.gc_budget.set(s.gc_budget);
         self.block_cycles.set(s.cycles_used);
     }
 
     /// The text exposition.
     pub fn render(&self) -> String {
-        let rows: [(&str, &str, &str, f64); 10] = [
+        let rows: [(&str, &str, &str, f64); 15] = [
             (
                 "timerhost_block_height",
                 "gauge",
@@ -107,16 +126,46 @@ impl Metrics {
                 self.timers_unfunded.get() as f64,
             ),
             (
+                "timerhost_timers_carried_over",
+                "gauge",
+                "Timers due by the last block but left queued for a later one (timer lane full).",
+                self.timers_carried_over.get() as f64,
+            ),
+            (
+                "timerhost_timers_gc_backlog",
+                "gauge",
+                "Expired or unfunded timers waiting in the GC backlog after the last block.",
+                self.gc_backlog.get() as f64,
+            ),
+            (
                 "timerhost_timer_lane_cycles",
                 "gauge",
                 "Cycles used by timer fires in the last block.",
                 self.lane_cycles.get() as f64,
             ),
             (
+                "timerhost_timer_lane_reserved_cycles",
+                "gauge",
+                "Timer-lane cycles reserved by the fires admitted in the last block (their gas limits).",
+                self.lane_reserved.get() as f64,
+            ),
+            (
                 "timerhost_timer_lane_budget_cycles",
                 "gauge",
                 "The timer lane's per-block budget.",
                 self.lane_budget.get() as f64,
+            ),
+            (
+                "timerhost_timer_gc_cycles",
+                "gauge",
+                "GC budget used removing expired and unfunded timers in the last block.",
+                self.gc_cycles.get() as f64,
+            ),
+            (
+                "timerhost_timer_gc_budget_cycles",
+                "gauge",
+                "The per-block GC budget.",
+                self.gc_budget.get() as f64,
             ),
             (
                 "timerhost_block_cycles",
@@ -176,4 +225,70 @@ pub fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> Result<SocketAddr> {
             source,
         })?;
     Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn value(text: &str, name: &str) -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_block_sets_the_per_block_gauges_and_adds_to_the_counters() {
+        let m = Metrics::default();
+        let mut s = BlockSummary {
+            height: 7,
+            timestamp: 1_700_000_000,
+            txs: 2,
+            rejected: 0,
+            timers_fired: 3,
+            timers_expired: 1,
+            timers_unfunded: 2,
+            timers_carried_over: 5,
+            gc_backlog: 4,
+            lane_cycles: 1_234,
+            lane_reserved: 1_650_000,
+            lane_budget: 2_000_000,
+            gc_cycles: 3_000,
+            gc_budget: 5_000,
+            cycles_used: 9_999,
+            elapsed: Duration::from_millis(12),
+        };
+        m.record_block(&s);
+        s.height = 8;
+        s.timers_carried_over = 0;
+        s.gc_cycles = 0;
+        m.record_block(&s);
+        let text = m.render();
+        for (name, v) in [
+            ("timerhost_block_height", 8.0),
+            ("timerhost_txs_total", 4.0),
+            ("timerhost_timers_fired_total", 6.0),
+            ("timerhost_timers_expired_total", 2.0),
+            ("timerhost_timers_unfunded_total", 4.0),
+            ("timerhost_timers_carried_over", 0.0),
+            ("timerhost_timers_gc_backlog", 4.0),
+            ("timerhost_timer_lane_cycles", 1_234.0),
+            ("timerhost_timer_lane_reserved_cycles", 1_650_000.0),
+            ("timerhost_timer_lane_budget_cycles", 2_000_000.0),
+            ("timerhost_timer_gc_cycles", 0.0),
+            ("timerhost_timer_gc_budget_cycles", 5_000.0),
+            ("timerhost_block_cycles", 9_999.0),
+            ("timerhost_block_time_seconds", 0.012),
+        ] {
+            assert_eq!(value(&text, name), v, "{name}");
+        }
+        // Every metric has HELP and TYPE lines.
+        assert_eq!(text.matches("# HELP ").count(), 15);
+        assert_eq!(text.matches("# TYPE ").count(), 15);
+        assert!(text.contains("# TYPE timerhost_timers_fired_total counter"));
+        assert!(text.contains("# TYPE timerhost_timers_carried_over gauge"));
+    }
 }

@@ -9,6 +9,12 @@
 //!
 //! Stopping (Ctrl-C, SIGTERM) sets a flag checked between blocks: the block
 //! in progress is finished and committed atomically, then the loop returns.
+//!
+//! Dev snapshots are taken and restored here too (`dev_snapshot`,
+//! `dev_revert`), as commands handled between blocks: the store scan and
+//! the restoring batch never overlap a block being built or committed, and
+//! the mempool is purged of what the restored state makes invalid before the
+//! next block is proposed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -19,7 +25,7 @@ use parking_lot::Mutex;
 use serde_json::{json, Value as Json};
 use timerhost_chain::accounts::timer_config;
 use timerhost_chain::{Chain, TxError};
-use timerhost_rpc::{Mempool, NodeControl, RpcError};
+use timerhost_rpc::{Mempool, NodeControl, NodeSnapshot, RpcError};
 use timerhost_state::KvBackend;
 use timerhost_types::{Address, Receipt, TxSource};
 
@@ -28,6 +34,11 @@ use crate::metrics::Metrics;
 
 /// Most transactions taken from the mempool for one block.
 pub const MAX_BLOCK_TXS: usize = 1_000;
+
+/// Most due timers and GC backlog entries counted after each block for the
+/// carry-over metrics: the count scans the queue, so it is capped to keep a
+/// timer storm from slowing every block (the gauges then read this value).
+pub const CARRY_COUNT_LIMIT: usize = 100_000;
 
 /// When blocks are produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +66,23 @@ pub struct BlockSummary {
     pub timers_expired: u64,
     /// Timers destroyed for lack of funds (`TimerCancelledInsufficientFunds`).
     pub timers_unfunded: u64,
+    /// Timers still due after the block (height ≤ this block's), left in
+    /// the due queue for a later block because the lane was full; counted up
+    /// to [`CARRY_COUNT_LIMIT`].
+    pub timers_carried_over: u64,
+    /// Dead timers waiting in the GC backlog after the block (GC budget
+    /// spent); counted up to [`CARRY_COUNT_LIMIT`].
+    pub gc_backlog: u64,
     /// Cycles used by timer fires.
     pub lane_cycles: u64,
+    /// Lane cycles reserved by the fires admitted (their gas limits).
+    pub lane_reserved: u64,
     /// The timer lane's budget in force.
     pub lane_budget: u64,
+    /// GC cycles used removing expired and unfunded timers.
+    pub gc_cycles: u64,
+    /// The GC budget in force.
+    pub gc_budget: u64,
     /// Cycles used by the whole block.
     pub cycles_used: u64,
     /// Wall time spent proposing and committing.
@@ -89,7 +113,7 @@ impl BlockSummary {
     /// The human log line.
     pub fn line(&self) -> String {
         format!(
-            "block {} ts {}: {} tx{}{}, timers fired {} expired {} unfunded {}, lane {}/{} cycles, block {} cycles, {:.1} ms",
+            "block {} ts {}: {} tx{}{}, timers fired {} expired {} unfunded {} carried over {}, lane {}/{} cycles, gc {}/{} cycles, block {} cycles, {:.1} ms",
             self.height,
             self.timestamp,
             self.txs,
@@ -102,17 +126,36 @@ impl BlockSummary {
             self.timers_fired,
             self.timers_expired,
             self.timers_unfunded,
+            self.timers_carried_over,
             self.lane_cycles,
             self.lane_budget,
+            self.gc_cycles,
+            self.gc_budget,
             self.cycles_used,
             self.elapsed.as_secs_f64() * 1000.0
         )
     }
 }
 
+/// What the producer reports to the node's log.
+#[derive(Clone, Copy, Debug)]
+pub enum ProducerEvent<'a> {
+    /// A block was committed.
+    Block(&'a BlockSummary),
+    /// The chain was returned to a dev snapshot (`dev_revert`).
+    Reverted {
+        /// The head's height now.
+        height: u64,
+        /// Mempool transactions dropped because the restored state makes them invalid.
+        dropped: usize,
+    },
+}
+
 enum Cmd {
     Mine(u64, Sender<Result<Vec<u64>, RpcError>>),
     SetTimestamp(u64, Sender<Result<(), RpcError>>),
+    Snapshot(Sender<Result<NodeSnapshot, RpcError>>),
+    Revert(Box<NodeSnapshot>, Sender<Result<(), RpcError>>),
     Wake,
 }
 
@@ -158,6 +201,14 @@ impl NodeControl for ProducerHandle {
         self.ask(|r| Cmd::SetTimestamp(timestamp, r))
     }
 
+    fn snapshot(&self) -> Result<NodeSnapshot, RpcError> {
+        self.ask(Cmd::Snapshot)
+    }
+
+    fn revert(&self, snapshot: &NodeSnapshot) -> Result<(), RpcError> {
+        self.ask(|r| Cmd::Revert(Box::new(snapshot.clone()), r))
+    }
+
     fn describe(&self) -> Json {
         match self.schedule {
             Schedule::Interval(d) => {
@@ -178,7 +229,7 @@ pub struct Producer<B: KvBackend> {
     stop: Arc<AtomicBool>,
     next_timestamp: Option<u64>,
     metrics: Arc<Metrics>,
-    log: Box<dyn Fn(&BlockSummary) + Send>,
+    log: Box<dyn Fn(ProducerEvent<'_>) + Send>,
 }
 
 fn now_secs() -> u64 {
@@ -189,14 +240,15 @@ fn now_secs() -> u64 {
 }
 
 impl<B: KvBackend> Producer<B> {
-    /// A producer and its handle. `log` receives each block's summary.
+    /// A producer and its handle. `log` receives each block's summary and
+    /// each dev revert.
     pub fn new(
         chain: Arc<Chain<B>>,
         pool: Arc<Mutex<Mempool>>,
         proposer: Address,
         schedule: Schedule,
         metrics: Arc<Metrics>,
-        log: Box<dyn Fn(&BlockSummary) + Send>,
+        log: Box<dyn Fn(ProducerEvent<'_>) + Send>,
     ) -> (Self, ProducerHandle) {
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -259,6 +311,15 @@ impl<B: KvBackend> Producer<B> {
                 Some(Cmd::SetTimestamp(ts, reply)) => {
                     let _ = reply.send(self.set_next_timestamp(ts));
                 }
+                Some(Cmd::Snapshot(reply)) => {
+                    let _ = reply.send(timerhost_rpc::snapshots::take(
+                        &self.chain,
+                        self.next_timestamp,
+                    ));
+                }
+                Some(Cmd::Revert(snapshot, reply)) => {
+                    let _ = reply.send(self.revert(&snapshot));
+                }
                 Some(Cmd::Mine(n, reply)) => {
                     let mut heights = Vec::new();
                     let mut outcome = Ok(());
@@ -301,6 +362,25 @@ impl<B: KvBackend> Producer<B> {
         Ok(())
     }
 
+    /// Returns the chain, the pending timestamp override and the mempool to
+    /// `snapshot` (see [`timerhost_rpc::snapshots::restore`]). A failed
+    /// restore wrote nothing (one atomic batch), so the node carries on.
+    fn revert(&mut self, snapshot: &NodeSnapshot) -> Result<(), RpcError> {
+        let dropped = timerhost_rpc::snapshots::restore(&self.chain, &self.pool, snapshot)?;
+        for (hash, reason) in &dropped {
+            tracing::warn!(%hash, %reason, "dev_revert: dropped a mempool transaction the restored state refuses");
+        }
+        self.next_timestamp = snapshot.next_timestamp;
+        let height = self.chain.head()?.height;
+        self.metrics.height.set(height);
+        self.metrics.mempool_size.set(self.pool.lock().len() as u64);
+        (self.log)(ProducerEvent::Reverted {
+            height,
+            dropped: dropped.len(),
+        });
+        Ok(())
+    }
+
     /// Produces and commits one block.
     pub fn produce(&mut self) -> Result<BlockSummary> {
         let started = Instant::now();
@@ -315,7 +395,8 @@ impl<B: KvBackend> Producer<B> {
             .lock()
             .candidates(|a| Ok(chain.account(a)?.nonce), MAX_BLOCK_TXS)
             .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?;
-        let lane_budget = timer_config(&chain.store().state())?.lane_cycles_per_block;
+        // The config in force for this block: changes apply from the next one.
+        let timers = timer_config(&chain.store().state())?;
         let proposed = chain.propose(&candidates, timestamp, self.proposer)?;
         chain.commit(&proposed.executed)?;
         let mut refused = 0;
@@ -334,7 +415,15 @@ impl<B: KvBackend> Producer<B> {
             self.metrics.mempool_size.set(pool.len() as u64);
         }
         let block = &proposed.executed.block;
+        let stats = &proposed.executed.timer_stats;
         let (fired, expired, unfunded, lane) = BlockSummary::of(&proposed.executed.receipts);
+        // Due timers still queued at or below this height are the ones the
+        // lane left for later; backlog entries are dead timers awaiting GC.
+        let (carried, backlog) = timerhost_timers::queue::due_count(
+            &chain.store().state(),
+            block.header.height,
+            CARRY_COUNT_LIMIT,
+        )?;
         let summary = BlockSummary {
             height: block.header.height,
             timestamp,
@@ -343,13 +432,18 @@ impl<B: KvBackend> Producer<B> {
             timers_fired: fired,
             timers_expired: expired,
             timers_unfunded: unfunded,
+            timers_carried_over: carried as u64,
+            gc_backlog: backlog as u64,
             lane_cycles: lane,
-            lane_budget,
+            lane_reserved: stats.lane_reserved,
+            lane_budget: timers.lane_cycles_per_block,
+            gc_cycles: stats.gc_cycles_used,
+            gc_budget: timers.gc_cycles_per_block,
             cycles_used: block.header.cycles_used,
             elapsed: started.elapsed(),
         };
         self.metrics.record_block(&summary);
-        (self.log)(&summary);
+        (self.log)(ProducerEvent::Block(&summary));
         Ok(summary)
     }
 }

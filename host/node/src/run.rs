@@ -14,7 +14,7 @@ use timerhost_types::{Address, SignedTransaction};
 
 use crate::error::{NodeError, Result};
 use crate::metrics::{self, Metrics};
-use crate::producer::{BlockSummary, Producer, Schedule};
+use crate::producer::{Producer, ProducerEvent, Schedule};
 
 /// How to run a node.
 #[derive(Clone, Debug)]
@@ -50,7 +50,28 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     let metrics = Arc::new(Metrics::default());
     metrics.height.set(chain.head()?.height);
     let as_json = opts.json;
-    let log: Box<dyn Fn(&BlockSummary) + Send> = Box::new(move |s: &BlockSummary| {
+    let log: Box<dyn Fn(ProducerEvent<'_>) + Send> = Box::new(move |event| {
+        let s = match event {
+            ProducerEvent::Block(s) => s,
+            ProducerEvent::Reverted { height, dropped } => {
+                if as_json {
+                    println!(
+                        "{}",
+                        json!({ "event": "reverted", "height": height, "mempool_dropped": dropped })
+                    );
+                } else {
+                    println!(
+                        "reverted to a dev snapshot: head at height {height}{}",
+                        if dropped > 0 {
+                            format!(", {dropped} mempool transaction(s) no longer valid dropped")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                return;
+            }
+        };
         tracing::debug!(
             height = s.height,
             txs = s.txs,
@@ -69,8 +90,13 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
                     "timers_fired": s.timers_fired,
                     "timers_expired": s.timers_expired,
                     "timers_unfunded": s.timers_unfunded,
+                    "timers_carried_over": s.timers_carried_over,
+                    "gc_backlog": s.gc_backlog,
                     "lane_cycles": s.lane_cycles,
+                    "lane_reserved": s.lane_reserved,
                     "lane_budget": s.lane_budget,
+                    "gc_cycles": s.gc_cycles,
+                    "gc_budget": s.gc_budget,
                     "cycles_used": s.cycles_used,
                     "elapsed_ms": s.elapsed.as_secs_f64() * 1000.0,
                 })
@@ -97,11 +123,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
             path: opts.rpc.to_string().into(),
             source,
         })?;
-    let ctx = RpcContext {
-        chain: chain.clone(),
-        mempool: pool,
-        control: Arc::new(handle.clone()),
-    };
+    let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
     let (bound, server) = rt
         .block_on(timerhost_rpc::start(opts.rpc, ctx))
         .map_err(|e| NodeError::Rpc(Box::new(e)))?;

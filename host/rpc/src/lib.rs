@@ -8,6 +8,7 @@
 //! - [`mempool`]: admission checks, bounds and the deterministic inclusion order.
 //! - [`server`]: the method table and the HTTP listener; dev-only methods
 //!   reach the block producer through [`NodeControl`].
+//! - [`snapshots`]: the dev snapshots behind `dev_snapshot` / `dev_revert`.
 //! - [`client`]: a small blocking client for the CLI's client commands.
 
 pub mod client;
@@ -15,8 +16,10 @@ pub mod error;
 pub mod json;
 pub mod mempool;
 pub mod server;
+pub mod snapshots;
 
 pub use client::Client;
 pub use error::{Result, RpcError};
 pub use mempool::{Mempool, MempoolConfig};
 pub use server::{methods, start, NodeControl, RpcContext, METHODS};
+pub use snapshots::{DevSnapshots, NodeSnapshot};

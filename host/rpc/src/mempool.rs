@@ -200,6 +200,32 @@ impl Mempool {
         true
     }
 
+    /// Runs admission ([`validate`]) again for every pending transaction
+    /// against the chain's head and drops the ones it now refuses. Used after
+    /// `dev_revert`, which rewinds nonces, balances and basefees under the
+    /// pool: a transaction whose sender is now too far behind it (nonce gap),
+    /// who can no longer pay, or whose fee cap is below the restored basefee
+    /// goes; one that merely waits for an earlier nonce stays, exactly as it
+    /// would have been admitted. Returns the dropped hashes with the reason,
+    /// in inclusion order (senders by arrival, then nonce).
+    pub fn revalidate<B: KvBackend>(&mut self, chain: &Chain<B>) -> Result<Vec<(Hash, String)>> {
+        let mut dropped = Vec::new();
+        for sender in &self.order {
+            for tx in self.queues.get(sender).into_iter().flat_map(|q| q.values()) {
+                match validate(chain, tx, self.config.max_nonce_gap) {
+                    Ok(_) => {}
+                    Err(RpcError::TxRejected(reason)) => dropped.push((tx.hash(), reason)),
+                    // A storage failure says nothing about the transaction.
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        for (hash, _) in &dropped {
+            self.remove(hash);
+        }
+        Ok(dropped)
+    }
+
     /// Drops every transaction whose nonce its sender has already used
     /// (included in a block, or made obsolete). Returns how many were dropped.
     pub fn remove_stale(
@@ -272,6 +298,49 @@ mod tests {
         pool.insert(b[1].transfer(to, 1), a).unwrap();
         let e = pool.insert(b[1].transfer(to, 1), a).unwrap_err();
         assert!(matches!(e, RpcError::MempoolFull { capacity: 2 }), "{e}");
+    }
+
+    #[test]
+    fn revalidate_after_a_revert_drops_what_admission_now_refuses() {
+        let chain = dev_chain();
+        let snapshot = chain.snapshot().unwrap();
+        let mut b = dev_builders();
+        let to = b[9].address();
+        let rich = b[8].address();
+        let start = chain.account(&rich).unwrap().balance;
+        // After the snapshot: account 1 uses nonces 0 and 1, account 8 is
+        // given half of account 5's funds.
+        let mined = [
+            b[1].transfer(to, 1),
+            b[1].transfer(to, 1),
+            b[5].transfer(rich, start / 2),
+        ];
+        let ts = chain.head().unwrap().timestamp + 1;
+        let p = chain.produce_block(&mined, ts, Address::ZERO).unwrap();
+        assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+        let config = MempoolConfig {
+            max_nonce_gap: 2,
+            ..MempoolConfig::default()
+        };
+        let mut pool = Mempool::new(config);
+        let keep = b[1].transfer(to, 1); // nonce 2: 2 ahead once nonces rewind
+        let far = b[1].transfer(to, 1); // nonce 3: 3 ahead, beyond the gap
+        let spend = b[8].transfer(to, start + start / 4); // needs the gift
+        for t in [&keep, &far, &spend] {
+            let (sender, _) = validate(&chain, t, config.max_nonce_gap).unwrap();
+            pool.insert(t.clone(), sender).unwrap();
+        }
+        assert!(pool.revalidate(&chain).unwrap().is_empty());
+
+        chain.revert(&snapshot).unwrap();
+        let dropped = pool.revalidate(&chain).unwrap();
+        let hashes: Vec<Hash> = dropped.iter().map(|(h, _)| *h).collect();
+        assert_eq!(hashes, vec![far.hash(), spend.hash()], "{dropped:?}");
+        assert!(dropped[0].1.contains("too far ahead"), "{dropped:?}");
+        assert!(dropped[1].1.contains("insufficient balance"), "{dropped:?}");
+        assert!(pool.contains(&keep.hash()));
+        assert_eq!(pool.len(), 1);
+        assert_eq!(pool.pending_nonce(&b[1].address(), 0), 0);
     }
 
     #[test]

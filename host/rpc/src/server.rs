@@ -4,7 +4,9 @@
 //! Reads go straight to the committed store (the chain is only ever written
 //! by the node's block producer); transactions go to the [`Mempool`]; the
 //! dev-only methods ask the producer through [`NodeControl`] and are refused
-//! on non-dev chains.
+//! on non-dev chains. Dev snapshots are held here, in memory
+//! ([`DevSnapshots`]); taking and restoring them is the producer's job, so
+//! that neither happens while a block is being built or committed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +28,7 @@ use crate::json::{
     parse_hash, parse_hex, receipt_json, timer_config_json, timer_json, value_to_json,
 };
 use crate::mempool::{validate, Mempool};
+use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
 /// Most timers or events one call returns (a request may ask for fewer).
 pub const MAX_LIST: usize = 10_000;
@@ -37,6 +40,13 @@ pub trait NodeControl: Send + Sync {
     fn mine(&self, blocks: u64) -> Result<Vec<u64>>;
     /// Sets the timestamp of the next block (dev); must exceed the head's.
     fn set_next_timestamp(&self, timestamp: u64) -> Result<()>;
+    /// Captures the store and the producer's dev state between two blocks
+    /// (dev). Blocks the calling thread until it is taken.
+    fn snapshot(&self) -> Result<NodeSnapshot>;
+    /// Restores `snapshot` between two blocks: the store, the pending
+    /// next-block timestamp, and a mempool purged of what admission now
+    /// refuses (dev). Blocks the calling thread until it is done.
+    fn revert(&self, snapshot: &NodeSnapshot) -> Result<()>;
     /// How blocks are produced, for `th_status` (e.g. `{"mode": "interval", "block_time_ms": 1000}`).
     fn describe(&self) -> Json;
 }
@@ -49,6 +59,30 @@ pub struct RpcContext<B: KvBackend> {
     pub mempool: Arc<Mutex<Mempool>>,
     /// The block producer.
     pub control: Arc<dyn NodeControl>,
+    /// Dev snapshots taken with `dev_snapshot`, by id (memory only: lost
+    /// when the node stops). Locked only briefly, so `th_status` can list
+    /// them while a snapshot is being taken.
+    snapshots: Mutex<DevSnapshots>,
+    /// Held for a whole `dev_snapshot` or `dev_revert` (which wait for the
+    /// producer), so concurrent calls cannot interleave ids and states.
+    dev_op: Mutex<()>,
+}
+
+impl<B: KvBackend> RpcContext<B> {
+    /// A context with no dev snapshots yet.
+    pub fn new(
+        chain: Arc<Chain<B>>,
+        mempool: Arc<Mutex<Mempool>>,
+        control: Arc<dyn NodeControl>,
+    ) -> Self {
+        Self {
+            chain,
+            mempool,
+            control,
+            snapshots: Mutex::new(DevSnapshots::default()),
+            dev_op: Mutex::new(()),
+        }
+    }
 }
 
 type MethodResult = std::result::Result<Json, ErrorObjectOwned>;
@@ -124,6 +158,33 @@ fn filter_obj<'a>(
     }
 }
 
+/// An event position `{height, receipt_index, event_index}` (an event
+/// record from an earlier answer works as is: other fields are ignored).
+fn position_of(v: &Json) -> Result<(u64, u32, u32)> {
+    let Json::Object(m) = v else {
+        return Err(RpcError::InvalidParams(format!(
+            "after must be an object {{height, receipt_index, event_index}} (e.g. the last event of the previous page), got {v}"
+        )));
+    };
+    let field = |k: &str| -> Result<u64> {
+        match m.get(k) {
+            None | Some(Json::Null) => Err(RpcError::InvalidParams(format!(
+                "after is missing {k:?} (it needs height, receipt_index and event_index)"
+            ))),
+            Some(v) => u64_of(v, &format!("after.{k}")),
+        }
+    };
+    let index = |k: &str| -> Result<u32> {
+        u32::try_from(field(k)?)
+            .map_err(|_| RpcError::InvalidParams(format!("after.{k} does not fit 32 bits")))
+    };
+    Ok((
+        field("height")?,
+        index("receipt_index")?,
+        index("event_index")?,
+    ))
+}
+
 fn limit_of(obj: Option<&serde_json::Map<String, Json>>) -> Result<usize> {
     let l = match obj.and_then(|m| m.get("limit")) {
         None | Some(Json::Null) => MAX_LIST as u64,
@@ -151,8 +212,15 @@ impl<B: KvBackend + 'static> RpcContext<B> {
 
     fn status(&self) -> Result<Json> {
         let head = self.chain.head()?;
+        let snapshots: Vec<Json> = self
+            .snapshots
+            .lock()
+            .list()
+            .into_iter()
+            .map(|(id, height)| json!({ "id": format_id(id), "height": height }))
+            .collect();
         let pool = self.mempool.lock();
-        Ok(json!({
+        let mut status = json!({
             "chain_id": self.chain.genesis().chain_id,
             "dev": self.is_dev(),
             "version": env!("CARGO_PKG_VERSION"),
@@ -162,7 +230,11 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "state_root": head.state_root,
             "mempool": { "size": pool.len(), "capacity": pool.config().max_txs },
             "producer": self.control.describe(),
-        }))
+        });
+        if self.is_dev() {
+            status["snapshots"] = json!(snapshots);
+        }
+        Ok(status)
     }
 
     fn send_raw(&self, a: &[Json]) -> Result<Json> {
@@ -316,11 +388,13 @@ impl<B: KvBackend + 'static> RpcContext<B> {
     }
 
     fn get_events(&self, a: &[Json]) -> Result<Json> {
-        let f = filter_obj(a, &["name", "actor", "from", "to", "limit"])?;
+        let f = filter_obj(a, &["name", "actor", "from", "to", "limit", "after"])?;
+        let limit = limit_of(f)?;
         let mut filter = EventFilter {
-            limit: limit_of(f)?,
+            limit,
             ..EventFilter::default()
         };
+        let mut after = None;
         if let Some(m) = f {
             filter.name = match m.get("name") {
                 None | Some(Json::Null) => None,
@@ -338,8 +412,43 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             let obj = Json::Object(m.clone());
             filter.from_height = opt_u64(&obj, "from")?;
             filter.to_height = opt_u64(&obj, "to")?;
+            after = match m.get("after") {
+                None | Some(Json::Null) => None,
+                Some(v) => Some(position_of(v)?),
+            };
         }
-        let events = self.chain.store().events(&filter)?;
+        let store = self.chain.store();
+        let events = match after {
+            // A cursor before `from` changes nothing.
+            Some((h, ri, ei)) if h >= filter.from_height.unwrap_or(0) => {
+                // The rest of the cursor's own block first. The store pages
+                // by height only, so that block's matches are read whole
+                // (bounded by one block) and those up to the cursor skipped;
+                // this is what lets a client page through a block holding
+                // more than `limit` events without skipping any.
+                let mut out = Vec::new();
+                if filter.to_height.is_none_or(|to| h <= to) {
+                    let same = store.events(&EventFilter {
+                        from_height: Some(h),
+                        to_height: Some(h),
+                        limit: 0,
+                        ..filter.clone()
+                    })?;
+                    out.extend(
+                        same.into_iter()
+                            .filter(|e| (e.receipt_index, e.event_index) > (ri, ei))
+                            .take(limit),
+                    );
+                }
+                if out.len() < limit {
+                    filter.from_height = Some(h.saturating_add(1));
+                    filter.limit = limit - out.len();
+                    out.extend(store.events(&filter)?);
+                }
+                out
+            }
+            _ => store.events(&filter)?,
+        };
         Ok(Json::Array(events.iter().map(event_record_json).collect()))
     }
 
@@ -384,6 +493,36 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         self.control.set_next_timestamp(ts)?;
         Ok(json!(ts))
     }
+
+    fn snapshot(&self) -> Result<Json> {
+        self.dev_only("dev_snapshot")?;
+        let _op = self.dev_op.lock();
+        let snapshot = self.control.snapshot()?;
+        let height = snapshot.height;
+        let id = self.snapshots.lock().insert(snapshot);
+        tracing::info!(id = %format_id(id), height, "dev snapshot taken");
+        Ok(json!(format_id(id)))
+    }
+
+    fn revert(&self, a: &[Json]) -> Result<Json> {
+        self.dev_only("dev_revert")?;
+        let id = u64_of(
+            a.first().ok_or_else(|| {
+                RpcError::InvalidParams("missing parameter 0 (snapshot id, e.g. \"0x1\")".into())
+            })?,
+            "snapshot id",
+        )?;
+        let _op = self.dev_op.lock();
+        // Unknown (or already invalidated) ids answer false, as anvil's
+        // evm_revert does, so a script can tell without parsing an error.
+        let Some(snapshot) = self.snapshots.lock().get(id).cloned() else {
+            return Ok(json!(false));
+        };
+        self.control.revert(&snapshot)?;
+        self.snapshots.lock().invalidate_from(id);
+        tracing::info!(id = %format_id(id), height = snapshot.height, "reverted to dev snapshot");
+        Ok(json!(true))
+    }
 }
 
 /// Names of every method, in documentation order.
@@ -404,6 +543,8 @@ pub const METHODS: &[&str] = &[
     "th_getBasefeeConfig",
     "dev_mine",
     "dev_setNextBlockTimestamp",
+    "dev_snapshot",
+    "dev_revert",
 ];
 
 /// Builds the method table over `ctx`.
@@ -438,6 +579,8 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getBasefeeConfig", |c, a| c.basefee_config());
     method!("dev_mine", |c, a| c.mine(&a));
     method!("dev_setNextBlockTimestamp", |c, a| c.set_next_timestamp(&a));
+    method!("dev_snapshot", |c, a| c.snapshot());
+    method!("dev_revert", |c, a| c.revert(&a));
     m
 }
 
@@ -467,7 +610,7 @@ mod tests {
     use crate::mempool::MempoolConfig;
     use timerhost_chain::testing::{dev_builders, dev_chain};
     use timerhost_state::MemoryBackend;
-    use timerhost_types::Address;
+    use timerhost_types::{Address, SignedTransaction};
 
     /// Mines by proposing the mempool's candidates directly.
     struct DirectMiner {
@@ -495,6 +638,13 @@ mod tests {
             Err(RpcError::Producer(
                 "not supported by this test miner".into(),
             ))
+        }
+        fn snapshot(&self) -> Result<NodeSnapshot> {
+            crate::snapshots::take(&self.chain, None)
+        }
+        fn revert(&self, snapshot: &NodeSnapshot) -> Result<()> {
+            crate::snapshots::restore(&self.chain, &self.pool, snapshot)?;
+            Ok(())
         }
         fn describe(&self) -> Json {
             json!({ "mode": "manual" })
@@ -529,11 +679,7 @@ mod tests {
             chain: chain.clone(),
             pool: pool.clone(),
         });
-        let m = methods(RpcContext {
-            chain: chain.clone(),
-            mempool: pool,
-            control,
-        });
+        let m = methods(RpcContext::new(chain.clone(), pool, control));
         let mut b = dev_builders();
         let to = b[9].address();
         let from = b[1].address();
@@ -604,5 +750,188 @@ mod tests {
             json!([])
         );
         assert!(call(&m, "th_getTimerConfig", json!([])).await.unwrap()["max_ttl_blocks"].is_u64());
+    }
+
+    fn module() -> (
+        RpcModule<RpcContext<MemoryBackend>>,
+        Arc<Chain<MemoryBackend>>,
+    ) {
+        let chain = Arc::new(dev_chain());
+        let pool = Arc::new(Mutex::new(Mempool::new(MempoolConfig::default())));
+        let control = Arc::new(DirectMiner {
+            chain: chain.clone(),
+            pool: pool.clone(),
+        });
+        (
+            methods(RpcContext::new(chain.clone(), pool, control)),
+            chain,
+        )
+    }
+
+    async fn send(m: &RpcModule<RpcContext<MemoryBackend>>, tx: &SignedTransaction) -> Json {
+        call(
+            m,
+            "th_sendRawTransaction",
+            json!([crate::json::hex0x(&tx.to_bytes())]),
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dev_snapshot_and_revert_restore_the_chain_and_invalidate_later_snapshots() {
+        let (m, chain) = module();
+        let mut b = dev_builders();
+        let to = b[9].address();
+        send(&m, &b[1].transfer(to, 7)).await;
+        call(&m, "dev_mine", json!([2])).await.unwrap();
+        let before = chain.head().unwrap();
+        let balance = call(&m, "th_getBalance", json!([to])).await.unwrap();
+
+        let first = call(&m, "dev_snapshot", json!([])).await.unwrap();
+        assert_eq!(first, json!("0x1"));
+        let later = b[1].transfer(to, 8);
+        send(&m, &later).await;
+        call(&m, "dev_mine", json!([3])).await.unwrap();
+        assert_eq!(chain.head().unwrap().height, before.height + 3);
+        assert_eq!(
+            call(&m, "dev_snapshot", json!([])).await.unwrap(),
+            json!("0x2")
+        );
+        assert_eq!(
+            call(&m, "th_status", json!([])).await.unwrap()["snapshots"],
+            json!([
+                { "id": "0x1", "height": before.height },
+                { "id": "0x2", "height": before.height + 3 }
+            ])
+        );
+        // A transaction sent after the second snapshot, still pending.
+        let pending = b[1].transfer(to, 9);
+        send(&m, &pending).await;
+
+        assert_eq!(
+            call(&m, "dev_revert", json!(["0x1"])).await.unwrap(),
+            json!(true)
+        );
+        assert_eq!(chain.head().unwrap(), before);
+        assert_eq!(
+            call(&m, "th_getBalance", json!([to])).await.unwrap(),
+            balance
+        );
+        assert_eq!(
+            call(&m, "th_getReceipt", json!([later.hash()]))
+                .await
+                .unwrap(),
+            Json::Null
+        );
+        assert_eq!(
+            call(&m, "th_getNonce", json!([b[1].address()]))
+                .await
+                .unwrap(),
+            json!(1)
+        );
+        // The pending nonce-2 transaction is 1 ahead of the rewound nonce:
+        // still admissible, so it stays (waiting for a new nonce 1).
+        let r = call(&m, "th_getReceipt", json!([pending.hash()]))
+            .await
+            .unwrap();
+        assert_eq!(r["pending"], true, "{r}");
+
+        // Reverting invalidates that snapshot and every later one; ids are
+        // not reused.
+        for id in [json!("0x1"), json!("0x2"), json!(2)] {
+            assert_eq!(
+                call(&m, "dev_revert", json!([id])).await.unwrap(),
+                json!(false)
+            );
+        }
+        assert_eq!(
+            call(&m, "th_status", json!([])).await.unwrap()["snapshots"],
+            json!([])
+        );
+        assert_eq!(
+            call(&m, "dev_snapshot", json!([])).await.unwrap(),
+            json!("0x3")
+        );
+        // The chain goes on from the restored head.
+        call(&m, "dev_mine", json!([1])).await.unwrap();
+        assert_eq!(chain.head().unwrap().height, before.height + 1);
+        assert_eq!(chain.head().unwrap().parent_hash, before.hash());
+        let e = call(&m, "dev_revert", json!([])).await.unwrap_err();
+        assert!(e.contains("missing parameter 0 (snapshot id"), "{e}");
+        let e = call(&m, "dev_revert", json!(["one"])).await.unwrap_err();
+        assert!(e.contains("snapshot id must be"), "{e}");
+        assert_eq!(
+            call(&m, "dev_revert", json!([3])).await.unwrap(),
+            json!(true)
+        );
+        assert_eq!(chain.head().unwrap(), before);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn events_page_with_an_after_cursor_inside_and_across_blocks() {
+        let (m, _chain) = module();
+        let mut b = dev_builders();
+        let deploy = b[1].deploy("mock", vec![], 0);
+        let actor = timerhost_types::actor_address(&b[1].address(), 0);
+        send(&m, &deploy).await;
+        call(&m, "dev_mine", json!([1])).await.unwrap();
+        // Five events in block 2, two in block 3.
+        for blocks in [5, 2] {
+            for i in 0..blocks {
+                let tx = b[1].call(
+                    actor,
+                    "emit",
+                    vec![Value::Str("Tick".into()), Value::int(i)],
+                    0,
+                );
+                send(&m, &tx).await;
+            }
+            call(&m, "dev_mine", json!([1])).await.unwrap();
+        }
+        let all = call(&m, "th_getEvents", json!([{ "name": "Tick" }]))
+            .await
+            .unwrap();
+        let all = all.as_array().unwrap().clone();
+        assert_eq!(all.len(), 7);
+        // Pages of two, each after the last event of the previous page.
+        let mut paged = Vec::new();
+        let mut after = Json::Null;
+        loop {
+            let page = call(
+                &m,
+                "th_getEvents",
+                json!([{ "name": "Tick", "limit": 2, "after": after }]),
+            )
+            .await
+            .unwrap();
+            let page = page.as_array().unwrap().clone();
+            if page.is_empty() {
+                break;
+            }
+            after = page.last().unwrap().clone();
+            paged.extend(page);
+        }
+        assert_eq!(paged, all);
+        // `from` beyond the cursor wins; `to` bounds the cursor's block too.
+        let p = call(&m, "th_getEvents", json!([{ "from": 3, "after": all[0] }]))
+            .await
+            .unwrap();
+        assert_eq!(p.as_array().unwrap().len(), 2, "{p}");
+        let p = call(
+            &m,
+            "th_getEvents",
+            json!([{ "name": "Tick", "to": 2, "after": all[3] }]),
+        )
+        .await
+        .unwrap();
+        assert_eq!(p, json!([all[4]]));
+        let e = call(&m, "th_getEvents", json!([{ "after": { "height": 1 } }]))
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("after is missing") && e.contains("receipt_index"),
+            "{e}"
+        );
     }
 }

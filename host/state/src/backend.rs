@@ -74,6 +74,31 @@ pub trait KvBackend: Send + Sync + 'static {
     fn write(&self, batch: WriteBatch) -> Result<()>;
 }
 
+/// A boxed backend is a backend, so a program can choose sled or memory at
+/// run time (`Chain<Box<dyn KvBackend>>`, as the Python package does).
+impl<T: KvBackend + ?Sized> KvBackend for Box<T> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        (**self).get(key)
+    }
+
+    fn scan(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        (**self).scan(start, end, limit)
+    }
+
+    fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        (**self).last_in(start, end)
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        (**self).write(batch)
+    }
+}
+
 fn bounds<'a>(start: &'a [u8], end: Option<&'a [u8]>) -> (Bound<&'a [u8]>, Bound<&'a [u8]>) {
     (
         Bound::Included(start),

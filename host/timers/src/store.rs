@@ -160,6 +160,21 @@ fn list_index(
     Ok(out)
 }
 
+/// Every timer record, in timer-id order (at most `limit`): the unfiltered
+/// listing of dev tooling. A validator never needs it, and its cost grows
+/// with the number of pending timers.
+pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>> {
+    let prefix = key(RECORD, &[]);
+    let end = key(RECORD + 1, &[]);
+    state
+        .scan(&prefix, Some(&end), limit)?
+        .into_iter()
+        .map(|(k, v)| {
+            timerhost_types::decode::<Timer>(&v).map_err(|e| corrupt("timer", &k, &e.to_string()))
+        })
+        .collect()
+}
+
 /// Live timers of `actor`, in scheduling order (at most `limit`).
 pub fn by_actor(
     state: &(impl StateRead + ?Sized),

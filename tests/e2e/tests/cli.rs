@@ -128,3 +128,69 @@ fn a_second_process_on_the_same_home_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("locked by another process"), "{err}");
 }
+
+#[test]
+fn keys_new_writes_a_private_key_file_once_and_keys_list_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k.key");
+    let file = file.to_str().unwrap();
+    let out = run(&["keys", "new", "--out", file, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let address = v["address"].as_str().unwrap().to_string();
+    assert!(address.starts_with("0x") && address.len() == 42, "{v}");
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.starts_with("0x") && text.trim().len() == 66,
+        "{text:?}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // Never overwritten.
+    let out = run(&["keys", "new", "--out", file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
+    assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+    // A destination is required.
+    let out = run(&["keys", "new"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // With --home: HOME/keys/ADDRESS.key, which `keys list --home` reads back.
+    let home = dir.path().join("home");
+    let home = home.to_str().unwrap();
+    let out = run(&["keys", "new", "--home", home]);
+    assert!(out.status.success(), "{out:?}");
+    let human = String::from_utf8_lossy(&out.stdout).to_string();
+    let second = human
+        .lines()
+        .find_map(|l| l.strip_prefix("address "))
+        .unwrap_or_else(|| panic!("{human}"))
+        .to_string();
+    assert!(
+        human.contains(&format!("keys/{second}.key (mode 0600)")),
+        "{human}"
+    );
+    let out = run(&["keys", "list", "--home", home, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["dev_accounts"].as_array().unwrap().len(), 10);
+    assert_eq!(v["keys"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["keys"][0]["address"], second.as_str());
+    // The dev accounts match what `init --dev` prints.
+    let init = run(&[
+        "init",
+        "--dev",
+        "--home",
+        dir.path().join("d").to_str().unwrap(),
+        "--json",
+    ]);
+    let init: serde_json::Value = serde_json::from_slice(&init.stdout).unwrap();
+    assert_eq!(v["dev_accounts"], init["dev_accounts"]);
+    let out = run(&["keys", "list"]);
+    let human = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(human.matches("key 0x").count(), 10, "{human}");
+}

@@ -4,163 +4,13 @@
 //! JSON-RPC errors; the home lock; SIGTERM; replay; a non-dev node refusing
 //! dev methods and serving metrics.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{home_arg, Node, HEARTBEAT, TIMERHOST};
 use serde_json::{json, Value};
-
-const TIMERHOST: &str = env!("CARGO_BIN_EXE_timerhost");
-const HEARTBEAT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../actors/heartbeat/heartbeat.py"
-);
-
-/// A running node process; killed on drop if still running.
-struct Node {
-    child: Child,
-    url: String,
-    metrics: Option<String>,
-    out: Arc<Mutex<String>>,
-}
-
-impl Node {
-    /// Starts `timerhost ARGS` and waits for its `rpc:` line.
-    fn start(args: &[&str]) -> Node {
-        let mut child = Command::new(TIMERHOST)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let out = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = out.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line.clone());
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        let mut url = None;
-        let mut metrics = None;
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while url.is_none() {
-            let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            else {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("node did not start: {}", out.lock().unwrap());
-            };
-            if let Some(u) = line.strip_prefix("rpc: ") {
-                url = Some(u.to_string());
-            }
-            // With --json the start-up line is an object.
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                if v["event"] == "started" {
-                    url = v["rpc"].as_str().map(str::to_string);
-                    metrics = v["metrics"].as_str().map(str::to_string);
-                    if metrics.is_none() && args.contains(&"--metrics") {
-                        panic!("no metrics address in {line}");
-                    }
-                }
-            }
-            if let Some(m) = line.strip_prefix("metrics: ") {
-                metrics = Some(m.to_string());
-            }
-        }
-        // The metrics line follows the rpc line.
-        if args.contains(&"--metrics") && metrics.is_none() {
-            let line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-            metrics = line.strip_prefix("metrics: ").map(str::to_string);
-        }
-        Node {
-            child,
-            url: url.unwrap(),
-            metrics,
-            out,
-        }
-    }
-
-    /// Runs a client command against this node; returns its output.
-    fn cli(&self, args: &[&str]) -> Output {
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend(["--rpc", &self.url]);
-        Command::new(TIMERHOST).args(&all).output().unwrap()
-    }
-
-    /// Runs a client command with `--json` that must succeed; returns its JSON.
-    fn cli_json(&self, args: &[&str]) -> Value {
-        let mut all: Vec<&str> = args.to_vec();
-        all.push("--json");
-        let out = self.cli(&all);
-        assert!(
-            out.status.success(),
-            "timerhost {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-
-    /// `timerhost rpc METHOD PARAMS --json`.
-    fn rpc(&self, method: &str, params: Value) -> Value {
-        self.cli_json(&["rpc", method, &params.to_string()])
-    }
-
-    /// A raw JSON-RPC request over HTTP; returns the whole response object.
-    fn raw(&self, body: &str) -> Value {
-        let hostport = self.url.trim_start_matches("http://");
-        let mut s = TcpStream::connect(hostport).unwrap();
-        write!(
-            s,
-            "POST / HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut resp = String::new();
-        s.read_to_string(&mut resp).unwrap();
-        let body = resp.split("\r\n\r\n").nth(1).unwrap();
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {resp}"))
-    }
-
-    /// Sends SIGTERM and waits for a clean exit.
-    fn terminate(mut self) -> String {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                assert!(st.success(), "node exited with {st}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "node did not stop on SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        let out = self.out.lock().unwrap().clone();
-        out
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn home_arg(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[test]
 fn dev_node_heartbeat_fires_for_20_blocks_over_rpc_and_cli() {
@@ -412,16 +262,31 @@ fn non_dev_node_produces_blocks_refuses_dev_methods_and_serves_metrics() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("dev account"));
 
-    let metrics_url = node.metrics.clone().expect("metrics address printed");
-    let hostport = metrics_url
-        .trim_start_matches("http://")
-        .trim_end_matches("/metrics");
-    let mut s = TcpStream::connect(hostport).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
+    // The snapshot methods are dev-only too.
+    let out = node.cli(&["snapshot"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("dev_snapshot is only available on a dev chain"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = node.raw(r#"{"jsonrpc":"2.0","id":4,"method":"dev_revert","params":["0x1"]}"#);
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+
+    let text = node.scrape();
     assert!(text.contains("timerhost_block_height "), "{text}");
     assert!(text.contains("timerhost_mempool_size 0"), "{text}");
+    for name in [
+        "timerhost_timers_carried_over",
+        "timerhost_timers_gc_backlog",
+        "timerhost_timer_lane_reserved_cycles",
+        "timerhost_timer_gc_cycles",
+    ] {
+        // Blocks without timers: nothing carried over, reserved or collected.
+        assert!(text.contains(&format!("\n{name} 0\n")), "{name}: {text}");
+    }
+    assert_eq!(node.metric("timerhost_timer_gc_budget_cycles"), 5_000_000.0);
 
     // Restart continues from the last committed block.
     let before = node.cli_json(&["status"])["height"].as_u64().unwrap();

@@ -1,0 +1,184 @@
+//! `timerhost keys new|list`: signing keys for the client commands.
+//!
+//! A key file holds one line, the secp256k1 private key as `0x` + 64 hex
+//! digits: exactly what `--key FILE` reads. `keys new` draws the key from the
+//! operating system's randomness (`getrandom`, through `rand::rngs::OsRng`),
+//! creates the file with mode 0600 and never overwrites one. It writes to
+//! `--out FILE`, or to `HOME/keys/ADDRESS.key` with `--home HOME` (the
+//! directory `keys list --home HOME` reads back). There is no encryption: a
+//! key file is as secret as the file system keeps it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rand::RngCore;
+use timerhost_types::{Address, PrivateKey};
+
+use crate::error::{NodeError, Result};
+
+/// The directory of key files under a home.
+pub fn keys_dir(home: &Path) -> PathBuf {
+    home.join("keys")
+}
+
+/// The file `keys new --home HOME` writes for `address`.
+pub fn key_path(home: &Path, address: &Address) -> PathBuf {
+    keys_dir(home).join(format!("{address}.key"))
+}
+
+/// A fresh key from the operating system's randomness.
+pub fn generate() -> PrivateKey {
+    PrivateKey::from_entropy(|| {
+        let mut bytes = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        bytes
+    })
+}
+
+/// Writes `key` to a new file at `path` (mode 0600 on Unix), creating the
+/// parent directories (mode 0700 where this creates them). An existing file
+/// is never overwritten.
+pub fn write_new(path: &Path, key: &PrivateKey) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let mut dir = std::fs::DirBuilder::new();
+        dir.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        dir.create(parent).map_err(|source| NodeError::Io {
+            action: "creating the key directory",
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    // create_new: the check and the creation are one system call, so two
+    // `keys new` racing for one path cannot both write it.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AlreadyExists {
+            NodeError::Usage(format!(
+                "{} already exists; refusing to overwrite a key file (pick another --out)",
+                path.display()
+            ))
+        } else {
+            NodeError::Io {
+                action: "creating the key file",
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    writeln!(file, "{}", key.to_hex())
+        .and_then(|()| file.sync_all())
+        .map_err(|source| NodeError::Io {
+            action: "writing the key file",
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Reads a key file (the `--key FILE` format).
+pub fn read(path: &Path) -> Result<PrivateKey> {
+    let text = std::fs::read_to_string(path).map_err(|source| NodeError::Io {
+        action: "reading the key file",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    PrivateKey::from_hex(text.trim())
+        .map_err(|e| NodeError::Usage(format!("{}: not a hex private key: {e}", path.display())))
+}
+
+/// One file of a keys directory: its address, or why it could not be read.
+#[derive(Debug)]
+pub struct KeyFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The key's address, or the error reading it.
+    pub address: std::result::Result<Address, String>,
+}
+
+/// The `*.key` files of `dir`, by file name; none if `dir` does not exist.
+pub fn list_dir(dir: &Path) -> Result<Vec<KeyFile>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(NodeError::Io {
+                action: "listing the key directory",
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut paths = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| NodeError::Io {
+            action: "listing the key directory",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "key") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths
+        .into_iter()
+        .map(|path| {
+            let address = read(&path).map(|k| k.address()).map_err(|e| e.to_string());
+            KeyFile { path, address }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_key_file_reads_back_is_private_and_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let key = generate();
+        assert_ne!(key.to_bytes(), generate().to_bytes());
+        let path = key_path(&home, &key.address());
+        write_new(&path, &key).unwrap();
+        assert_eq!(read(&path).unwrap().address(), key.address());
+        // The same format `--key FILE` reads.
+        let signer = crate::client::signer(Some(&path), None).unwrap();
+        assert_eq!(signer.address(), key.address());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            let mode = std::fs::metadata(keys_dir(&home))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+        let e = write_new(&path, &generate()).unwrap_err().to_string();
+        assert!(e.contains("already exists"), "{e}");
+        assert_eq!(read(&path).unwrap().address(), key.address());
+
+        std::fs::write(keys_dir(&home).join("broken.key"), "0x12\n").unwrap();
+        std::fs::write(keys_dir(&home).join("notes.txt"), "ignored").unwrap();
+        let listed = list_dir(&keys_dir(&home)).unwrap();
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        let good = listed.iter().find(|k| k.path == path).unwrap();
+        assert_eq!(good.address.as_ref().unwrap(), &key.address());
+        let bad = listed.iter().find(|k| k.path != path).unwrap();
+        assert!(
+            bad.address
+                .as_ref()
+                .unwrap_err()
+                .contains("not a hex private key"),
+            "{bad:?}"
+        );
+        assert!(list_dir(&dir.path().join("none")).unwrap().is_empty());
+    }
+}

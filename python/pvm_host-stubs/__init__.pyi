@@ -1,0 +1,106 @@
+"""Editor stubs for ``pvm_host``, the host module of timerhost actors.
+
+``pvm_host`` only exists inside the actor VM (it is pre-imported, and
+``import pvm_host`` works). These stubs let editors and type checkers
+complete actor code; they are installed with the ``timerhost`` package as a
+PEP 561 stub package. Costs are in ``docs/METERING.md``; the timer rules in
+CIP-5 §4 and ``docs/WRITING_ACTORS.md``.
+
+The actor base API (what the VM gives every actor instance)::
+
+    class Counter:
+        storage: pvm_host.Storage   # self.storage
+        address: str                # self.address, lowercase 0x…
+        deployer: str               # self.deployer
+
+        def deploy(self, start: int = 0) -> None: ...   # runs once, at deployment
+        def bump(self, by: int = 1) -> int: ...         # every public method is a handler
+        def handle_timer(self, payload: bytes) -> None: ...  # the default timer handler
+
+Values crossing the host boundary (storage, arguments, return values, event
+data) are ``None``, ``bool``, ``int``, ``str``, ``bytes``, ``list``,
+``tuple`` and ``dict`` (see :data:`ActorValue`).
+"""
+
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, Union
+
+ActorValue = Union[None, bool, int, str, bytes, List[Any], Tuple[Any, ...], Dict[Any, Any]]
+"""What storage, arguments, return values and event data may hold."""
+
+_C = TypeVar("_C", bound=type)
+
+class HostError(Exception):
+    """A host call refused its arguments (a CIP-5 rule, an unknown actor,
+    insufficient balance, …); ``kind`` is the error kind
+    (``"invalid_input"``, ``"unauthorized"``, ``"not_found"``, …). Uncaught,
+    it reverts the execution."""
+
+    kind: str
+
+class Storage:
+    """``self.storage``: the actor's persistent key-value store. Keys are
+    ``str``; reads cost 10 cycles, writes 50 cycles plus cells for the bytes."""
+
+    def __getitem__(self, key: str) -> ActorValue: ...
+    def __setitem__(self, key: str, value: ActorValue) -> None: ...
+    def __delitem__(self, key: str) -> None: ...
+    def __contains__(self, key: str) -> bool: ...
+    def get(self, key: str, default: ActorValue = None) -> ActorValue: ...
+    def keys(self, prefix: str = "") -> Iterator[str]:
+        """Keys starting with ``prefix``, in key (byte) order."""
+
+def actor(cls: _C) -> _C:
+    """Marks the actor class when a module defines several classes."""
+
+def block_height() -> int:
+    """Height of the block being executed."""
+
+def block_timestamp() -> int:
+    """Timestamp (unix seconds) of the block being executed."""
+
+def actor_address() -> str:
+    """This actor's address (lowercase ``0x…``)."""
+
+def tx_sender() -> str:
+    """The transaction's signer (for a timer fire: the actor itself). Unchanged across nested calls."""
+
+def caller() -> str:
+    """Who called this execution: the sender, or the calling actor in a nested call."""
+
+def balance(address: str) -> int:
+    """Balance of any account, in the smallest unit."""
+
+def transfer(to: str, amount: int) -> None:
+    """Sends ``amount`` from this actor's balance; ``HostError`` if it is too small."""
+
+def emit(name: str, data: ActorValue) -> None:
+    """Emits an event (kept only if the execution succeeds); costs cells for its bytes."""
+
+def call(actor: str, handler: str, *args: ActorValue, value: int = 0) -> ActorValue:
+    """Calls another actor synchronously (depth ≤ 32). The callee has its own
+    storage; ``tx_sender()`` is unchanged and ``caller()`` is this actor. A
+    failing callee reverts this execution unless the ``HostError`` is caught,
+    in which case only the callee's effects are discarded."""
+
+def schedule_timer(height: int, payload: bytes) -> bytes:
+    """Schedules ``handle_timer(payload)`` at a future ``height``, paid by this
+    actor, with the ``TimerConfig`` defaults (CIP-5 §4.1). Returns the
+    32-byte timer id. A payload ``{"_handler": name, "_payload": base64}``
+    (JSON) selects another handler."""
+
+def schedule_timer_ex(
+    height: int,
+    payload: bytes,
+    fee_payer: Optional[str] = None,
+    gas_limit: Optional[int] = None,
+    expires_at: Optional[int] = None,
+) -> bytes:
+    """``schedule_timer`` with every option: ``fee_payer`` (this actor or the
+    current ``tx_sender()``), ``gas_limit`` (≤ ``max_cycles_per_fire``),
+    ``expires_at`` (≤ height + ``max_ttl_blocks``)."""
+
+def extend_timer(timer_id: bytes, new_expires_at: int) -> None:
+    """Moves the expiry of one of this actor's timers."""
+
+def cancel_timer(timer_id: bytes) -> None:
+    """Cancels one of this actor's pending timers."""

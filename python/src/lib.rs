@@ -1,0 +1,546 @@
+//! # timerhost-python (`timerhost._native`)
+//!
+//! The native core of the `timerhost` Python package: the node's own
+//! [`timerhost_chain::Chain`] with the real actor VM, in-process, no RPC.
+//! Every block a test mines goes through the same propose → execute →
+//! end-of-block (timers) → commit pipeline a validator runs, over an
+//! in-memory store (or sled with `path=`).
+//!
+//! This layer is deliberately thin and untyped: it speaks dicts, lists and
+//! actor values. The pure-Python package (`python/timerhost/`) wraps it in
+//! the documented, typed API (`Chain`, `Receipt`, `Timer`, …).
+//!
+//! Errors: a transaction refused before inclusion raises
+//! `TransactionRejected` (nothing is mined); a node-side failure (storage,
+//! corrupt state) raises `ChainError`. An actor's exception is never an
+//! error here: it is a receipt with `status == "failed"`.
+
+mod convert;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use timerhost_chain::testing::TxBuilder;
+use timerhost_chain::{Chain, ChainError as NodeChainError, NoHooks, VmRuntime};
+use timerhost_state::{EventFilter, KvBackend, MemoryBackend, SledBackend, StoreSnapshot};
+use timerhost_types::{
+    dev_accounts, Address, BasefeeConfig, Genesis, PrivateKey, SignedTransaction,
+    SystemInstruction, TimerConfig, TxKind, Value,
+};
+
+/// The actor VM meters memory through the global allocator, and refuses to
+/// start without it (see `timerhost_vm::alloc`). Only Rust allocations of
+/// this extension go through it; CPython's own allocator is untouched.
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
+create_exception!(
+    timerhost,
+    TimerhostError,
+    PyException,
+    "Base class of every error raised by the timerhost package."
+);
+create_exception!(
+    timerhost,
+    TransactionRejected,
+    TimerhostError,
+    "A transaction was refused before inclusion (bad nonce, unfunded, wrong signer, limits); nothing was mined."
+);
+create_exception!(
+    timerhost,
+    ChainError,
+    TimerhostError,
+    "The chain itself failed (storage, corrupt state, bad block parameters)."
+);
+
+fn chain_err(e: NodeChainError) -> PyErr {
+    ChainError::new_err(e.to_string())
+}
+
+/// Where the default proposer's tips go: a fixed, recognisable address that
+/// is none of the dev accounts, so tips never blur balance assertions.
+const PROPOSER: Address = Address([0xc0; 20]);
+
+/// One transaction as the Python layer describes it.
+struct TxSpec {
+    key: PrivateKey,
+    nonce: Option<u64>,
+    cycles_limit: u64,
+    cells_limit: u64,
+    max_fee_per_cycle: Option<u128>,
+    max_fee_per_cell: Option<u128>,
+    tip: u128,
+    kind: TxKind,
+}
+
+fn field_error(key: &str, e: PyErr) -> PyErr {
+    PyValueError::new_err(format!("transaction field {key:?}: {e}"))
+}
+
+fn req<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) => v.extract::<T>().map_err(|e| field_error(key, e.into())),
+        None => Err(PyValueError::new_err(format!(
+            "transaction field {key:?} is missing"
+        ))),
+    }
+}
+
+fn opt<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => Ok(Some(
+            v.extract::<T>().map_err(|e| field_error(key, e.into()))?,
+        )),
+        _ => Ok(None),
+    }
+}
+
+fn args(d: &Bound<'_, PyDict>) -> PyResult<Vec<Value>> {
+    match d.get_item("args")? {
+        None => Ok(Vec::new()),
+        Some(list) => list
+            .try_iter()?
+            .map(|item| convert::py_to_value(&item?))
+            .collect(),
+    }
+}
+
+fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<TxSpec> {
+    let key_hex: String = req(d, "key")?;
+    let key = PrivateKey::from_hex(&key_hex)
+        .map_err(|e| PyValueError::new_err(format!("signer key: {e}")))?;
+    let op: String = req(d, "op")?;
+    let kind = match op.as_str() {
+        "transfer" => TxKind::Transfer {
+            to: convert::address(&req::<String>(d, "to")?, "transfer recipient")?,
+            amount: req(d, "amount")?,
+        },
+        "deploy" => TxKind::DeployActor {
+            code: req(d, "code")?,
+            args: args(d)?,
+            value: opt(d, "value")?.unwrap_or(0),
+        },
+        "call" => TxKind::CallActor {
+            actor: convert::address(&req::<String>(d, "actor")?, "actor")?,
+            handler: req(d, "handler")?,
+            args: args(d)?,
+            value: opt(d, "value")?.unwrap_or(0),
+        },
+        "update_timer_config" => {
+            let json: String = req(d, "config")?;
+            let cfg: TimerConfig = serde_json::from_str(&json)
+                .map_err(|e| PyValueError::new_err(format!("timer config: {e}")))?;
+            TxKind::System(SystemInstruction::UpdateTimerConfig(cfg))
+        }
+        "update_basefee_config" => {
+            let json: String = req(d, "config")?;
+            let cfg: BasefeeConfig = serde_json::from_str(&json)
+                .map_err(|e| PyValueError::new_err(format!("basefee config: {e}")))?;
+            TxKind::System(SystemInstruction::UpdateBasefeeConfig(cfg))
+        }
+        "cancel_timer" => TxKind::System(SystemInstruction::CancelTimer {
+            timer_id: convert::hash(&req_any(d, "timer_id")?, "timer_id")?,
+        }),
+        "extend_timer" => TxKind::System(SystemInstruction::ExtendTimer {
+            timer_id: convert::hash(&req_any(d, "timer_id")?, "timer_id")?,
+            new_expires_at: req(d, "new_expires_at")?,
+        }),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown transaction op {other:?}"
+            )))
+        }
+    };
+    Ok(TxSpec {
+        key,
+        nonce: opt(d, "nonce")?,
+        cycles_limit: req(d, "cycles_limit")?,
+        cells_limit: req(d, "cells_limit")?,
+        max_fee_per_cycle: opt(d, "max_fee_per_cycle")?,
+        max_fee_per_cell: opt(d, "max_fee_per_cell")?,
+        tip: opt(d, "tip")?.unwrap_or(0),
+        kind,
+    })
+}
+
+fn req_any<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    d.get_item(key)?
+        .ok_or_else(|| PyValueError::new_err(format!("transaction field {key:?} is missing")))
+}
+
+/// The in-process chain.
+#[pyclass(module = "timerhost._native")]
+struct NativeChain {
+    /// `None` once closed (the store, and a sled lock, released).
+    chain: Option<Chain<Box<dyn KvBackend>>>,
+    /// Snapshots by id; `None` once reverted past (ids are never reused).
+    snapshots: Vec<Option<StoreSnapshot>>,
+}
+
+impl NativeChain {
+    fn chain(&self) -> PyResult<&Chain<Box<dyn KvBackend>>> {
+        self.chain
+            .as_ref()
+            .ok_or_else(|| ChainError::new_err("this chain is closed"))
+    }
+
+    fn basefee(&self) -> PyResult<BasefeeConfig> {
+        self.chain()?.basefee_config().map_err(chain_err)
+    }
+
+    /// Signs the specs with nonces taken from the head state, counting
+    /// earlier transactions of the same sender in this block.
+    fn sign(&self, specs: Vec<TxSpec>) -> PyResult<Vec<SignedTransaction>> {
+        let basefee = self.basefee()?;
+        let chain_id = self.chain()?.genesis().chain_id;
+        let mut next_nonce: std::collections::HashMap<Address, u64> = Default::default();
+        let mut out = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let sender = spec.key.address();
+            let nonce = match next_nonce.get(&sender) {
+                Some(n) => *n,
+                None => self.chain()?.account(&sender).map_err(chain_err)?.nonce,
+            };
+            let nonce = spec.nonce.unwrap_or(nonce);
+            next_nonce.insert(sender, nonce + 1);
+            let mut builder = TxBuilder::new(spec.key, chain_id);
+            builder.nonce = nonce;
+            builder.cycles_limit = spec.cycles_limit;
+            builder.cells_limit = spec.cells_limit;
+            builder.priority_fee_per_cycle = spec.tip;
+            // Wallet-style defaults (EIP-1559 practice): twice the current
+            // basefee plus the tip, so the basefee may rise for a while
+            // before the transaction stops being includable.
+            builder.max_fee_per_cycle = spec
+                .max_fee_per_cycle
+                .unwrap_or(basefee.cycle_basefee.saturating_mul(2) + spec.tip);
+            builder.max_fee_per_cell = spec
+                .max_fee_per_cell
+                .unwrap_or(basefee.cell_basefee.saturating_mul(2));
+            out.push(builder.sign(spec.kind));
+        }
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl NativeChain {
+    /// A fresh dev chain (chain id 1337, ten funded dev accounts), in memory,
+    /// or persisted in sled under `path` (reopened if it already exists).
+    #[new]
+    #[pyo3(signature = (path=None))]
+    fn new(path: Option<PathBuf>) -> PyResult<Self> {
+        let backend: Box<dyn KvBackend> = match path {
+            None => Box::new(MemoryBackend::new()),
+            Some(p) => Box::new(SledBackend::open(&p).map_err(|e| {
+                ChainError::new_err(format!("opening the store at {}: {e}", p.display()))
+            })?),
+        };
+        let runtime = VmRuntime::new().map_err(chain_err)?;
+        let chain = Chain::open(
+            backend,
+            Genesis::dev(),
+            Arc::new(runtime),
+            Arc::new(NoHooks),
+        )
+        .map_err(chain_err)?;
+        Ok(Self {
+            chain: Some(chain),
+            snapshots: Vec::new(),
+        })
+    }
+
+    /// `(address, private key hex)` of the ten dev accounts.
+    fn dev_keys(&self) -> Vec<(String, String)> {
+        dev_accounts()
+            .into_iter()
+            .map(|k| (k.address().to_hex(), k.to_hex()))
+            .collect()
+    }
+
+    /// Addresses allowed to sign system instructions.
+    fn system_deployers(&self) -> PyResult<Vec<String>> {
+        Ok(self
+            .chain()?
+            .params()
+            .map_err(chain_err)?
+            .system_deployers
+            .iter()
+            .map(|a| a.to_hex())
+            .collect())
+    }
+
+    /// The head block's header as a dict.
+    fn head<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        convert::header(py, &self.chain()?.head().map_err(chain_err)?)
+    }
+
+    /// Mines one block at `timestamp` with `txs` (dicts built by the Python
+    /// layer). If any transaction is refused, nothing is committed and
+    /// `TransactionRejected(message, index)` is raised.
+    fn mine_block<'py>(
+        &self,
+        py: Python<'py>,
+        txs: Vec<Bound<'py, PyDict>>,
+        timestamp: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let specs = txs.iter().map(parse_spec).collect::<PyResult<Vec<_>>>()?;
+        let signed = self.sign(specs)?;
+        let proposed = self
+            .chain()?
+            .propose(&signed, timestamp, PROPOSER)
+            .map_err(chain_err)?;
+        if let Some((index, hash, reason)) = proposed.rejected.first() {
+            return Err(TransactionRejected::new_err((
+                format!("transaction {index} ({hash}) rejected: {reason}"),
+                *index,
+                reason.to_string(),
+            )));
+        }
+        self.chain()?
+            .commit(&proposed.executed)
+            .map_err(chain_err)?;
+        let executed = &proposed.executed;
+        convert::block(py, &executed.block, &executed.receipts)
+    }
+
+    /// Balance and nonce of an address.
+    fn account(&self, address: &str) -> PyResult<(u128, u64)> {
+        let a = self
+            .chain()?
+            .account(&convert::address(address, "address")?)
+            .map_err(chain_err)?;
+        Ok((a.balance, a.nonce))
+    }
+
+    /// An actor's storage value, `None` if absent.
+    fn storage<'py>(&self, py: Python<'py>, actor: &str, key: &str) -> PyResult<Bound<'py, PyAny>> {
+        use timerhost_state::StateRead;
+        let actor = convert::address(actor, "actor")?;
+        let state = self.chain()?.store().state();
+        let bytes = state
+            .get(&timerhost_types::keys::storage(&actor, key.as_bytes()))
+            .map_err(|e| ChainError::new_err(e.to_string()))?;
+        match bytes {
+            None => Ok(py.None().into_bound(py)),
+            Some(b) => {
+                let v = Value::from_bytes(&b).map_err(|e| {
+                    ChainError::new_err(format!("corrupt storage value at {key:?}: {e}"))
+                })?;
+                convert::value_to_py(py, &v)
+            }
+        }
+    }
+
+    /// Is there an actor (code) at `address`?
+    fn is_actor(&self, address: &str) -> PyResult<bool> {
+        use timerhost_state::StateRead;
+        let a = convert::address(address, "address")?;
+        Ok(self
+            .chain()?
+            .store()
+            .state()
+            .get(&timerhost_types::keys::code(&a))
+            .map_err(|e| ChainError::new_err(e.to_string()))?
+            .is_some())
+    }
+
+    /// One timer by id, `None` if it does not exist (fired, expired, cancelled).
+    fn timer<'py>(
+        &self,
+        py: Python<'py>,
+        timer_id: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let id = convert::hash(&timer_id, "timer_id")?;
+        let state = self.chain()?.store().state();
+        match timerhost_timers::store::get(&state, &id)
+            .map_err(|e| ChainError::new_err(e.to_string()))?
+        {
+            None => Ok(py.None().into_bound(py)),
+            Some(t) => Ok(convert::timer(py, &t)?.into_any()),
+        }
+    }
+
+    /// Pending timers filtered by actor, height and fee payer (all given
+    /// filters apply), in firing order within a height.
+    #[pyo3(signature = (actor=None, height=None, fee_payer=None))]
+    fn timers<'py>(
+        &self,
+        py: Python<'py>,
+        actor: Option<&str>,
+        height: Option<u64>,
+        fee_payer: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        use timerhost_timers::store;
+        let state = self.chain()?.store().state();
+        let actor = actor.map(|a| convert::address(a, "actor")).transpose()?;
+        let fee_payer = fee_payer
+            .map(|a| convert::address(a, "fee_payer"))
+            .transpose()?;
+        let storage = |e: timerhost_state::StorageError| ChainError::new_err(e.to_string());
+        let mut timers = match (actor, height, fee_payer) {
+            (Some(a), _, _) => store::by_actor(&state, &a, usize::MAX).map_err(storage)?,
+            (None, Some(h), _) => store::by_height(&state, h, usize::MAX).map_err(storage)?,
+            (None, None, Some(p)) => {
+                store::by_fee_payer(&state, &p, usize::MAX).map_err(storage)?
+            }
+            (None, None, None) => all_timers(&state).map_err(storage)?,
+        };
+        timers.retain(|t| {
+            actor.is_none_or(|a| t.actor_address == a)
+                && height.is_none_or(|h| t.height == h)
+                && fee_payer.is_none_or(|p| t.fee_payer == p)
+        });
+        timers.sort_by_key(|t| (t.height, t.seq));
+        let dicts = timers
+            .iter()
+            .map(|t| convert::timer(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, dicts)
+    }
+
+    /// Events from committed blocks, oldest first.
+    #[pyo3(signature = (name=None, actor=None, from_height=None, to_height=None))]
+    fn events<'py>(
+        &self,
+        py: Python<'py>,
+        name: Option<String>,
+        actor: Option<&str>,
+        from_height: Option<u64>,
+        to_height: Option<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let filter = EventFilter {
+            name,
+            emitter: actor.map(|a| convert::address(a, "actor")).transpose()?,
+            from_height,
+            to_height,
+            limit: 0,
+        };
+        let records = self
+            .chain()?
+            .store()
+            .events(&filter)
+            .map_err(|e| ChainError::new_err(e.to_string()))?;
+        let dicts = records
+            .iter()
+            .map(|r| convert::event_record(py, r))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, dicts)
+    }
+
+    /// A committed block with its receipts, `None` above the head.
+    fn block<'py>(&self, py: Python<'py>, height: u64) -> PyResult<Bound<'py, PyAny>> {
+        let store = self.chain()?.store();
+        let storage = |e: timerhost_state::StorageError| ChainError::new_err(e.to_string());
+        match store.block(height).map_err(storage)? {
+            None => Ok(py.None().into_bound(py)),
+            Some(b) => {
+                let receipts = store.receipts(height).map_err(storage)?;
+                Ok(convert::block(py, &b, &receipts)?.into_any())
+            }
+        }
+    }
+
+    /// The receipt of a transaction by hash, `None` if unknown.
+    fn receipt<'py>(
+        &self,
+        py: Python<'py>,
+        tx_hash: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hash = convert::hash(&tx_hash, "tx_hash")?;
+        match self
+            .chain()?
+            .store()
+            .receipt(&hash)
+            .map_err(|e| ChainError::new_err(e.to_string()))?
+        {
+            None => Ok(py.None().into_bound(py)),
+            Some((loc, r)) => Ok(convert::receipt(py, &r, loc.height)?.into_any()),
+        }
+    }
+
+    /// The timer config in force, as JSON.
+    fn timer_config_json(&self) -> PyResult<String> {
+        let cfg = timerhost_chain::accounts::timer_config(&self.chain()?.store().state())
+            .map_err(chain_err)?;
+        serde_json::to_string(&cfg).map_err(|e| ChainError::new_err(e.to_string()))
+    }
+
+    /// The basefee config in force for the next block, as JSON (u128 fields as strings).
+    fn basefee_config_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.basefee()?).map_err(|e| ChainError::new_err(e.to_string()))
+    }
+
+    /// Captures the whole chain; returns the snapshot id.
+    fn snapshot(&mut self) -> PyResult<usize> {
+        let snap = self.chain()?.snapshot().map_err(chain_err)?;
+        self.snapshots.push(Some(snap));
+        Ok(self.snapshots.len() - 1)
+    }
+
+    /// Returns the chain to snapshot `id`. That snapshot and every later
+    /// one are used up (as in anvil); returns `False` for an unknown or
+    /// used-up id, changing nothing.
+    fn revert(&mut self, id: usize) -> PyResult<bool> {
+        let Some(Some(snap)) = self.snapshots.get(id) else {
+            return Ok(false);
+        };
+        self.chain()?.revert(snap).map_err(chain_err)?;
+        for later in &mut self.snapshots[id..] {
+            *later = None;
+        }
+        Ok(true)
+    }
+
+    /// Releases the store (and the sled lock with it); later calls fail.
+    fn close(&mut self) {
+        self.chain = None;
+        self.snapshots.clear();
+    }
+
+    /// Number of keys in the store (for tests of the package itself).
+    fn store_len(&self) -> PyResult<usize> {
+        Ok(self.chain()?.snapshot().map_err(chain_err)?.len())
+    }
+}
+
+/// Every pending timer (the global view behind `Chain.timers()` with no filter).
+fn all_timers(
+    state: &dyn timerhost_state::StateRead,
+) -> timerhost_state::Result<Vec<timerhost_types::Timer>> {
+    timerhost_timers::store::all(state, usize::MAX)
+}
+
+/// The address of the actor that `deployer`'s transaction with `nonce` creates.
+#[pyfunction]
+fn actor_address(deployer: &str, nonce: u64) -> PyResult<String> {
+    Ok(timerhost_types::actor_address(&convert::address(deployer, "deployer")?, nonce).to_hex())
+}
+
+/// The address of a private key (hex).
+#[pyfunction]
+fn key_address(private_key: &str) -> PyResult<String> {
+    Ok(PrivateKey::from_hex(private_key)
+        .map_err(|e| PyValueError::new_err(format!("private key: {e}")))?
+        .address()
+        .to_hex())
+}
+
+/// The `timerhost._native` module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeChain>()?;
+    m.add_function(wrap_pyfunction!(actor_address, m)?)?;
+    m.add_function(wrap_pyfunction!(key_address, m)?)?;
+    m.add("TimerhostError", m.py().get_type::<TimerhostError>())?;
+    m.add(
+        "TransactionRejected",
+        m.py().get_type::<TransactionRejected>(),
+    )?;
+    m.add("ChainError", m.py().get_type::<ChainError>())?;
+    Ok(())
+}

@@ -1,0 +1,741 @@
+"""The in-process chain: the node's own consensus code, driven from Python.
+
+:class:`Chain` wraps the native core (``timerhost._native``), which runs the
+same ``chain`` crate as ``timerhost node``: every transaction goes through
+validation, the actor VM, fee settlement, end-of-block timer delivery and an
+atomic commit under a state root. Nothing is simulated.
+
+Blocks are mined on demand: :meth:`Chain.call`, :meth:`Chain.deploy` and
+:meth:`Chain.transfer` each mine one block holding that transaction;
+:meth:`Chain.block` collects several transactions into one block;
+:meth:`Chain.mine` mines empty blocks (timers still fire). The clock is
+logical: each block is ``interval`` seconds after its parent unless
+:meth:`Chain.warp` sets the next timestamp. Nothing reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from timerhost import _native
+from timerhost.errors import DeployError, Reverted, TransactionRejected
+
+__all__ = [
+    "Account",
+    "Actor",
+    "Block",
+    "BlockBuilder",
+    "Chain",
+    "Event",
+    "ExecError",
+    "Governance",
+    "Receipt",
+    "Timer",
+]
+
+#: Default cycles limit of a transaction built by this package.
+DEFAULT_CYCLES_LIMIT = 10_000_000
+#: Default cells limit of a transaction built by this package.
+DEFAULT_CELLS_LIMIT = 2_000_000
+
+AddressLike = Union[str, "Account", "Actor"]
+
+
+def _address(value: AddressLike, what: str = "address") -> str:
+    """The ``0x…`` address of an account, actor or string."""
+    if isinstance(value, (Account, Actor)):
+        return value.address
+    if isinstance(value, str):
+        return value.lower()
+    raise TypeError(f"{what}: expected an address string, Account or Actor, got {type(value).__name__}")
+
+
+def _arg(value: Any) -> Any:
+    """Accounts and actors passed as arguments become their address strings."""
+    if isinstance(value, (Account, Actor)):
+        return value.address
+    if isinstance(value, (list, tuple)):
+        return type(value)(_arg(v) for v in value)
+    if isinstance(value, dict):
+        return {_arg(k): _arg(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Account:
+    """A funded externally-owned account: its address and signing key."""
+
+    address: str
+    private_key: str = field(repr=False)
+
+    def __str__(self) -> str:
+        return self.address
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A deployed actor. ``name`` is its class name (used in gas reports)."""
+
+    address: str
+    name: str = "actor"
+    deploy_receipt: Optional["Receipt"] = field(default=None, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.address
+
+
+@dataclass(frozen=True)
+class ExecError:
+    """Why an execution failed."""
+
+    kind: str
+    """Stable snake_case kind: ``revert``, ``out_of_cycles``, ``out_of_cells``,
+    ``out_of_memory``, ``forbidden``, ``invalid_input``, ``unauthorized``,
+    ``not_found``, ``insufficient_funds``, ``call_depth_exceeded``."""
+    message: str
+    traceback: Optional[str]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event: emitted by an actor, or by the protocol (``TimerFired``, …)."""
+
+    name: str
+    data: Any
+    height: int
+    actor: str
+    tx_hash: str
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The outcome of one executed transaction (user or deferred)."""
+
+    tx_hash: str
+    sender: str
+    source: str
+    """``"user"``, ``"deferred"`` (a timer fire) or ``"end_of_block"``."""
+    status: str
+    """``"success"`` or ``"failed"``."""
+    error: Optional[ExecError]
+    cycles_used: int
+    cells_used: int
+    fee: int
+    """Total fee debited (burned + tip)."""
+    burned: int
+    tip: int
+    events: List[Event]
+    return_value: Any
+    created_actor: Optional[str]
+    height: int
+    origin_tx_hash: Optional[str] = None
+    fee_payer: Optional[str] = None
+    label: str = field(default="", compare=False, repr=False)
+    """What the transaction was (``call Counter.bump``), for error messages."""
+
+    @property
+    def ok(self) -> bool:
+        """Did the execution succeed (effects kept)?"""
+        return self.status == "success"
+
+    def raise_for_status(self) -> "Receipt":
+        """Raises :class:`~timerhost.Reverted` (with the actor's traceback) if
+        the execution failed; returns the receipt otherwise."""
+        __tracebackhide__ = True
+        if not self.ok:
+            raise Reverted(self.label or f"transaction {self.tx_hash}", self)
+        return self
+
+    def event(self, name: str) -> Event:
+        """The first event called ``name``; ``KeyError`` if there is none."""
+        for ev in self.events:
+            if ev.name == name:
+                return ev
+        raise KeyError(f"no {name!r} event in receipt {self.tx_hash} (events: {[e.name for e in self.events]})")
+
+    @classmethod
+    def _from(cls, d: Dict[str, Any]) -> "Receipt":
+        err = d["error"]
+        return cls(
+            tx_hash=d["tx_hash"],
+            sender=d["sender"],
+            source=d["source"],
+            status=d["status"],
+            error=ExecError(**err) if err is not None else None,
+            cycles_used=d["cycles_used"],
+            cells_used=d["cells_used"],
+            fee=d["fee_paid"],
+            burned=d["burned"],
+            tip=d["tip"],
+            events=[Event(**e) for e in d["events"]],
+            return_value=d["return_value"],
+            created_actor=d["created_actor"],
+            height=d["height"],
+            origin_tx_hash=d["origin_tx_hash"],
+            fee_payer=d["fee_payer"],
+        )
+
+
+@dataclass(frozen=True)
+class Block:
+    """A committed block and every receipt it produced, in execution order:
+    user transactions, then end-of-block work, then deferred transactions
+    (timer fires)."""
+
+    height: int
+    timestamp: int
+    hash: str
+    parent_hash: str
+    state_root: str
+    proposer: str
+    tx_count: int
+    receipts: List[Receipt]
+
+    @property
+    def fires(self) -> List[Receipt]:
+        """Receipts of the timer fires executed at the end of this block."""
+        return [r for r in self.receipts if r.source == "deferred"]
+
+    @property
+    def events(self) -> List[Event]:
+        """Every event of the block, in order."""
+        return [e for r in self.receipts for e in r.events]
+
+    @classmethod
+    def _from(cls, d: Dict[str, Any]) -> "Block":
+        return cls(
+            height=d["height"],
+            timestamp=d["timestamp"],
+            hash=d["hash"],
+            parent_hash=d["parent_hash"],
+            state_root=d["state_root"],
+            proposer=d["proposer"],
+            tx_count=d["tx_count"],
+            receipts=[Receipt._from(r) for r in d["receipts"]],
+        )
+
+
+@dataclass(frozen=True)
+class Timer:
+    """A pending timer, with the fields of CIP-5 §3.1."""
+
+    timer_id: bytes
+    actor_address: str
+    height: int
+    payload: bytes
+    handler: str
+    fee_payer: str
+    gas_limit_per_fire: int
+    expires_at: int
+    seq: int
+    """Global insertion sequence: FIFO order within a height."""
+
+
+def _actor_name(source: str, fallback: str) -> str:
+    """The actor class of a module: the one marked ``@actor``, else the only class."""
+    marked = re.search(r"^@actor\s*\n\s*class\s+(\w+)", source, re.M)
+    if marked:
+        return marked.group(1)
+    classes = re.findall(r"^class\s+(\w+)", source, re.M)
+    return classes[0] if len(classes) == 1 else fallback
+
+
+def load_source(source: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
+    """``(code, name hint)`` from actor source text or a path to a ``.py`` file."""
+    if isinstance(source, os.PathLike) or (
+        isinstance(source, str) and "\n" not in source and source.endswith(".py")
+    ):
+        path = Path(source)
+        try:
+            return path.read_text(encoding="utf-8"), path.stem
+        except OSError as e:
+            raise FileNotFoundError(f"actor source {path}: {e.strerror}") from e
+    if not isinstance(source, str):
+        raise TypeError(f"actor source must be Python source text or a path, got {type(source).__name__}")
+    return source, "actor"
+
+
+#: Observers of every executed receipt: ``fn(chain, receipt, actor, handler)``
+#: (used by the pytest plugin's ``--timerhost-gas`` table).
+_observers: List[Callable[["Chain", Receipt, str, str], None]] = []
+
+
+class BlockBuilder:
+    """Collects transactions for one block (see :meth:`Chain.block`).
+
+    The methods mirror :class:`Chain`'s but only queue the transaction; the
+    block is mined when the ``with`` block ends without an exception.
+    Afterwards ``receipts`` holds the user transactions' receipts in order
+    and ``mined`` the :class:`Block`.
+    """
+
+    def __init__(self, chain: "Chain", timestamp: Optional[int]) -> None:
+        self._chain = chain
+        self._timestamp = timestamp
+        self._specs: List[Dict[str, Any]] = []
+        self._describe: List[Tuple[str, str, str]] = []
+        self._nonces: Dict[str, int] = {}
+        self.receipts: List[Receipt] = []
+        self.mined: Optional[Block] = None
+
+    def _queue(self, spec: Dict[str, Any], actor: str = "", handler: str = "") -> int:
+        sender = spec["sender"]
+        nonce = self._nonces.get(sender)
+        if nonce is None:
+            nonce = self._chain.nonce(sender)
+        if spec.get("nonce") is None:
+            spec["nonce"] = nonce
+        self._nonces[sender] = spec["nonce"] + 1
+        self._specs.append(spec)
+        self._describe.append((spec["op"], actor, handler))
+        return len(self._specs) - 1
+
+    def call(self, actor: AddressLike, handler: str, *args: Any, sender: Optional[AddressLike] = None, value: int = 0, **opts: Any) -> int:
+        """Queues a call; returns its index in ``receipts``."""
+        spec = self._chain._spec("call", sender, opts, actor=_address(actor, "actor"), handler=handler, args=[_arg(a) for a in args], value=value)
+        return self._queue(spec, spec["actor"], handler)
+
+    def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> int:
+        """Queues a transfer; returns its index in ``receipts``."""
+        return self._queue(self._chain._spec("transfer", sender, opts, to=_address(to, "to"), amount=amount))
+
+    def deploy(self, source: Union[str, "os.PathLike[str]"], *, sender: Optional[AddressLike] = None, args: Sequence[Any] = (), value: int = 0, **opts: Any) -> Actor:
+        """Queues a deployment; returns the :class:`Actor` it will create
+        (its address is known in advance: deployer and nonce)."""
+        code, hint = load_source(source)
+        spec = self._chain._spec("deploy", sender, opts, code=code, args=[_arg(a) for a in args], value=value)
+        self._queue(spec, "", "deploy")
+        address = _native.actor_address(spec["sender"], spec["nonce"])
+        name = _actor_name(code, hint)
+        self._chain._names[address] = name
+        return Actor(address, name)
+
+    def _mine(self) -> None:
+        block = self._chain._mine(self._specs, self._timestamp)
+        self.mined = block
+        self.receipts = [r for r in block.receipts if r.source == "user"]
+
+
+class Governance:
+    """Signed system instructions, by the dev governance account by default
+    (a member of ``system_deployers``). Each mines one block and returns its
+    receipt, raising :class:`~timerhost.Reverted` if the instruction failed."""
+
+    def __init__(self, chain: "Chain") -> None:
+        self._chain = chain
+
+    def _run(self, op: str, signer: Optional[AddressLike], **fields: Any) -> Receipt:
+        __tracebackhide__ = True
+        signer = signer if signer is not None else self._chain.governance_account
+        receipt = self._chain._single(self._chain._spec(op, signer, {}, **fields))
+        if not receipt.ok:
+            raise Reverted(f"governance {op}", receipt)
+        return receipt
+
+    def update_timer_config(self, *, signer: Optional[AddressLike] = None, **fields: int) -> Receipt:
+        """Changes ``TimerConfig`` fields (the rest keep their current
+        values); the new config applies from the next block (CIP-5 §7)."""
+        __tracebackhide__ = True
+        config = self._chain.timer_config
+        unknown = sorted(set(fields) - set(config))
+        if unknown:
+            raise TypeError(f"unknown TimerConfig field(s) {unknown}; fields are {sorted(config)}")
+        config.update(fields)
+        return self._run("update_timer_config", signer, config=json.dumps(config))
+
+    def update_basefee_config(self, *, signer: Optional[AddressLike] = None, **fields: int) -> Receipt:
+        """Changes ``BasefeeConfig`` fields (the rest keep their current values)."""
+        __tracebackhide__ = True
+        config = self._chain.basefee_config
+        unknown = sorted(set(fields) - set(config))
+        if unknown:
+            raise TypeError(f"unknown BasefeeConfig field(s) {unknown}; fields are {sorted(config)}")
+        config.update(fields)
+        return self._run("update_basefee_config", signer, config=json.dumps(_basefee_to_json(config)))
+
+    def cancel_timer(self, timer_id: Union[bytes, str], *, signer: Optional[AddressLike] = None) -> Receipt:
+        """Cancels a timer (idempotent: an unknown id succeeds and changes nothing)."""
+        __tracebackhide__ = True
+        return self._run("cancel_timer", signer, timer_id=timer_id)
+
+    def extend_timer(self, timer_id: Union[bytes, str], new_expires_at: int, *, signer: Optional[AddressLike] = None) -> Receipt:
+        """Moves a timer's ``expires_at`` (clamped to ``height + max_ttl_blocks``)."""
+        __tracebackhide__ = True
+        return self._run("extend_timer", signer, timer_id=timer_id, new_expires_at=new_expires_at)
+
+
+#: BasefeeConfig fields that are u128 (strings in the node's JSON).
+_BASEFEE_U128 = (
+    "cycle_basefee",
+    "cell_basefee",
+    "min_cycle_basefee",
+    "min_cell_basefee",
+    "max_cycle_basefee",
+    "max_cell_basefee",
+)
+
+
+def _basefee_to_json(config: Dict[str, int]) -> Dict[str, Any]:
+    return {k: (str(v) if k in _BASEFEE_U128 else v) for k, v in config.items()}
+
+
+class Chain:
+    """An isolated, in-process timerhost dev chain (chain id 1337).
+
+    ``Chain()`` keeps everything in memory; ``Chain(path=DIR)`` persists it
+    in sled (reopening ``DIR`` continues that chain). Ten dev accounts are
+    funded at genesis (``chain.accounts``); ``accounts[0]`` is also the
+    governance signer. ``interval`` is the default number of seconds between
+    blocks; ``cycles_limit``/``cells_limit`` the default per-transaction
+    limits (each call can override them, as can ``tip``,
+    ``max_fee_per_cycle``, ``max_fee_per_cell`` and ``nonce``).
+    """
+
+    def __init__(
+        self,
+        path: Optional[Union[str, "os.PathLike[str]"]] = None,
+        *,
+        interval: int = 1,
+        cycles_limit: int = DEFAULT_CYCLES_LIMIT,
+        cells_limit: int = DEFAULT_CELLS_LIMIT,
+    ) -> None:
+        if interval < 1:
+            raise ValueError(f"interval must be at least 1 second, got {interval}")
+        self._native = _native.NativeChain(os.fspath(path) if path is not None else None)
+        self.interval = interval
+        self.cycles_limit = cycles_limit
+        self.cells_limit = cells_limit
+        self.accounts: List[Account] = [Account(a, k) for a, k in self._native.dev_keys()]
+        self._keys: Dict[str, str] = {a.address: a.private_key for a in self.accounts}
+        self._names: Dict[str, str] = {}
+        deployers = self._native.system_deployers()
+        self.governance_account: Account = next(a for a in self.accounts if a.address in deployers)
+
+    @property
+    def governance(self) -> Governance:
+        """Governance system instructions (signed by ``governance_account`` by default)."""
+        return Governance(self)
+
+    def close(self) -> None:
+        """Releases the store (for ``path=`` chains: the database lock). The
+        chain cannot be used afterwards. Also done by ``with Chain(...) as c:``."""
+        self._native.close()
+
+    def __enter__(self) -> "Chain":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<timerhost.Chain height={self.height} state_root={self.state_root[:10]}…>"
+
+    # -- accounts and keys -------------------------------------------------
+
+    def add_account(self, private_key: str) -> Account:
+        """Registers a signing key (hex) so it can be used as ``sender=``;
+        the account starts unfunded: transfer to it first."""
+        address = _native.key_address(private_key)
+        self._keys[address] = private_key
+        return Account(address, private_key)
+
+    def _key(self, sender: Optional[AddressLike]) -> Tuple[str, str]:
+        if sender is None:
+            sender = self.accounts[0]
+        if isinstance(sender, Account):
+            self._keys.setdefault(sender.address, sender.private_key)
+            return sender.address, sender.private_key
+        address = _address(sender, "sender")
+        try:
+            return address, self._keys[address]
+        except KeyError:
+            raise ValueError(
+                f"sender {address} has no known signing key: use one of chain.accounts or chain.add_account(key)"
+            ) from None
+
+    def _spec(self, op: str, sender: Optional[AddressLike], opts: Dict[str, Any], **fields: Any) -> Dict[str, Any]:
+        allowed = {"cycles_limit", "cells_limit", "tip", "max_fee_per_cycle", "max_fee_per_cell", "nonce"}
+        unknown = sorted(set(opts) - allowed)
+        if unknown:
+            raise TypeError(f"unknown transaction option(s) {unknown}; options are {sorted(allowed)}")
+        address, key = self._key(sender)
+        spec: Dict[str, Any] = {
+            "op": op,
+            "key": key,
+            "sender": address,
+            "cycles_limit": opts.get("cycles_limit", self.cycles_limit),
+            "cells_limit": opts.get("cells_limit", self.cells_limit),
+            "tip": opts.get("tip", 0),
+            "max_fee_per_cycle": opts.get("max_fee_per_cycle"),
+            "max_fee_per_cell": opts.get("max_fee_per_cell"),
+            "nonce": opts.get("nonce"),
+        }
+        spec.update(fields)
+        return spec
+
+    # -- mining ------------------------------------------------------------
+
+    def _next_timestamp(self, timestamp: Optional[int]) -> int:
+        return timestamp if timestamp is not None else self.timestamp + self.interval
+
+    def _mine(self, specs: List[Dict[str, Any]], timestamp: Optional[int] = None) -> Block:
+        __tracebackhide__ = True
+        block = Block._from(self._native.mine_block(specs, self._next_timestamp(timestamp)))
+        labels = iter([self._label(spec) for spec in specs])
+        for i, r in enumerate(block.receipts):
+            if r.source == "user":
+                block.receipts[i] = dataclasses.replace(r, label=next(labels))
+        if _observers:
+            self._notify(block, specs)
+        return block
+
+    def _label(self, spec: Dict[str, Any]) -> str:
+        op = spec["op"]
+        if op == "call":
+            return f"call {self._names.get(spec['actor'], spec['actor'])}.{spec['handler']}"
+        if op == "deploy":
+            return f"deploy {_actor_name(spec['code'], 'actor')}"
+        if op == "transfer":
+            return f"transfer to {spec['to']}"
+        return f"governance {op}"
+
+    def _notify(self, block: Block, specs: List[Dict[str, Any]]) -> None:
+        users = iter(specs)
+        for r in block.receipts:
+            if r.source == "user":
+                spec = next(users)
+                if spec["op"] == "call":
+                    actor, handler = spec["actor"], spec["handler"]
+                elif spec["op"] == "deploy":
+                    actor, handler = r.created_actor or "", "deploy"
+                else:
+                    continue
+            elif r.source == "deferred":
+                fired = next((e for e in r.events if e.name == "TimerFired"), None)
+                actor = r.sender
+                handler = fired.data["handler"] if fired else "handle_timer"
+                handler = f"{handler} (timer)"
+            else:
+                continue
+            name = self._names.get(actor, actor)
+            for observer in _observers:
+                observer(self, r, name, handler)
+
+    def _single(self, spec: Dict[str, Any]) -> Receipt:
+        __tracebackhide__ = True
+        block = self._mine([spec])
+        return next(r for r in block.receipts if r.source == "user")
+
+    def deploy(
+        self,
+        source: Union[str, "os.PathLike[str]"],
+        *,
+        sender: Optional[AddressLike] = None,
+        args: Sequence[Any] = (),
+        value: int = 0,
+        **opts: Any,
+    ) -> Actor:
+        """Deploys an actor (source text, or a path to a ``.py`` file) in a
+        new block and runs its ``deploy(*args)``. Raises
+        :class:`~timerhost.DeployError` with the reason (and traceback) if
+        the deployment failed."""
+        __tracebackhide__ = True
+        code, hint = load_source(source)
+        name = _actor_name(code, hint)
+        spec = self._spec("deploy", sender, opts, code=code, args=[_arg(a) for a in args], value=value)
+        if spec["nonce"] is None:
+            spec["nonce"] = self.nonce(spec["sender"])
+        self._names[_native.actor_address(spec["sender"], spec["nonce"])] = name
+        receipt = self._single(spec)
+        if not receipt.ok or receipt.created_actor is None:
+            raise DeployError(f"deploy {name}", receipt)
+        return Actor(receipt.created_actor, name, receipt)
+
+    def call(
+        self,
+        actor: AddressLike,
+        handler: str,
+        *args: Any,
+        sender: Optional[AddressLike] = None,
+        value: int = 0,
+        **opts: Any,
+    ) -> Receipt:
+        """Calls ``actor.handler(*args)`` in a new block; returns the receipt
+        (a failed call is a receipt with ``ok == False``, not an exception)."""
+        __tracebackhide__ = True
+        spec = self._spec("call", sender, opts, actor=_address(actor, "actor"), handler=handler, args=[_arg(a) for a in args], value=value)
+        return self._single(spec)
+
+    def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
+        """Transfers ``amount`` (smallest unit) in a new block."""
+        __tracebackhide__ = True
+        return self._single(self._spec("transfer", sender, opts, to=_address(to, "to"), amount=amount))
+
+    @contextmanager
+    def block(self, *, timestamp: Optional[int] = None) -> Iterator[BlockBuilder]:
+        """Puts several transactions into ONE block::
+
+            with chain.block() as b:
+                b.call(actor, "bump", 1, sender=alice)
+                b.transfer(bob, 10, sender=alice)
+            b.receipts   # user receipts, in order
+
+        If the ``with`` body raises, nothing is mined.
+        """
+        builder = BlockBuilder(self, timestamp)
+        yield builder
+        builder._mine()
+
+    def mine(self, n: int = 1, *, interval: Optional[int] = None) -> List[Block]:
+        """Mines ``n`` empty blocks, ``interval`` seconds apart (default: the
+        chain's interval). Every end of block runs, so due timers fire."""
+        __tracebackhide__ = True
+        if n < 0:
+            raise ValueError(f"cannot mine a negative number of blocks ({n})")
+        step = self.interval if interval is None else interval
+        if step < 1:
+            raise ValueError(f"interval must be at least 1 second, got {step}")
+        return [self._mine([], self.timestamp + step) for _ in range(n)]
+
+    def mine_until(self, height: int) -> List[Block]:
+        """Mines empty blocks until the head is at ``height``."""
+        if height < self.height:
+            raise ValueError(f"height {height} is below the head ({self.height})")
+        return self.mine(height - self.height)
+
+    def warp(self, timestamp: int) -> Block:
+        """Mines one empty block whose timestamp is exactly ``timestamp``
+        (unix seconds; must be later than the head's)."""
+        __tracebackhide__ = True
+        if timestamp <= self.timestamp:
+            raise ValueError(
+                f"cannot warp to {timestamp}: block timestamps must increase (head is at {self.timestamp})"
+            )
+        return self._mine([], timestamp)
+
+    # -- head --------------------------------------------------------------
+
+    @property
+    def head(self) -> Dict[str, Any]:
+        """The head block's header fields."""
+        return self._native.head()
+
+    @property
+    def height(self) -> int:
+        return self._native.head()["height"]
+
+    @property
+    def timestamp(self) -> int:
+        return self._native.head()["timestamp"]
+
+    @property
+    def state_root(self) -> str:
+        return self._native.head()["state_root"]
+
+    def get_block(self, height: int) -> Optional[Block]:
+        """A committed block with its receipts, ``None`` above the head."""
+        d = self._native.block(height)
+        return Block._from(d) if d is not None else None
+
+    def receipt(self, tx_hash: Union[str, bytes]) -> Optional[Receipt]:
+        """A receipt by transaction hash, ``None`` if unknown."""
+        d = self._native.receipt(tx_hash)
+        return Receipt._from(d) if d is not None else None
+
+    # -- state -------------------------------------------------------------
+
+    def balance(self, address: AddressLike) -> int:
+        return self._native.account(_address(address))[0]
+
+    def nonce(self, address: AddressLike) -> int:
+        return self._native.account(_address(address))[1]
+
+    def storage(self, actor: AddressLike, key: str) -> Any:
+        """An actor's storage value (``None`` if absent)."""
+        return self._native.storage(_address(actor, "actor"), key)
+
+    def is_actor(self, address: AddressLike) -> bool:
+        return self._native.is_actor(_address(address))
+
+    def timers(
+        self,
+        actor: Optional[AddressLike] = None,
+        height: Optional[int] = None,
+        fee_payer: Optional[AddressLike] = None,
+    ) -> List[Timer]:
+        """Pending timers, filtered (all given filters apply), ordered by
+        firing height and then FIFO."""
+        rows = self._native.timers(
+            _address(actor, "actor") if actor is not None else None,
+            height,
+            _address(fee_payer, "fee_payer") if fee_payer is not None else None,
+        )
+        return [Timer(**t) for t in rows]
+
+    def timer(self, timer_id: Union[bytes, str]) -> Optional[Timer]:
+        """A pending timer by id, ``None`` once it fired, expired or was cancelled."""
+        t = self._native.timer(timer_id)
+        return Timer(**t) if t is not None else None
+
+    def events(
+        self,
+        name: Optional[str] = None,
+        actor: Optional[AddressLike] = None,
+        from_height: Optional[int] = None,
+        to_height: Optional[int] = None,
+    ) -> List[Event]:
+        """Events of committed blocks, oldest first, filtered by name, emitter
+        and height range (inclusive)."""
+        rows = self._native.events(
+            name, _address(actor, "actor") if actor is not None else None, from_height, to_height
+        )
+        return [Event(**e) for e in rows]
+
+    @property
+    def timer_config(self) -> Dict[str, int]:
+        """The ``TimerConfig`` in force (CIP-5 §6.4)."""
+        return json.loads(self._native.timer_config_json())
+
+    @property
+    def basefee_config(self) -> Dict[str, int]:
+        """The ``BasefeeConfig`` in force for the next block."""
+        raw = json.loads(self._native.basefee_config_json())
+        return {k: (int(v) if k in _BASEFEE_U128 else v) for k, v in raw.items()}
+
+    # -- snapshots ---------------------------------------------------------
+
+    def snapshot(self) -> int:
+        """Captures the whole chain; returns an id for :meth:`revert`."""
+        return self._native.snapshot()
+
+    def revert(self, snapshot: int) -> None:
+        """Returns the chain exactly to ``snapshot`` (height, timestamp,
+        balances, storage, pending timers, blocks and events; the state root
+        is equal). That snapshot and later ones are used up, as in anvil."""
+        if not self._native.revert(snapshot):
+            raise ValueError(
+                f"unknown or already used snapshot {snapshot!r}: a revert uses up that snapshot and every later one"
+            )
