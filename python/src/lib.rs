@@ -25,7 +25,7 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use timerhost_chain::testing::TxBuilder;
-use timerhost_chain::{Chain, ChainError as NodeChainError, NoHooks, VmRuntime};
+use timerhost_chain::{Chain, NoHooks, VmRuntime};
 use timerhost_state::{EventFilter, KvBackend, MemoryBackend, SledBackend, StoreSnapshot};
 use timerhost_types::{
     dev_accounts, Address, BasefeeConfig, Genesis, PrivateKey, SignedTransaction,
@@ -57,7 +57,8 @@ create_exception!(
     "The chain itself failed (storage, corrupt state, bad block parameters)."
 );
 
-fn chain_err(e: NodeChainError) -> PyErr {
+/// A node-side failure (chain, storage, encoding) as `ChainError`.
+fn chain_err(e: impl std::fmt::Display) -> PyErr {
     ChainError::new_err(e.to_string())
 }
 
@@ -201,11 +202,13 @@ impl NativeChain {
         let mut out = Vec::with_capacity(specs.len());
         for spec in specs {
             let sender = spec.key.address();
-            let nonce = match next_nonce.get(&sender) {
-                Some(n) => *n,
-                None => self.chain()?.account(&sender).map_err(chain_err)?.nonce,
+            // The head state is read only when neither the caller nor an
+            // earlier transaction of this batch fixed the nonce.
+            let nonce = match (spec.nonce, next_nonce.get(&sender)) {
+                (Some(n), _) => n,
+                (None, Some(n)) => *n,
+                (None, None) => self.chain()?.account(&sender).map_err(chain_err)?.nonce,
             };
-            let nonce = spec.nonce.unwrap_or(nonce);
             next_nonce.insert(sender, nonce + 1);
             let mut builder = TxBuilder::new(spec.key, chain_id);
             builder.nonce = nonce;
@@ -324,7 +327,7 @@ impl NativeChain {
         let state = self.chain()?.store().state();
         let bytes = state
             .get(&timerhost_types::keys::storage(&actor, key.as_bytes()))
-            .map_err(|e| ChainError::new_err(e.to_string()))?;
+            .map_err(chain_err)?;
         match bytes {
             None => Ok(py.None().into_bound(py)),
             Some(b) => {
@@ -345,7 +348,7 @@ impl NativeChain {
             .store()
             .state()
             .get(&timerhost_types::keys::code(&a))
-            .map_err(|e| ChainError::new_err(e.to_string()))?
+            .map_err(chain_err)?
             .is_some())
     }
 
@@ -357,9 +360,7 @@ impl NativeChain {
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = convert::hash(&timer_id, "timer_id")?;
         let state = self.chain()?.store().state();
-        match timerhost_timers::store::get(&state, &id)
-            .map_err(|e| ChainError::new_err(e.to_string()))?
-        {
+        match timerhost_timers::store::get(&state, &id).map_err(chain_err)? {
             None => Ok(py.None().into_bound(py)),
             Some(t) => Ok(convert::timer(py, &t)?.into_any()),
         }
@@ -381,14 +382,13 @@ impl NativeChain {
         let fee_payer = fee_payer
             .map(|a| convert::address(a, "fee_payer"))
             .transpose()?;
-        let storage = |e: timerhost_state::StorageError| ChainError::new_err(e.to_string());
         let mut timers = match (actor, height, fee_payer) {
-            (Some(a), _, _) => store::by_actor(&state, &a, usize::MAX).map_err(storage)?,
-            (None, Some(h), _) => store::by_height(&state, h, usize::MAX).map_err(storage)?,
+            (Some(a), _, _) => store::by_actor(&state, &a, usize::MAX).map_err(chain_err)?,
+            (None, Some(h), _) => store::by_height(&state, h, usize::MAX).map_err(chain_err)?,
             (None, None, Some(p)) => {
-                store::by_fee_payer(&state, &p, usize::MAX).map_err(storage)?
+                store::by_fee_payer(&state, &p, usize::MAX).map_err(chain_err)?
             }
-            (None, None, None) => all_timers(&state).map_err(storage)?,
+            (None, None, None) => store::all(&state, usize::MAX).map_err(chain_err)?,
         };
         timers.retain(|t| {
             actor.is_none_or(|a| t.actor_address == a)
@@ -420,11 +420,7 @@ impl NativeChain {
             to_height,
             limit: 0,
         };
-        let records = self
-            .chain()?
-            .store()
-            .events(&filter)
-            .map_err(|e| ChainError::new_err(e.to_string()))?;
+        let records = self.chain()?.store().events(&filter).map_err(chain_err)?;
         let dicts = records
             .iter()
             .map(|r| convert::event_record(py, r))
@@ -435,11 +431,10 @@ impl NativeChain {
     /// A committed block with its receipts, `None` above the head.
     fn block<'py>(&self, py: Python<'py>, height: u64) -> PyResult<Bound<'py, PyAny>> {
         let store = self.chain()?.store();
-        let storage = |e: timerhost_state::StorageError| ChainError::new_err(e.to_string());
-        match store.block(height).map_err(storage)? {
+        match store.block(height).map_err(chain_err)? {
             None => Ok(py.None().into_bound(py)),
             Some(b) => {
-                let receipts = store.receipts(height).map_err(storage)?;
+                let receipts = store.receipts(height).map_err(chain_err)?;
                 Ok(convert::block(py, &b, &receipts)?.into_any())
             }
         }
@@ -452,12 +447,7 @@ impl NativeChain {
         tx_hash: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let hash = convert::hash(&tx_hash, "tx_hash")?;
-        match self
-            .chain()?
-            .store()
-            .receipt(&hash)
-            .map_err(|e| ChainError::new_err(e.to_string()))?
-        {
+        match self.chain()?.store().receipt(&hash).map_err(chain_err)? {
             None => Ok(py.None().into_bound(py)),
             Some((loc, r)) => Ok(convert::receipt(py, &r, loc.height)?.into_any()),
         }
@@ -467,12 +457,12 @@ impl NativeChain {
     fn timer_config_json(&self) -> PyResult<String> {
         let cfg = timerhost_chain::accounts::timer_config(&self.chain()?.store().state())
             .map_err(chain_err)?;
-        serde_json::to_string(&cfg).map_err(|e| ChainError::new_err(e.to_string()))
+        serde_json::to_string(&cfg).map_err(chain_err)
     }
 
     /// The basefee config in force for the next block, as JSON (u128 fields as strings).
     fn basefee_config_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.basefee()?).map_err(|e| ChainError::new_err(e.to_string()))
+        serde_json::to_string(&self.basefee()?).map_err(chain_err)
     }
 
     /// Captures the whole chain; returns the snapshot id.
@@ -501,18 +491,6 @@ impl NativeChain {
         self.chain = None;
         self.snapshots.clear();
     }
-
-    /// Number of keys in the store (for tests of the package itself).
-    fn store_len(&self) -> PyResult<usize> {
-        Ok(self.chain()?.snapshot().map_err(chain_err)?.len())
-    }
-}
-
-/// Every pending timer (the global view behind `Chain.timers()` with no filter).
-fn all_timers(
-    state: &dyn timerhost_state::StateRead,
-) -> timerhost_state::Result<Vec<timerhost_types::Timer>> {
-    timerhost_timers::store::all(state, usize::MAX)
 }
 
 /// The address of the actor that `deployer`'s transaction with `nonce` creates.

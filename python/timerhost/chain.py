@@ -67,6 +67,11 @@ def _address(value: AddressLike, what: str = "address") -> str:
     raise TypeError(f"{what}: expected an address string, Account or Actor, got {type(value).__name__}")
 
 
+def _opt_address(value: Optional[AddressLike], what: str) -> Optional[str]:
+    """A filter's address, or ``None`` when the filter is not given."""
+    return _address(value, what) if value is not None else None
+
+
 def _arg(value: Any) -> Any:
     """Accounts and actors passed as arguments become their address strings."""
     if isinstance(value, (Account, Actor)):
@@ -296,12 +301,11 @@ class BlockBuilder:
         self._chain = chain
         self._timestamp = timestamp
         self._specs: List[Dict[str, Any]] = []
-        self._describe: List[Tuple[str, str, str]] = []
         self._nonces: Dict[str, int] = {}
         self.receipts: List[Receipt] = []
         self.mined: Optional[Block] = None
 
-    def _queue(self, spec: Dict[str, Any], actor: str = "", handler: str = "") -> int:
+    def _queue(self, spec: Dict[str, Any]) -> int:
         sender = spec["sender"]
         nonce = self._nonces.get(sender)
         if nonce is None:
@@ -310,28 +314,22 @@ class BlockBuilder:
             spec["nonce"] = nonce
         self._nonces[sender] = spec["nonce"] + 1
         self._specs.append(spec)
-        self._describe.append((spec["op"], actor, handler))
         return len(self._specs) - 1
 
     def call(self, actor: AddressLike, handler: str, *args: Any, sender: Optional[AddressLike] = None, value: int = 0, **opts: Any) -> int:
         """Queues a call; returns its index in ``receipts``."""
-        spec = self._chain._spec("call", sender, opts, actor=_address(actor, "actor"), handler=handler, args=[_arg(a) for a in args], value=value)
-        return self._queue(spec, spec["actor"], handler)
+        return self._queue(self._chain._call_spec(actor, handler, args, sender, value, opts))
 
     def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> int:
         """Queues a transfer; returns its index in ``receipts``."""
-        return self._queue(self._chain._spec("transfer", sender, opts, to=_address(to, "to"), amount=amount))
+        return self._queue(self._chain._transfer_spec(to, amount, sender, opts))
 
     def deploy(self, source: Union[str, "os.PathLike[str]"], *, sender: Optional[AddressLike] = None, args: Sequence[Any] = (), value: int = 0, **opts: Any) -> Actor:
         """Queues a deployment; returns the :class:`Actor` it will create
         (its address is known in advance: deployer and nonce)."""
-        code, hint = load_source(source)
-        spec = self._chain._spec("deploy", sender, opts, code=code, args=[_arg(a) for a in args], value=value)
-        self._queue(spec, "", "deploy")
-        address = _native.actor_address(spec["sender"], spec["nonce"])
-        name = _actor_name(code, hint)
-        self._chain._names[address] = name
-        return Actor(address, name)
+        spec = self._chain._deploy_spec(source, sender, args, value, opts)
+        self._queue(spec)
+        return self._chain._expect_actor(spec)
 
     def _mine(self) -> None:
         block = self._chain._mine(self._specs, self._timestamp)
@@ -355,26 +353,37 @@ class Governance:
             raise Reverted(f"governance {op}", receipt)
         return receipt
 
+    def _update_config(
+        self,
+        op: str,
+        name: str,
+        config: Dict[str, int],
+        fields: Dict[str, int],
+        signer: Optional[AddressLike],
+        to_json: Callable[[Dict[str, int]], Dict[str, Any]],
+    ) -> Receipt:
+        """Merges ``fields`` into the ``config`` in force and sends it whole."""
+        __tracebackhide__ = True
+        unknown = sorted(set(fields) - set(config))
+        if unknown:
+            raise TypeError(f"unknown {name} field(s) {unknown}; fields are {sorted(config)}")
+        config.update(fields)
+        return self._run(op, signer, config=json.dumps(to_json(config)))
+
     def update_timer_config(self, *, signer: Optional[AddressLike] = None, **fields: int) -> Receipt:
         """Changes ``TimerConfig`` fields (the rest keep their current
         values); the new config applies from the next block (CIP-5 §7)."""
         __tracebackhide__ = True
-        config = self._chain.timer_config
-        unknown = sorted(set(fields) - set(config))
-        if unknown:
-            raise TypeError(f"unknown TimerConfig field(s) {unknown}; fields are {sorted(config)}")
-        config.update(fields)
-        return self._run("update_timer_config", signer, config=json.dumps(config))
+        return self._update_config(
+            "update_timer_config", "TimerConfig", self._chain.timer_config, fields, signer, dict
+        )
 
     def update_basefee_config(self, *, signer: Optional[AddressLike] = None, **fields: int) -> Receipt:
         """Changes ``BasefeeConfig`` fields (the rest keep their current values)."""
         __tracebackhide__ = True
-        config = self._chain.basefee_config
-        unknown = sorted(set(fields) - set(config))
-        if unknown:
-            raise TypeError(f"unknown BasefeeConfig field(s) {unknown}; fields are {sorted(config)}")
-        config.update(fields)
-        return self._run("update_basefee_config", signer, config=json.dumps(_basefee_to_json(config)))
+        return self._update_config(
+            "update_basefee_config", "BasefeeConfig", self._chain.basefee_config, fields, signer, _basefee_to_json
+        )
 
     def cancel_timer(self, timer_id: Union[bytes, str], *, signer: Optional[AddressLike] = None) -> Receipt:
         """Cancels a timer (idempotent: an unknown id succeeds and changes nothing)."""
@@ -496,6 +505,25 @@ class Chain:
         spec.update(fields)
         return spec
 
+    def _call_spec(self, actor: AddressLike, handler: str, args: Sequence[Any], sender: Optional[AddressLike], value: int, opts: Dict[str, Any]) -> Dict[str, Any]:
+        return self._spec("call", sender, opts, actor=_address(actor, "actor"), handler=handler, args=[_arg(a) for a in args], value=value)
+
+    def _transfer_spec(self, to: AddressLike, amount: int, sender: Optional[AddressLike], opts: Dict[str, Any]) -> Dict[str, Any]:
+        return self._spec("transfer", sender, opts, to=_address(to, "to"), amount=amount)
+
+    def _deploy_spec(self, source: Union[str, "os.PathLike[str]"], sender: Optional[AddressLike], args: Sequence[Any], value: int, opts: Dict[str, Any]) -> Dict[str, Any]:
+        code, hint = load_source(source)
+        spec = self._spec("deploy", sender, opts, code=code, args=[_arg(a) for a in args], value=value)
+        spec["name"] = _actor_name(code, hint)
+        return spec
+
+    def _expect_actor(self, spec: Dict[str, Any]) -> Actor:
+        """The actor a deploy spec (nonce fixed) will create, remembered by
+        name for labels and gas reports."""
+        address = _native.actor_address(spec["sender"], spec["nonce"])
+        self._names[address] = spec["name"]
+        return Actor(address, spec["name"])
+
     # -- mining ------------------------------------------------------------
 
     def _next_timestamp(self, timestamp: Optional[int]) -> int:
@@ -517,7 +545,7 @@ class Chain:
         if op == "call":
             return f"call {self._names.get(spec['actor'], spec['actor'])}.{spec['handler']}"
         if op == "deploy":
-            return f"deploy {_actor_name(spec['code'], 'actor')}"
+            return f"deploy {spec['name']}"
         if op == "transfer":
             return f"transfer to {spec['to']}"
         return f"governance {op}"
@@ -563,16 +591,14 @@ class Chain:
         :class:`~timerhost.DeployError` with the reason (and traceback) if
         the deployment failed."""
         __tracebackhide__ = True
-        code, hint = load_source(source)
-        name = _actor_name(code, hint)
-        spec = self._spec("deploy", sender, opts, code=code, args=[_arg(a) for a in args], value=value)
+        spec = self._deploy_spec(source, sender, args, value, opts)
         if spec["nonce"] is None:
             spec["nonce"] = self.nonce(spec["sender"])
-        self._names[_native.actor_address(spec["sender"], spec["nonce"])] = name
+        expected = self._expect_actor(spec)
         receipt = self._single(spec)
         if not receipt.ok or receipt.created_actor is None:
-            raise DeployError(f"deploy {name}", receipt)
-        return Actor(receipt.created_actor, name, receipt)
+            raise DeployError(f"deploy {expected.name}", receipt)
+        return Actor(receipt.created_actor, expected.name, receipt)
 
     def call(
         self,
@@ -586,13 +612,12 @@ class Chain:
         """Calls ``actor.handler(*args)`` in a new block; returns the receipt
         (a failed call is a receipt with ``ok == False``, not an exception)."""
         __tracebackhide__ = True
-        spec = self._spec("call", sender, opts, actor=_address(actor, "actor"), handler=handler, args=[_arg(a) for a in args], value=value)
-        return self._single(spec)
+        return self._single(self._call_spec(actor, handler, args, sender, value, opts))
 
     def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
         """Transfers ``amount`` (smallest unit) in a new block."""
         __tracebackhide__ = True
-        return self._single(self._spec("transfer", sender, opts, to=_address(to, "to"), amount=amount))
+        return self._single(self._transfer_spec(to, amount, sender, opts))
 
     @contextmanager
     def block(self, *, timestamp: Optional[int] = None) -> Iterator[BlockBuilder]:
@@ -689,9 +714,9 @@ class Chain:
         """Pending timers, filtered (all given filters apply), ordered by
         firing height and then FIFO."""
         rows = self._native.timers(
-            _address(actor, "actor") if actor is not None else None,
+            _opt_address(actor, "actor"),
             height,
-            _address(fee_payer, "fee_payer") if fee_payer is not None else None,
+            _opt_address(fee_payer, "fee_payer"),
         )
         return [Timer(**t) for t in rows]
 
@@ -710,7 +735,7 @@ class Chain:
         """Events of committed blocks, oldest first, filtered by name, emitter
         and height range (inclusive)."""
         rows = self._native.events(
-            name, _address(actor, "actor") if actor is not None else None, from_height, to_height
+            name, _opt_address(actor, "actor"), from_height, to_height
         )
         return [Event(**e) for e in rows]
 
