@@ -1,17 +1,24 @@
 //! The state root: a Jellyfish Merkle Tree (the `jmt` crate, as used by
 //! Penumbra and Sovereign) over every consensus key.
 //!
-//! Keys and values are hashed with keccak256. The tree version is the block
+//! Keys, values and nodes are hashed with SHA-256 (jmt's own `Sha256Jmt`
+//! choice, as in Penumbra): the tree hashes ~50 internal-node pairs per key
+//! update, and SHA-256 runs on the CPU's SHA extensions where present — about
+//! 3× faster than keccak256 here (docs/PERFORMANCE.md). Addresses, transaction
+//! hashes and timer ids stay keccak256. The tree version is the block
 //! height, so the root of block `h` is the tree root at version `h`. Updating
 //! costs O(writes × log₁₆ N) node reads/writes — proportional to the block's
 //! writes, not to the size of the state. Nodes made stale by a block are
 //! deleted in the same atomic commit: the node keeps the latest tree only
 //! (historical proofs would need an archive mode, which no issue asks for).
 
+use std::collections::HashMap;
+
 use borsh::BorshDeserialize;
 use jmt::storage::{LeafNode, Node, NodeKey, TreeReader, TreeUpdateBatch};
 use jmt::{JellyfishMerkleTree, KeyHash, OwnedValue, Version};
-use sha3::Keccak256;
+use parking_lot::RwLock;
+use sha2::Sha256;
 use timerhost_types::Hash;
 
 use crate::backend::{KvBackend, WriteBatch};
@@ -30,17 +37,88 @@ fn node_db_key(node_key: &NodeKey) -> Vec<u8> {
     key
 }
 
-/// Reads tree nodes from a backend.
+/// Nodes whose nibble path is at most this long are cached: at most
+/// 1 + 16 + 16² + 16³ + 16⁴ = 69,905 nodes (under ~50 MiB), the levels every
+/// key update walks through whatever the size of the state.
+pub const CACHED_DEPTH: usize = 4;
+
+/// Decoded nodes of the tree's upper levels, kept across blocks.
+///
+/// Every key update walks from the root, so the top levels are read for
+/// every write of every block; caching them decoded makes a block's tree
+/// reads depend on how many keys it writes, not on how deep the tree has
+/// grown. A node never changes under its key (the key holds the version that
+/// created it), so entries stay valid until a commit makes them stale or the
+/// store is rewritten wholesale (`ChainStore::restore`), which clears it.
+#[derive(Debug, Default)]
+pub struct NodeCache {
+    nodes: RwLock<HashMap<NodeKey, Node>>,
+}
+
+impl NodeCache {
+    fn cacheable(node_key: &NodeKey) -> bool {
+        node_key.nibble_path().num_nibbles() <= CACHED_DEPTH
+    }
+
+    fn get(&self, node_key: &NodeKey) -> Option<Node> {
+        self.nodes.read().get(node_key).cloned()
+    }
+
+    fn insert(&self, node_key: &NodeKey, node: &Node) {
+        self.nodes.write().insert(node_key.clone(), node.clone());
+    }
+
+    /// Applies a committed tree update: drops the nodes it made stale and
+    /// keeps the new upper-level nodes.
+    pub fn apply(&self, update: &TreeUpdateBatch) {
+        let mut nodes = self.nodes.write();
+        for stale in &update.stale_node_index_batch {
+            nodes.remove(&stale.node_key);
+        }
+        for (node_key, node) in update.node_batch.nodes() {
+            if Self::cacheable(node_key) {
+                nodes.insert(node_key.clone(), node.clone());
+            }
+        }
+    }
+
+    /// Forgets everything (the store was rewritten under it).
+    pub fn clear(&self) {
+        self.nodes.write().clear();
+    }
+
+    /// Number of cached nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.read().len()
+    }
+
+    /// Is the cache empty?
+    pub fn is_empty(&self) -> bool {
+        self.nodes.read().is_empty()
+    }
+}
+
+/// Reads tree nodes from a backend, through the cache when given one.
 struct NodeReader<'a> {
     backend: &'a dyn KvBackend,
+    cache: Option<&'a NodeCache>,
 }
 
 impl TreeReader for NodeReader<'_> {
     fn get_node_option(&self, node_key: &NodeKey) -> anyhow::Result<Option<Node>> {
+        let cache = self.cache.filter(|_| NodeCache::cacheable(node_key));
+        if let Some(node) = cache.and_then(|c| c.get(node_key)) {
+            return Ok(Some(node));
+        }
         let Some(bytes) = self.backend.get(&node_db_key(node_key))? else {
             return Ok(None);
         };
-        Ok(Some(Node::try_from_slice(&bytes)?))
+        let node = Node::try_from_slice(&bytes)?;
+        // Only committed nodes are ever read here, so caching on read is safe.
+        if let Some(cache) = cache {
+            cache.insert(node_key, &node);
+        }
+        Ok(Some(node))
     }
 
     fn get_value_option(
@@ -71,11 +149,21 @@ impl StateCommitment {
         changes: &ChangeSet,
         version: Version,
     ) -> Result<(Hash, TreeUpdateBatch)> {
-        let reader = NodeReader { backend };
-        let tree: JellyfishMerkleTree<'_, _, Keccak256> = JellyfishMerkleTree::new(&reader);
+        Self::compute_with(backend, None, changes, version)
+    }
+
+    /// [`Self::compute`] reading the upper levels through `cache`.
+    pub fn compute_with(
+        backend: &dyn KvBackend,
+        cache: Option<&NodeCache>,
+        changes: &ChangeSet,
+        version: Version,
+    ) -> Result<(Hash, TreeUpdateBatch)> {
+        let reader = NodeReader { backend, cache };
+        let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
         let value_set = changes
             .iter()
-            .map(|(k, v)| (KeyHash::with::<Keccak256>(k), v.clone()));
+            .map(|(k, v)| (KeyHash::with::<Sha256>(k), v.clone()));
         let (root, update) = tree.put_value_set(value_set, version).map_err(|e| {
             StorageError::Commitment(format!("updating the tree at version {version}: {e:#}"))
         })?;
@@ -97,8 +185,11 @@ impl StateCommitment {
 
     /// The committed root at `version`, if that tree is still stored.
     pub fn root_at(backend: &dyn KvBackend, version: Version) -> Result<Option<Hash>> {
-        let reader = NodeReader { backend };
-        let tree: JellyfishMerkleTree<'_, _, Keccak256> = JellyfishMerkleTree::new(&reader);
+        let reader = NodeReader {
+            backend,
+            cache: None,
+        };
+        let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
         tree.get_root_hash_option(version)
             .map(|r| r.map(|r| Hash(r.0)))
             .map_err(|e| StorageError::Commitment(e.to_string()))

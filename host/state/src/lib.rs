@@ -24,7 +24,7 @@ pub mod overlay;
 pub mod store;
 
 pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
-pub use commitment::StateCommitment;
+pub use commitment::{NodeCache, StateCommitment};
 pub use error::{Result, StorageError};
 pub use overlay::{ChangeSet, Checkpoint, Overlay, StateRead, StateReadExt};
 pub use store::{ChainStore, CommitRequest, EventFilter, EventRecord, StoreSnapshot, TxLocation};

@@ -10,10 +10,15 @@
 //! | `R` | `R ‖ height BE` | canonical receipts of that block |
 //! | `H` | `H ‖ block hash` | height BE |
 //! | `X` | `X ‖ tx hash` | [`TxLocation`] |
-//! | `E` | `E n ‖ len ‖ name ‖ height BE ‖ receipt BE ‖ event BE` / `E a ‖ address ‖ …` | empty (event indexes) |
+//! | `E` | `E n ‖ len ‖ name ‖ height BE` / `E a ‖ address ‖ height BE` | event positions in that block: `(receipt BE u32 ‖ event BE u32)*` |
 //! | `M` | `M ‖ name` | node metadata (`head` height, …) |
 //!
 //! [`ChainStore::commit`] writes all of a block's entries in one atomic batch.
+//!
+//! The event indexes hold one posting list per (name, block) and (emitter,
+//! block), not one entry per event: a block of 20,000 timer fires emits
+//! 20,000 `TimerFired` events, and one index write per event was a sixth of
+//! that block's sled writes (docs/PERFORMANCE.md).
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use jmt::storage::TreeUpdateBatch;
@@ -21,7 +26,7 @@ use timerhost_types::encoding::{self, Canonical};
 use timerhost_types::{Address, Block, BlockHeader, Event, Hash, Receipt};
 
 use crate::backend::{KvBackend, WriteBatch};
-use crate::commitment::StateCommitment;
+use crate::commitment::{NodeCache, StateCommitment};
 use crate::error::{Result, StorageError};
 use crate::overlay::{hex_key, ChangeSet, StateRead};
 
@@ -119,6 +124,8 @@ pub struct CommitRequest<'a> {
 #[derive(Debug)]
 pub struct ChainStore<B: KvBackend> {
     backend: B,
+    /// Decoded upper levels of the state tree (see [`NodeCache`]).
+    nodes: NodeCache,
 }
 
 fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
@@ -172,7 +179,10 @@ impl StateRead for StateView<'_> {
 impl<B: KvBackend> ChainStore<B> {
     /// Wraps a backend.
     pub fn new(backend: B) -> Self {
-        Self { backend }
+        Self {
+            backend,
+            nodes: NodeCache::default(),
+        }
     }
 
     /// The backend.
@@ -320,39 +330,43 @@ impl<B: KvBackend> ChainStore<B> {
                 start.extend_from_slice(&from.to_be_bytes());
                 let mut end = prefix.clone();
                 end.extend_from_slice(&(to.saturating_add(1)).to_be_bytes());
-                let mut cached: Option<(u64, Vec<Receipt>)> = None;
                 let mut cursor = start;
                 'outer: loop {
-                    let entries = self.backend.scan(&cursor, Some(&end), 1024)?;
-                    let exhausted = entries.len() < 1024;
-                    for (key, _) in &entries {
-                        let pos = &key[prefix.len()..];
-                        if pos.len() != 16 {
-                            return Err(corrupt("event index", key, "bad position length"));
+                    let entries = self.backend.scan(&cursor, Some(&end), 64)?;
+                    let exhausted = entries.len() < 64;
+                    for (key, positions) in &entries {
+                        let height = key[prefix.len()..]
+                            .try_into()
+                            .map(u64::from_be_bytes)
+                            .map_err(|_| corrupt("event index", key, "bad height length"))?;
+                        if positions.len() % 8 != 0 {
+                            return Err(corrupt(
+                                "event index",
+                                key,
+                                "positions not 8-byte aligned",
+                            ));
                         }
-                        let height = u64::from_be_bytes(pos[..8].try_into().expect("8 bytes"));
-                        let ri = u32::from_be_bytes(pos[8..12].try_into().expect("4 bytes"));
-                        let ei = u32::from_be_bytes(pos[12..16].try_into().expect("4 bytes"));
-                        if cached.as_ref().is_none_or(|(h, _)| *h != height) {
-                            cached = Some((height, self.receipts(height)?));
-                        }
-                        let receipts = &cached.as_ref().expect("just set").1;
-                        let receipt = receipts.get(ri as usize).ok_or_else(|| {
-                            corrupt("event index", key, "points past the block's receipts")
-                        })?;
-                        let event = receipt.events.get(ei as usize).ok_or_else(|| {
-                            corrupt("event index", key, "points past the receipt's events")
-                        })?;
-                        if matches(event) {
-                            out.push(EventRecord {
-                                height,
-                                receipt_index: ri,
-                                event_index: ei,
-                                tx_hash: receipt.tx_hash,
-                                event: event.clone(),
-                            });
-                            if out.len() >= limit {
-                                break 'outer;
+                        let receipts = self.receipts(height)?;
+                        for pos in positions.chunks_exact(8) {
+                            let ri = u32::from_be_bytes(pos[..4].try_into().expect("4 bytes"));
+                            let ei = u32::from_be_bytes(pos[4..].try_into().expect("4 bytes"));
+                            let receipt = receipts.get(ri as usize).ok_or_else(|| {
+                                corrupt("event index", key, "points past the block's receipts")
+                            })?;
+                            let event = receipt.events.get(ei as usize).ok_or_else(|| {
+                                corrupt("event index", key, "points past the receipt's events")
+                            })?;
+                            if matches(event) {
+                                out.push(EventRecord {
+                                    height,
+                                    receipt_index: ri,
+                                    event_index: ei,
+                                    tx_hash: receipt.tx_hash,
+                                    event: event.clone(),
+                                });
+                                if out.len() >= limit {
+                                    break 'outer;
+                                }
                             }
                         }
                     }
@@ -392,7 +406,7 @@ impl<B: KvBackend> ChainStore<B> {
         changes: &ChangeSet,
         height: u64,
     ) -> Result<(Hash, TreeUpdateBatch)> {
-        StateCommitment::compute(&self.backend, changes, height)
+        StateCommitment::compute_with(&self.backend, Some(&self.nodes), changes, height)
     }
 
     /// Commits a block atomically: state writes, tree nodes (stale ones
@@ -426,6 +440,8 @@ impl<B: KvBackend> ChainStore<B> {
             ns_key(HASH_INDEX, header.hash().as_bytes()),
             height_be.to_vec(),
         );
+        // Posting lists of this block, keyed by index key (see the module docs).
+        let mut postings: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = Default::default();
         for (ri, receipt) in req.receipts.iter().enumerate() {
             let loc = TxLocation {
                 height: header.height,
@@ -436,23 +452,39 @@ impl<B: KvBackend> ChainStore<B> {
                 encoding::encode_raw(&loc),
             );
             for (ei, event) in receipt.events.iter().enumerate() {
-                let mut pos = height_be.to_vec();
-                pos.extend_from_slice(&(ri as u32).to_be_bytes());
-                pos.extend_from_slice(&(ei as u32).to_be_bytes());
+                let mut pos = [0u8; 8];
+                pos[..4].copy_from_slice(&(ri as u32).to_be_bytes());
+                pos[4..].copy_from_slice(&(ei as u32).to_be_bytes());
                 let name = event.name.as_bytes();
                 let name = &name[..name.len().min(255)];
                 let mut by_name = vec![EVENT_INDEX, b'n', name.len() as u8];
                 by_name.extend_from_slice(name);
-                by_name.extend_from_slice(&pos);
-                batch.put(by_name, Vec::new());
+                by_name.extend_from_slice(&height_be);
+                postings.entry(by_name).or_default().extend_from_slice(&pos);
                 let mut by_emitter = vec![EVENT_INDEX, b'a'];
                 by_emitter.extend_from_slice(event.emitter.as_bytes());
-                by_emitter.extend_from_slice(&pos);
-                batch.put(by_emitter, Vec::new());
+                by_emitter.extend_from_slice(&height_be);
+                postings
+                    .entry(by_emitter)
+                    .or_default()
+                    .extend_from_slice(&pos);
             }
         }
+        for (key, positions) in postings {
+            batch.put(key, positions);
+        }
         batch.put(ns_key(META, b"head"), height_be.to_vec());
-        self.backend.write(batch)
+        match self.backend.write(batch) {
+            Ok(()) => {
+                self.nodes.apply(req.tree_update);
+                Ok(())
+            }
+            Err(e) => {
+                // The batch is atomic, but do not bet the cache on it.
+                self.nodes.clear();
+                Err(e)
+            }
+        }
     }
 
     /// Captures every entry of the store (see [`StoreSnapshot`]).
@@ -498,7 +530,16 @@ impl<B: KvBackend> ChainStore<B> {
         if batch.is_empty() {
             return Ok(());
         }
-        self.backend.write(batch)
+        // Tree nodes are about to be rewritten under keys the cache may hold.
+        self.nodes.clear();
+        let written = self.backend.write(batch);
+        self.nodes.clear();
+        written
+    }
+
+    /// Number of decoded tree nodes held in memory (metrics).
+    pub fn cached_tree_nodes(&self) -> usize {
+        self.nodes.len()
     }
 
     /// Reads a node-local metadata value (not consensus state).
@@ -512,5 +553,182 @@ impl<B: KvBackend> ChainStore<B> {
         let mut batch = WriteBatch::new();
         batch.put(ns_key(META, name.as_bytes()), value);
         self.backend.write(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::MemoryBackend;
+    use timerhost_types::{Address, BlockHeader, Event, Receipt, ReceiptStatus, TxSource, Value};
+
+    fn block(height: u64, root: Hash) -> Block {
+        Block {
+            header: BlockHeader {
+                chain_id: 1,
+                height,
+                timestamp: height + 1,
+                proposer: Address::ZERO,
+                parent_hash: Hash::ZERO,
+                tx_root: Hash::ZERO,
+                state_root: root,
+                receipts_root: Hash::ZERO,
+                cycles_used: 0,
+                cells_used: 0,
+            },
+            txs: Vec::new(),
+        }
+    }
+
+    /// Commits `changes` as the next block; returns its root.
+    fn commit(
+        store: &ChainStore<MemoryBackend>,
+        changes: &ChangeSet,
+        receipts: &[Receipt],
+    ) -> Hash {
+        let height = store.head_height().unwrap().map_or(0, |h| h + 1);
+        let (root, update) = store.compute_root(changes, height).unwrap();
+        // The cache never changes the root: a cold computation agrees.
+        let (cold, _) = StateCommitment::compute(store.backend(), changes, height).unwrap();
+        assert_eq!(root, cold, "cached and uncached roots differ at {height}");
+        store
+            .commit(CommitRequest {
+                block: &block(height, root),
+                receipts,
+                changes,
+                tree_update: &update,
+            })
+            .unwrap();
+        root
+    }
+
+    fn writes(seed: u64, n: u64) -> ChangeSet {
+        (0..n)
+            .map(|i| {
+                let key = format!("k{}", (seed * 7 + i * 13) % 3000).into_bytes();
+                // Every fifth write is a deletion, so the tree also shrinks.
+                let value = (i % 5 != 0).then(|| format!("v{seed}-{i}").into_bytes());
+                (key, value)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn node_cache_agrees_with_the_store_across_commits_and_a_divergent_revert() {
+        let store = ChainStore::new(MemoryBackend::new());
+        for h in 0..20 {
+            commit(&store, &writes(h, 400), &[]);
+        }
+        assert!(store.cached_tree_nodes() > 0);
+        let snapshot = store.snapshot().unwrap();
+        let first = commit(&store, &writes(100, 400), &[]);
+        commit(&store, &writes(101, 400), &[]);
+        // Revert, then build *different* blocks at the same heights: node
+        // keys (version, path) repeat with other contents, so a cache that
+        // survived the restore would produce wrong roots here.
+        store.restore(&snapshot).unwrap();
+        assert_eq!(store.cached_tree_nodes(), 0);
+        let second = commit(&store, &writes(200, 400), &[]);
+        assert_ne!(first, second);
+        commit(&store, &writes(201, 400), &[]);
+        // A fresh store over the same backend contents computes the same next root.
+        let fresh = ChainStore::new(MemoryBackend::new());
+        fresh.restore(&store.snapshot().unwrap()).unwrap();
+        let next = writes(300, 400);
+        let height = store.head_height().unwrap().unwrap() + 1;
+        assert_eq!(
+            store.compute_root(&next, height).unwrap().0,
+            fresh.compute_root(&next, height).unwrap().0
+        );
+    }
+
+    fn receipt_with(events: &[(&str, u8)]) -> Receipt {
+        Receipt {
+            tx_hash: Hash([events.len() as u8; 32]),
+            sender: Address::ZERO,
+            source: TxSource::User,
+            status: ReceiptStatus::Success,
+            error: None,
+            cycles_used: 0,
+            cells_used: 0,
+            fee_paid: 0,
+            burned: 0,
+            tip: 0,
+            events: events
+                .iter()
+                .map(|(name, who)| Event {
+                    name: name.to_string(),
+                    emitter: Address([*who; 20]),
+                    data: Value::None,
+                })
+                .collect(),
+            return_value: None,
+            created_actor: None,
+        }
+    }
+
+    #[test]
+    fn event_postings_find_every_event_by_name_and_emitter_in_order() {
+        let store = ChainStore::new(MemoryBackend::new());
+        commit(&store, &writes(0, 3), &[]);
+        let receipts = vec![
+            receipt_with(&[("Fired", 1), ("Other", 2), ("Fired", 2)]),
+            receipt_with(&[]),
+            receipt_with(&[("Fired", 1)]),
+        ];
+        commit(&store, &writes(1, 3), &receipts);
+        commit(&store, &writes(2, 3), &[receipt_with(&[("Fired", 3)])]);
+        let found = |filter: EventFilter| -> Vec<(u64, u32, u32)> {
+            store
+                .events(&filter)
+                .unwrap()
+                .iter()
+                .map(|e| (e.height, e.receipt_index, e.event_index))
+                .collect()
+        };
+        let by_name = EventFilter {
+            name: Some("Fired".into()),
+            ..EventFilter::default()
+        };
+        assert_eq!(
+            found(by_name.clone()),
+            [(1, 0, 0), (1, 0, 2), (1, 2, 0), (2, 0, 0)]
+        );
+        assert_eq!(
+            found(EventFilter {
+                limit: 2,
+                ..by_name.clone()
+            }),
+            [(1, 0, 0), (1, 0, 2)]
+        );
+        assert_eq!(
+            found(EventFilter {
+                from_height: Some(2),
+                ..by_name.clone()
+            }),
+            [(2, 0, 0)]
+        );
+        assert_eq!(
+            found(EventFilter {
+                emitter: Some(Address([2; 20])),
+                ..EventFilter::default()
+            }),
+            [(1, 0, 1), (1, 0, 2)]
+        );
+        assert_eq!(
+            found(EventFilter {
+                emitter: Some(Address([1; 20])),
+                ..by_name
+            }),
+            [(1, 0, 0), (1, 2, 0)]
+        );
+        // One posting list per (name, block) and (emitter, block), not per event.
+        let index_entries = store
+            .backend()
+            .scan(&[EVENT_INDEX], Some(&[EVENT_INDEX + 1]), usize::MAX)
+            .unwrap()
+            .len();
+        // Block 1: names Fired, Other and emitters 1, 2; block 2: Fired and 3.
+        assert_eq!(index_entries, (2 + 2) + (1 + 1));
     }
 }

@@ -29,7 +29,7 @@ use timerhost_types::timer::{GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL};
 use timerhost_types::{BasefeeConfig, Event, Timer, TimerConfig};
 
 use crate::error::Result;
-use crate::queue::{self, RemovalReason};
+use crate::queue::{self, Queued, RemovalReason};
 use crate::{events, handler, store};
 
 /// How many due entries are read per scan.
@@ -103,11 +103,12 @@ struct Budgets {
 fn remove_for(
     state: &mut Overlay<'_>,
     timer: &Timer,
+    queued: Queued,
     reason: &RemovalReason,
     height: u64,
     plan: &mut DeliveryPlan,
 ) -> Result<()> {
-    store::remove(state, timer)?;
+    store::remove_queued(state, timer, queued)?;
     plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
     match reason {
         RemovalReason::Expired { .. } => {
@@ -142,12 +143,15 @@ pub fn deliver(
     };
 
     // The GC backlog first: it holds timers classified in earlier blocks.
+    // Both walks resume from where the last chunk ended (see `DueCursor`).
+    let mut backlog_cursor = 0u64;
     'backlog: loop {
-        let entries = queue::backlog(state, SCAN_CHUNK)?;
+        let entries = queue::backlog_from(state, backlog_cursor, SCAN_CHUNK)?;
         if entries.is_empty() {
             break;
         }
-        for entry in entries {
+        for (seq, entry) in entries {
+            backlog_cursor = seq.saturating_add(1);
             if budget.gc_left < GC_CYCLES_PER_REMOVAL {
                 break 'backlog;
             }
@@ -158,14 +162,22 @@ pub fn deliver(
                     reason: "points to a missing timer".into(),
                 }
             })?;
-            remove_for(state, &timer, &entry.reason, height, &mut plan)?;
+            remove_for(
+                state,
+                &timer,
+                Queued::Backlog,
+                &entry.reason,
+                height,
+                &mut plan,
+            )?;
             budget.gc_left -= GC_CYCLES_PER_REMOVAL;
         }
     }
 
     // Then the due queue, strictly FIFO.
+    let mut due_cursor = queue::DueCursor::START;
     'due: loop {
-        let ids = queue::due(state, height, SCAN_CHUNK)?;
+        let ids = queue::due_from(state, due_cursor, height, SCAN_CHUNK)?;
         if ids.is_empty() {
             break;
         }
@@ -176,6 +188,7 @@ pub fn deliver(
                     key: id.to_hex(),
                     reason: "points to a missing timer".into(),
                 })?;
+            due_cursor = queue::DueCursor::after(&timer);
             let required = max_cost(timer.gas_limit_per_fire, config, basefee);
             // §5.4 path 3: TTL expiry; path 2: insufficient funds.
             let removal = if height > timer.expires_at {
@@ -194,7 +207,7 @@ pub fn deliver(
             };
             if let Some(reason) = removal {
                 if budget.gc_left >= GC_CYCLES_PER_REMOVAL {
-                    remove_for(state, &timer, &reason, height, &mut plan)?;
+                    remove_for(state, &timer, Queued::Due, &reason, height, &mut plan)?;
                     budget.gc_left -= GC_CYCLES_PER_REMOVAL;
                 } else if budget.moves_left > 0 {
                     queue::move_to_backlog(state, &timer, reason);
@@ -226,7 +239,7 @@ pub fn deliver(
                     })
                 }
             }
-            store::remove(state, &timer)?;
+            store::remove_queued(state, &timer, Queued::Due)?;
             budget.lane_left = budget.lane_left.saturating_sub(timer.gas_limit_per_fire);
             plan.stats.lane_reserved += timer.gas_limit_per_fire;
             plan.stats.fired += 1;

@@ -72,15 +72,34 @@ pub fn enqueue(state: &mut Overlay<'_>, timer: &Timer) {
     state.put(due_key(timer.height, timer.seq), timer.timer_id.0.to_vec());
 }
 
-/// Takes a timer out of the due queue and the backlog (whichever holds it).
-pub fn dequeue(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
+/// Where a timer is queued, when the caller already knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// In the due queue (`t h`): delivery walking that queue.
+    Due,
+    /// In the GC backlog (`t g`): delivery clearing the backlog.
+    Backlog,
+    /// Not known (cancellation by the actor or governance): look it up.
+    Unknown,
+}
+
+/// Takes a timer out of the due queue or the backlog. With a known location
+/// this costs no reads (end of block removes thousands of timers); deleting
+/// only keys that exist keeps absent keys out of the block's change set.
+pub fn dequeue(state: &mut Overlay<'_>, timer: &Timer, queued: Queued) -> Result<()> {
     let due = due_key(timer.height, timer.seq);
-    if state.get(&due)?.is_some() {
-        state.delete(due);
-    }
     let backlog = backlog_key(timer.seq);
-    if state.get(&backlog)?.is_some() {
-        state.delete(backlog);
+    match queued {
+        Queued::Due => state.delete(due),
+        Queued::Backlog => state.delete(backlog),
+        Queued::Unknown => {
+            if state.get(&due)?.is_some() {
+                state.delete(due);
+            }
+            if state.get(&backlog)?.is_some() {
+                state.delete(backlog);
+            }
+        }
     }
     Ok(())
 }
@@ -102,10 +121,52 @@ pub fn in_backlog(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bo
     Ok(state.get(&backlog_key(timer.seq))?.is_some())
 }
 
+/// A position in the due queue: everything strictly before it has been
+/// walked. Resuming a walk from here instead of from the queue's start keeps
+/// a block's walk linear: entries it removed are still in the committed store
+/// underneath the overlay, and rescanning them per chunk would be quadratic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DueCursor {
+    height: u64,
+    seq: u64,
+}
+
+impl DueCursor {
+    /// The queue's start.
+    pub const START: DueCursor = DueCursor { height: 0, seq: 0 };
+
+    /// Just past `timer`'s entry.
+    pub fn after(timer: &Timer) -> DueCursor {
+        match timer.seq.checked_add(1) {
+            Some(seq) => DueCursor {
+                height: timer.height,
+                seq,
+            },
+            None => DueCursor {
+                height: timer.height.saturating_add(1),
+                seq: 0,
+            },
+        }
+    }
+}
+
 /// Up to `limit` due timer ids with height ≤ `height`, oldest first.
 pub fn due(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<Hash>> {
-    let start = vec![TIMERS, DUE];
+    due_from(state, DueCursor::START, height, limit)
+}
+
+/// Up to `limit` due timer ids at or after `from` with height ≤ `height`, oldest first.
+pub fn due_from(
+    state: &(impl StateRead + ?Sized),
+    from: DueCursor,
+    height: u64,
+    limit: usize,
+) -> Result<Vec<Hash>> {
+    let start = due_key(from.height, from.seq);
     let end = due_key(height.saturating_add(1), 0);
+    if start >= end {
+        return Ok(Vec::new());
+    }
     state
         .scan(&start, Some(&end), limit)?
         .into_iter()
@@ -130,19 +191,42 @@ pub fn at_height(
 
 /// Up to `limit` GC backlog entries, oldest first.
 pub fn backlog(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<GcEntry>> {
-    let start = vec![TIMERS, BACKLOG];
+    Ok(backlog_from(state, 0, limit)?
+        .into_iter()
+        .map(|(_, entry)| entry)
+        .collect())
+}
+
+/// Up to `limit` GC backlog entries with sequence ≥ `from_seq`, oldest first
+/// (resumable, for the same reason as [`due_from`]).
+pub fn backlog_from(
+    state: &(impl StateRead + ?Sized),
+    from_seq: u64,
+    limit: usize,
+) -> Result<Vec<(u64, GcEntry)>> {
+    let start = backlog_key(from_seq);
     let end = vec![TIMERS, BACKLOG + 1];
     state
         .scan(&start, Some(&end), limit)?
         .into_iter()
         .map(|(k, v)| {
-            timerhost_types::decode::<GcEntry>(&v).map_err(|e| {
+            let seq = k
+                .get(2..10)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| timerhost_state::StorageError::Corrupt {
+                    what: GcEntry::NAME,
+                    key: k.iter().map(|b| format!("{b:02x}")).collect(),
+                    reason: "backlog key without an 8-byte sequence".into(),
+                })?;
+            let entry = timerhost_types::decode::<GcEntry>(&v).map_err(|e| {
                 timerhost_state::StorageError::Corrupt {
                     what: GcEntry::NAME,
                     key: k.iter().map(|b| format!("{b:02x}")).collect(),
                     reason: e.to_string(),
                 }
-            })
+            })?;
+            Ok((seq, entry))
         })
         .collect()
 }

@@ -133,8 +133,13 @@ pub fn update(state: &mut Overlay<'_>, timer: &Timer) {
 
 /// Removes a timer from the store and every index (wherever it is queued).
 pub fn remove(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
+    remove_queued(state, timer, queue::Queued::Unknown)
+}
+
+/// Removes a timer known to be queued at `queued` from the store and every index.
+pub fn remove_queued(state: &mut Overlay<'_>, timer: &Timer, queued: queue::Queued) -> Result<()> {
     state.delete(record_key(&timer.timer_id));
-    queue::dequeue(state, timer)?;
+    queue::dequeue(state, timer, queued)?;
     state.delete(actor_key(&timer.actor_address, timer.seq));
     state.delete(payer_key(&timer.fee_payer, timer.seq));
     let n = live_count(state, &timer.actor_address)?;

@@ -26,16 +26,27 @@
 //! [`crate::Vm::new`] refuses to start without it (see [`is_installed`]).
 
 // `GlobalAlloc` is an unsafe trait: implementing it (and forwarding to the
-// system allocator) cannot be done without `unsafe`. This module is the only
+// underlying allocator) cannot be done without `unsafe`. This module is the only
 // place in the crate that needs it; the code only forwards and counts.
 #![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The counting allocator; install it with `#[global_allocator]`.
+///
+/// It counts and forwards to mimalloc rather than glibc's malloc: a node's
+/// heap holds millions of small, long-lived vectors (state keys, tree nodes,
+/// block-sized change sets), and glibc's allocator spent a quarter of an
+/// end-of-block in `_int_malloc`/`malloc_consolidate` on such a heap
+/// (docs/PERFORMANCE.md). The count is of requested layout sizes, so the
+/// underlying allocator does not affect what actors are charged.
 pub struct MeteredAllocator;
+
+static UNDERLYING: MiMalloc = MiMalloc;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
@@ -71,26 +82,26 @@ unsafe impl GlobalAlloc for MeteredAllocator {
             INSTALLED.store(true, Ordering::Relaxed);
         }
         record(layout.size() as i64);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
+        // SAFETY: forwarded unchanged to the underlying allocator.
+        unsafe { UNDERLYING.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         record(layout.size() as i64);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc_zeroed(layout) }
+        // SAFETY: forwarded unchanged to the underlying allocator.
+        unsafe { UNDERLYING.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         record(-(layout.size() as i64));
-        // SAFETY: `ptr` was allocated by `System` with this layout (we forward every call).
-        unsafe { System.dealloc(ptr, layout) }
+        // SAFETY: `ptr` was allocated by `UNDERLYING` with this layout (we forward every call).
+        unsafe { UNDERLYING.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         record(new_size as i64 - layout.size() as i64);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        // SAFETY: forwarded unchanged to the underlying allocator.
+        unsafe { UNDERLYING.realloc(ptr, layout, new_size) }
     }
 }
 
