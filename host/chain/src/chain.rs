@@ -127,6 +127,7 @@ impl<B: KvBackend> Chain<B> {
                 tracing::info!(chain_id = chain.genesis.chain_id, state_root = %root, "wrote genesis");
             }
             Some(_) => {
+                chain.store.check_format()?;
                 let stored = chain.store.block(0)?.ok_or_else(|| {
                     ChainError::Genesis("the database has a head but no block 0".into())
                 })?;

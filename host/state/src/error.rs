@@ -30,6 +30,16 @@ pub enum StorageError {
     /// The Jellyfish Merkle Tree failed (missing node, internal error).
     #[error("state commitment failure: {0}")]
     Commitment(String),
+    /// The database was written in another store layout (an older or newer
+    /// timerhost); reading it would misinterpret its indexes.
+    #[error("the database uses store format {found}, this timerhost reads format {expected}: start from a new node home")]
+    Format {
+        /// Format found in the database (`"none (before format markers)"` for
+        /// databases that predate the marker).
+        found: String,
+        /// Format this build reads and writes.
+        expected: u32,
+    },
     /// A commit did not extend the current head by exactly one block.
     #[error("commit out of order: head is {head:?}, tried to commit height {height}")]
     OutOfOrder {

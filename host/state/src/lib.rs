@@ -27,4 +27,6 @@ pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 pub use commitment::{NodeCache, StateCommitment};
 pub use error::{Result, StorageError};
 pub use overlay::{ChangeSet, Checkpoint, Overlay, StateRead, StateReadExt};
-pub use store::{ChainStore, CommitRequest, EventFilter, EventRecord, StoreSnapshot, TxLocation};
+pub use store::{
+    ChainStore, CommitRequest, EventFilter, EventRecord, StoreSnapshot, TxLocation, STORE_FORMAT,
+};

@@ -38,6 +38,15 @@ const TX_INDEX: u8 = b'X';
 const EVENT_INDEX: u8 = b'E';
 const META: u8 = b'M';
 
+/// Layout version of the non-consensus parts of the store (namespaces, index
+/// shapes), written with block 0 under `M format`. Bump it whenever a layout
+/// changes; a database with another value is refused at open
+/// ([`ChainStore::check_format`]) instead of being misread.
+///
+/// 2: event indexes are per-block posting lists (1 had one entry per event
+/// and no marker).
+pub const STORE_FORMAT: u32 = 2;
+
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
 ///
@@ -474,6 +483,9 @@ impl<B: KvBackend> ChainStore<B> {
             batch.put(key, positions);
         }
         batch.put(ns_key(META, b"head"), height_be.to_vec());
+        if header.height == 0 {
+            batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
+        }
         match self.backend.write(batch) {
             Ok(()) => {
                 self.nodes.apply(req.tree_update);
@@ -542,6 +554,26 @@ impl<B: KvBackend> ChainStore<B> {
         self.nodes.len()
     }
 
+    /// Refuses a database written in another layout (see [`STORE_FORMAT`]).
+    /// An empty database passes: its block 0 will carry the marker.
+    pub fn check_format(&self) -> Result<()> {
+        if self.head_height()?.is_none() {
+            return Ok(());
+        }
+        let found = match self.meta("format")? {
+            None => "none (before format markers)".to_string(),
+            Some(bytes) => match <[u8; 4]>::try_from(bytes.as_slice()) {
+                Ok(b) if u32::from_be_bytes(b) == STORE_FORMAT => return Ok(()),
+                Ok(b) => u32::from_be_bytes(b).to_string(),
+                Err(_) => format!("unreadable ({} bytes)", bytes.len()),
+            },
+        };
+        Err(StorageError::Format {
+            found,
+            expected: STORE_FORMAT,
+        })
+    }
+
     /// Reads a node-local metadata value (not consensus state).
     pub fn meta(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.backend.get(&ns_key(META, name.as_bytes()))
@@ -549,7 +581,10 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Writes a node-local metadata value (not consensus state).
     pub fn put_meta(&self, name: &str, value: Vec<u8>) -> Result<()> {
-        assert_ne!(name, "head", "the head pointer is only moved by commit");
+        assert!(
+            name != "head" && name != "format",
+            "the head pointer and the format marker are only written by commit"
+        );
         let mut batch = WriteBatch::new();
         batch.put(ns_key(META, name.as_bytes()), value);
         self.backend.write(batch)
@@ -640,6 +675,28 @@ mod tests {
             store.compute_root(&next, height).unwrap().0,
             fresh.compute_root(&next, height).unwrap().0
         );
+    }
+
+    #[test]
+    fn a_database_without_this_format_is_refused_by_name() {
+        let store = ChainStore::new(MemoryBackend::new());
+        store.check_format().unwrap();
+        commit(&store, &writes(0, 3), &[]);
+        store.check_format().unwrap();
+        // What a database written before the marker existed looks like.
+        let mut batch = WriteBatch::new();
+        batch.delete(ns_key(META, b"format"));
+        store.backend().write(batch).unwrap();
+        let e = store.check_format().unwrap_err().to_string();
+        assert!(
+            e.contains("store format none") && e.contains("reads format 2"),
+            "{e}"
+        );
+        let mut batch = WriteBatch::new();
+        batch.put(ns_key(META, b"format"), 7u32.to_be_bytes().to_vec());
+        store.backend().write(batch).unwrap();
+        let e = store.check_format().unwrap_err().to_string();
+        assert!(e.contains("store format 7"), "{e}");
     }
 
     fn receipt_with(events: &[(&str, u8)]) -> Receipt {
