@@ -721,6 +721,22 @@ fn tx_options(t: &TxArgs) -> Result<TxOptions> {
     })
 }
 
+/// The node's live config (read with `method`) with `settings` applied and
+/// validated, ready to send in an update instruction.
+fn updated_config<T: serde::de::DeserializeOwned>(
+    t: &TxArgs,
+    method: &str,
+    settings: &[String],
+    what: &str,
+    validate: fn(&T) -> timerhost_types::Result<()>,
+) -> Result<T> {
+    let current = Client::new(&t.node.rpc).call(method, json!([]))?;
+    let cfg: T = serde_json::from_value(apply_settings(current, settings, what)?)
+        .map_err(|e| NodeError::Usage(format!("invalid config: {e}")))?;
+    validate(&cfg).map_err(|e| NodeError::Usage(format!("invalid {what}: {e}")))?;
+    Ok(cfg)
+}
+
 fn send_and_report(as_json: bool, t: &TxArgs, kind: TxKind) -> Result<()> {
     let c = Client::new(&t.node.rpc);
     let receipt = client::send(&c, &tx_options(t)?, kind)?;
@@ -744,7 +760,6 @@ fn send_and_report(as_json: bool, t: &TxArgs, kind: TxKind) -> Result<()> {
 
 fn gov(j: bool, action: &GovAction) -> Result<()> {
     use timerhost_types::{BasefeeConfig, SystemInstruction, TimerConfig};
-    let bad = |e: serde_json::Error| NodeError::Usage(format!("invalid config: {e}"));
     let hash = |id: &str| -> Result<timerhost_types::Hash> {
         id.trim()
             .parse()
@@ -760,12 +775,13 @@ fn gov(j: bool, action: &GovAction) -> Result<()> {
             print(j, &v, pretty);
         }
         GovAction::SetTimerConfig { settings, tx } => {
-            let current = Client::new(&tx.node.rpc).call("th_getTimerConfig", json!([]))?;
-            let cfg: TimerConfig =
-                serde_json::from_value(apply_settings(current, settings, "TimerConfig")?)
-                    .map_err(bad)?;
-            cfg.validate()
-                .map_err(|e| NodeError::Usage(format!("invalid TimerConfig: {e}")))?;
+            let cfg = updated_config(
+                tx,
+                "th_getTimerConfig",
+                settings,
+                "TimerConfig",
+                TimerConfig::validate,
+            )?;
             send_and_report(
                 j,
                 tx,
@@ -773,12 +789,13 @@ fn gov(j: bool, action: &GovAction) -> Result<()> {
             )?;
         }
         GovAction::SetBasefeeConfig { settings, tx } => {
-            let current = Client::new(&tx.node.rpc).call("th_getBasefeeConfig", json!([]))?;
-            let cfg: BasefeeConfig =
-                serde_json::from_value(apply_settings(current, settings, "BasefeeConfig")?)
-                    .map_err(bad)?;
-            cfg.validate()
-                .map_err(|e| NodeError::Usage(format!("invalid BasefeeConfig: {e}")))?;
+            let cfg = updated_config(
+                tx,
+                "th_getBasefeeConfig",
+                settings,
+                "BasefeeConfig",
+                BasefeeConfig::validate,
+            )?;
             send_and_report(
                 j,
                 tx,

@@ -144,6 +144,23 @@ fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
     k
 }
 
+/// `E n ‖ len ‖ name`: the by-name event index of `name`, which commit and
+/// query must build alike. Names longer than 255 bytes are indexed by their
+/// first 255 (the query then filters on the whole name).
+fn events_by_name_prefix(name: &str) -> Vec<u8> {
+    let name = &name.as_bytes()[..name.len().min(255)];
+    let mut prefix = vec![EVENT_INDEX, b'n', name.len() as u8];
+    prefix.extend_from_slice(name);
+    prefix
+}
+
+/// `E a ‖ address`: the by-emitter event index of `emitter`.
+fn events_by_emitter_prefix(emitter: &Address) -> Vec<u8> {
+    let mut prefix = vec![EVENT_INDEX, b'a'];
+    prefix.extend_from_slice(emitter.as_bytes());
+    prefix
+}
+
 fn corrupt(what: &'static str, key: &[u8], reason: impl ToString) -> StorageError {
     StorageError::Corrupt {
         what,
@@ -322,16 +339,9 @@ impl<B: KvBackend> ChainStore<B> {
                 && filter.emitter.is_none_or(|a| a == e.emitter)
         };
         // With a name or emitter, walk that index; otherwise walk the blocks.
-        let index_prefix = if let Some(name) = &filter.name {
-            let mut p = vec![EVENT_INDEX, b'n', name.len().min(255) as u8];
-            p.extend_from_slice(name.as_bytes());
-            Some(p)
-        } else {
-            filter.emitter.map(|a| {
-                let mut p = vec![EVENT_INDEX, b'a'];
-                p.extend_from_slice(a.as_bytes());
-                p
-            })
+        let index_prefix = match &filter.name {
+            Some(name) => Some(events_by_name_prefix(name)),
+            None => filter.emitter.as_ref().map(events_by_emitter_prefix),
         };
         match index_prefix {
             Some(prefix) => {
@@ -464,14 +474,10 @@ impl<B: KvBackend> ChainStore<B> {
                 let mut pos = [0u8; 8];
                 pos[..4].copy_from_slice(&(ri as u32).to_be_bytes());
                 pos[4..].copy_from_slice(&(ei as u32).to_be_bytes());
-                let name = event.name.as_bytes();
-                let name = &name[..name.len().min(255)];
-                let mut by_name = vec![EVENT_INDEX, b'n', name.len() as u8];
-                by_name.extend_from_slice(name);
+                let mut by_name = events_by_name_prefix(&event.name);
                 by_name.extend_from_slice(&height_be);
                 postings.entry(by_name).or_default().extend_from_slice(&pos);
-                let mut by_emitter = vec![EVENT_INDEX, b'a'];
-                by_emitter.extend_from_slice(event.emitter.as_bytes());
+                let mut by_emitter = events_by_emitter_prefix(&event.emitter);
                 by_emitter.extend_from_slice(&height_be);
                 postings
                     .entry(by_emitter)
@@ -486,17 +492,11 @@ impl<B: KvBackend> ChainStore<B> {
         if header.height == 0 {
             batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
         }
-        match self.backend.write(batch) {
-            Ok(()) => {
-                self.nodes.apply(req.tree_update);
-                Ok(())
-            }
-            Err(e) => {
-                // The batch is atomic, but do not bet the cache on it.
-                self.nodes.clear();
-                Err(e)
-            }
-        }
+        // The batch is atomic: on failure nothing was written and the cache
+        // still matches the store.
+        self.backend.write(batch)?;
+        self.nodes.apply(req.tree_update);
+        Ok(())
     }
 
     /// Captures every entry of the store (see [`StoreSnapshot`]).
@@ -542,9 +542,8 @@ impl<B: KvBackend> ChainStore<B> {
         if batch.is_empty() {
             return Ok(());
         }
-        // Tree nodes are about to be rewritten under keys the cache may hold.
-        self.nodes.clear();
         let written = self.backend.write(batch);
+        // Tree nodes were rewritten under keys the cache may hold.
         self.nodes.clear();
         written
     }
@@ -779,13 +778,32 @@ mod tests {
             }),
             [(1, 0, 0), (1, 2, 0)]
         );
+        // A name past the 255 bytes the index keeps is still found by its whole name.
+        let long = "L".repeat(300);
+        commit(
+            &store,
+            &writes(3, 3),
+            &[receipt_with(&[(long.as_str(), 4)])],
+        );
+        assert_eq!(
+            found(EventFilter {
+                name: Some(long.clone()),
+                ..EventFilter::default()
+            }),
+            [(3, 0, 0)]
+        );
+        assert!(found(EventFilter {
+            name: Some("L".repeat(255)),
+            ..EventFilter::default()
+        })
+        .is_empty());
         // One posting list per (name, block) and (emitter, block), not per event.
         let index_entries = store
             .backend()
             .scan(&[EVENT_INDEX], Some(&[EVENT_INDEX + 1]), usize::MAX)
             .unwrap()
             .len();
-        // Block 1: names Fired, Other and emitters 1, 2; block 2: Fired and 3.
-        assert_eq!(index_entries, (2 + 2) + (1 + 1));
+        // Block 1: names Fired, Other and emitters 1, 2; blocks 2 and 3: one name and one emitter.
+        assert_eq!(index_entries, (2 + 2) + (1 + 1) + (1 + 1));
     }
 }

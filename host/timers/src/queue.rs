@@ -19,7 +19,7 @@ use timerhost_types::keys::TIMERS;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::store::hash_value;
+use crate::store::{corrupt, hash_value};
 
 const DUE: u8 = b'h';
 const BACKLOG: u8 = b'g';
@@ -125,7 +125,7 @@ pub fn in_backlog(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bo
 /// walked. Resuming a walk from here instead of from the queue's start keeps
 /// a block's walk linear: entries it removed are still in the committed store
 /// underneath the overlay, and rescanning them per chunk would be quadratic.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DueCursor {
     height: u64,
     seq: u64,
@@ -214,18 +214,11 @@ pub fn backlog_from(
                 .get(2..10)
                 .and_then(|b| b.try_into().ok())
                 .map(u64::from_be_bytes)
-                .ok_or_else(|| timerhost_state::StorageError::Corrupt {
-                    what: GcEntry::NAME,
-                    key: k.iter().map(|b| format!("{b:02x}")).collect(),
-                    reason: "backlog key without an 8-byte sequence".into(),
+                .ok_or_else(|| {
+                    corrupt(GcEntry::NAME, &k, "backlog key without an 8-byte sequence")
                 })?;
-            let entry = timerhost_types::decode::<GcEntry>(&v).map_err(|e| {
-                timerhost_state::StorageError::Corrupt {
-                    what: GcEntry::NAME,
-                    key: k.iter().map(|b| format!("{b:02x}")).collect(),
-                    reason: e.to_string(),
-                }
-            })?;
+            let entry = timerhost_types::decode::<GcEntry>(&v)
+                .map_err(|e| corrupt(GcEntry::NAME, &k, &e.to_string()))?;
             Ok((seq, entry))
         })
         .collect()

@@ -52,7 +52,7 @@ fn count_key(actor: &Address) -> Vec<u8> {
     key(LIVE_COUNT, &[actor.as_bytes()])
 }
 
-fn corrupt(what: &'static str, k: &[u8], reason: &str) -> StorageError {
+pub(crate) fn corrupt(what: &'static str, k: &[u8], reason: &str) -> StorageError {
     StorageError::Corrupt {
         what,
         key: k.iter().map(|b| format!("{b:02x}")).collect(),

@@ -31,10 +31,10 @@
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout};
-
-use mimalloc::MiMalloc;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use mimalloc::MiMalloc;
 
 /// The counting allocator; install it with `#[global_allocator]`.
 ///

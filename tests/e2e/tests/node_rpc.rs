@@ -366,6 +366,25 @@ fn dev_examples_and_governance_through_the_cli() {
     assert!(err.contains("rejected"), "{err}");
     let out = node.cli(&["gov", "set-timer-config", "nope=1", "--dev-account", "0"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no field \"nope\""));
+    // Invalid values are refused before signing, naming the config and field.
+    for (command, setting, what) in [
+        (
+            "set-timer-config",
+            "max_ttl_blocks=0",
+            "invalid TimerConfig",
+        ),
+        (
+            "set-basefee-config",
+            "min_cycle_basefee=0",
+            "invalid BasefeeConfig",
+        ),
+    ] {
+        let out = node.cli(&["gov", command, setting, "--dev-account", "0"]);
+        assert_eq!(out.status.code(), Some(1), "{command} {setting}");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        let field = setting.split('=').next().unwrap();
+        assert!(err.contains(what) && err.contains(field), "{err}");
+    }
 
     // Cancel the heartbeat's timer and extend one of the funded beats.
     let t = node.cli_json(&["timers", "--actor", &beat]);
