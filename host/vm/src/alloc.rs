@@ -58,6 +58,7 @@ thread_local! {
     static PEAK_BYTES: Cell<i64> = const { Cell::new(0) };
     static BUDGET: Cell<i64> = const { Cell::new(i64::MAX) };
     static EXCEEDED: Cell<bool> = const { Cell::new(false) };
+    static LAST_PEAK: Cell<i64> = const { Cell::new(0) };
 }
 
 fn record(delta: i64) {
@@ -151,9 +152,18 @@ impl MemoryBudget {
     }
 }
 
+/// Peak net allocation of the last execution that finished on this thread.
+///
+/// Diagnostics only (tests, profiling): it is a real byte count, so it is not
+/// part of any receipt; see docs/METERING.md "Memory".
+pub fn last_peak_bytes() -> u64 {
+    LAST_PEAK.get().max(0) as u64
+}
+
 impl Drop for MemoryBudget {
     fn drop(&mut self) {
         if self.owner {
+            LAST_PEAK.set(PEAK_BYTES.get());
             ACTIVE.set(false);
             BUDGET.set(i64::MAX);
         }

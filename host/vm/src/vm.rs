@@ -287,11 +287,13 @@ impl Vm {
             );
         }
         let runtime = runtime();
-        // Load the actor's class (first use in this interpreter only) before
-        // the memory budget starts, so a cold cache costs no budget.
-        let _ = runtime
-            .interpreter
-            .enter(|vm| runtime.actor_class(compiled, vm).map(drop));
+        // Load the actor's class (first use in this interpreter only) and
+        // settle the interpreter before the memory budget starts, so neither
+        // a cold cache nor what ran before costs or credits any budget.
+        runtime.interpreter.enter(|vm| {
+            let _ = runtime.actor_class(compiled, vm);
+            runtime.settle(vm);
+        });
         let _memory = crate::alloc::MemoryBudget::start(limits.memory_bytes);
         let tx_sender = host.tx_sender();
         let mut meter = Meter {

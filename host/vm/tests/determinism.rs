@@ -179,3 +179,123 @@ fn out_of_memory_trips_at_the_same_point_on_cold_and_warm_interpreters() {
         );
     }
 }
+
+/// What an execution is charged for memory must not depend on what ran before
+/// it on the same thread: each workload's peak is measured on a fresh
+/// interpreter and again after a polluter that leaves behind what RustPython
+/// keeps across executions (cyclic garbage, dead dicts with big tables, big
+/// ints and ranges on free lists, a slice holding a big list, grown free
+/// lists).
+#[test]
+fn memory_peak_does_not_depend_on_earlier_executions() {
+    const WORKLOADS: &[&str] = &[
+        "        for i in range(n):\n            a = [0] * 50\n            a.append(a)\n        return 1\n",
+        "        d = {str(i): i for i in range(n)}\n        e = {i: [i] for i in range(n)}\n        return len(d) + len(e)\n",
+        "        xs = [i * 1000003 for i in range(n)]\n        t = 0\n        for r in [range(i, i + 3) for i in range(n // 10)]:\n            t += len(xs[r[0]:r[2]])\n        return t\n",
+        "        ts = [(i, str(i), [i]) for i in range(n)]\n        fs = [i / 7 for i in range(n)]\n        return len(ts) + len(fs)\n",
+    ];
+    const POLLUTER: &str = "class Polluter:\n    def run(self, n):\n        big = [0] * n\n        try:\n            [1][:big]\n        except TypeError:\n            pass\n        d = {i: i for i in range(n)}\n        ints = [2 ** 4000 + i for i in range(200)]\n        rs = [range(2 ** 4000, 2 ** 4001) for i in range(10)]\n        ts = [(i, i) for i in range(n)]\n        fs = [i / 3 for i in range(n)]\n        for i in range(n // 10):\n            a = [0] * 30\n            a.append(a)\n        return len(d) + len(ints) + len(rs) + len(ts) + len(fs)\n";
+    let limits = ExecLimits {
+        cycles: 200_000_000,
+        cells: 1_000_000,
+        memory_bytes: 256 * 1024 * 1024,
+    };
+    let run = move |workload: &'static str, polluter_sizes: &'static [i64]| {
+        std::thread::spawn(move || {
+            let vm = Vm::new().unwrap();
+            let mut host = MockHost::new();
+            let polluter = addr(9);
+            host.install_actor(polluter, POLLUTER);
+            assert!(vm
+                .deploy(&mut host, &polluter, POLLUTER, &[], limits)
+                .is_success());
+            for &n in polluter_sizes {
+                let o = vm.call(&mut host, &polluter, "run", &[Value::int(n)], limits);
+                assert!(o.is_success(), "{o:?}");
+            }
+            // A host of its own: only the interpreter's history differs.
+            let mut host = MockHost::new();
+            let source = format!("class Workload:\n    def run(self, n):\n{workload}");
+            let actor = addr(1);
+            host.install_actor(actor, &source);
+            assert!(vm
+                .deploy(&mut host, &actor, &source, &[], limits)
+                .is_success());
+            let o = vm.call(&mut host, &actor, "run", &[Value::int(5_000)], limits);
+            (
+                o.error_kind(),
+                o.cycles_used,
+                timerhost_vm::alloc::last_peak_bytes(),
+            )
+        })
+        .join()
+        .unwrap()
+    };
+    for workload in WORKLOADS {
+        let fresh = run(workload, &[]);
+        assert_eq!(fresh.0, None, "{workload}: {fresh:?}");
+        for polluter_sizes in [&[0][..], &[20_000], &[20_000, 3_000]] {
+            let polluted = run(workload, polluter_sizes);
+            assert_eq!(
+                fresh, polluted,
+                "{workload} after polluters {polluter_sizes:?}: (outcome, cycles, peak bytes)"
+            );
+        }
+    }
+}
+
+/// RustPython's collector counts allocations process-wide: with automatic
+/// collection on, another thread's executions (RPC dry runs) would decide when
+/// cyclic garbage is freed inside this one. The peak of a cycle-building loop
+/// must be the same whether or not another thread is busy making garbage.
+#[test]
+fn memory_peak_does_not_depend_on_other_threads() {
+    const CYCLES: &str = "class Cycles:\n    def run(self, n):\n        for i in range(n):\n            a = [0] * 20\n            a.append(a)\n        return 1\n";
+    let limits = ExecLimits {
+        cycles: 200_000_000,
+        cells: 1_000_000,
+        memory_bytes: 256 * 1024 * 1024,
+    };
+    let peak = move || {
+        let vm = Vm::new().unwrap();
+        let mut host = MockHost::new();
+        let actor = addr(1);
+        host.install_actor(actor, CYCLES);
+        assert!(vm
+            .deploy(&mut host, &actor, CYCLES, &[], limits)
+            .is_success());
+        let o = vm.call(&mut host, &actor, "run", &[Value::int(3_000)], limits);
+        assert!(o.is_success(), "{o:?}");
+        (o.cycles_used, timerhost_vm::alloc::last_peak_bytes())
+    };
+    let alone = std::thread::spawn(peak).join().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let vm = Vm::new().unwrap();
+            let mut host = MockHost::new();
+            let actor = addr(2);
+            host.install_actor(actor, CYCLES);
+            assert!(vm
+                .deploy(&mut host, &actor, CYCLES, &[], limits)
+                .is_success());
+            let mut runs = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs < 3 {
+                let _ = vm.call(&mut host, &actor, "run", &[Value::int(500)], limits);
+                runs += 1;
+            }
+        })
+    };
+    let beside_busy: Vec<_> = (0..3)
+        .map(|_| std::thread::spawn(peak).join().unwrap())
+        .collect();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.join().unwrap();
+    for other in beside_busy {
+        assert_eq!(
+            alone, other,
+            "(cycles, peak bytes) alone vs beside a busy thread"
+        );
+    }
+}
