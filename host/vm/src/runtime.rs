@@ -358,14 +358,13 @@ impl Runtime {
             // The interpreter's own objects live forever: keep them out of
             // every later collection's scan.
             vm.state.gc.freeze();
-            parts
-        });
-        let (builtins, storage, abort_type, host_error_type, prelude) = parts;
-        let frame_maker = interpreter.enter(|vm| {
-            prelude
+            let frame_maker = parts
+                .4
                 .get_item("_pvm_frame", vm)
-                .expect("_pvm_frame defined")
+                .expect("_pvm_frame defined");
+            (parts, frame_maker)
         });
+        let ((builtins, storage, abort_type, host_error_type, prelude), frame_maker) = parts;
         let runtime = Runtime {
             interpreter,
             builtins,
@@ -392,20 +391,16 @@ impl Runtime {
         let class = prelude
             .get_item("_PvmWarmUp", vm)
             .expect("_PvmWarmUp defined");
-        let instance = class.call((), vm).expect("_PvmWarmUp()");
-        for (name, value) in [
-            ("storage", self.storage.clone()),
-            ("address", vm.ctx.new_str(Address::ZERO.to_hex()).into()),
-            ("deployer", vm.ctx.new_str(Address::ZERO.to_hex()).into()),
-        ] {
-            instance.set_attr(name, value, vm).expect("attribute set");
-        }
-        let method = instance
-            .get_attr(&vm.ctx.new_str("run"), vm)
-            .expect("run defined");
-        method
-            .call((vm.ctx.new_int(40),), vm)
-            .expect("warm-up runs");
+        let zero = Address::ZERO;
+        self.call_handler(
+            &class,
+            &zero,
+            &zero,
+            "run",
+            vec![vm.ctx.new_int(40).into()],
+            vm,
+        )
+        .expect("warm-up runs");
     }
 
     #[allow(clippy::type_complexity)]
@@ -673,13 +668,28 @@ impl Runtime {
         if !compiled.handlers.iter().any(|h| h == handler) {
             return Ok(None);
         }
+        let py_args: Vec<PyObjectRef> = args.iter().map(|a| value_to_py(a, vm)).collect();
+        self.call_handler(&class, actor, deployer, handler, py_args, vm)
+            .map(Some)
+    }
+
+    /// Instantiates `class` as the actor at `actor` and calls `handler`: the
+    /// steps of every invocation (and of the start-up warm-up).
+    fn call_handler(
+        &self,
+        class: &PyObjectRef,
+        actor: &Address,
+        deployer: &Address,
+        handler: &str,
+        args: Vec<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
         let instance = class.call((), vm)?;
         instance.set_attr("storage", self.storage.clone(), vm)?;
         instance.set_attr("address", vm.ctx.new_str(actor.to_hex()), vm)?;
         instance.set_attr("deployer", vm.ctx.new_str(deployer.to_hex()), vm)?;
         let method = instance.get_attr(&vm.ctx.new_str(handler), vm)?;
-        let py_args: Vec<PyObjectRef> = args.iter().map(|a| value_to_py(a, vm)).collect();
-        method.call(py_args, vm).map(Some)
+        method.call(args, vm)
     }
 
     /// The `kind` of a `pvm_host.HostError`, or `None` for other exceptions.

@@ -7,7 +7,7 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 
 mod common;
 
-use common::{addr, limits};
+use common::{addr, deploy_at, limits};
 use timerhost_types::{ErrorKind, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
@@ -137,20 +137,14 @@ fn out_of_memory_trips_at_the_same_point_on_cold_and_warm_interpreters() {
             let mut host = MockHost::new();
             if warm {
                 let warm_actor = addr(9);
-                host.install_actor(warm_actor, WARMUP);
-                assert!(vm
-                    .deploy(&mut host, &warm_actor, WARMUP, &[], limits)
-                    .is_success());
+                deploy_at(&vm, &mut host, warm_actor, WARMUP, &[], limits);
                 for n in [10, 1000, 20_000] {
                     let _ = vm.call(&mut host, &warm_actor, "run", &[Value::int(n)], limits);
                 }
             }
             let source = format!("class Hostile:\n    def run(self):\n{workload}");
             let actor = addr(1);
-            host.install_actor(actor, &source);
-            assert!(vm
-                .deploy(&mut host, &actor, &source, &[], limits)
-                .is_success());
+            deploy_at(&vm, &mut host, actor, &source, &[], limits);
             (0..2)
                 .map(|_| {
                     let o = vm.call(&mut host, &actor, "run", &[], limits);
@@ -205,10 +199,7 @@ fn memory_peak_does_not_depend_on_earlier_executions() {
             let vm = Vm::new().unwrap();
             let mut host = MockHost::new();
             let polluter = addr(9);
-            host.install_actor(polluter, POLLUTER);
-            assert!(vm
-                .deploy(&mut host, &polluter, POLLUTER, &[], limits)
-                .is_success());
+            deploy_at(&vm, &mut host, polluter, POLLUTER, &[], limits);
             for &n in polluter_sizes {
                 let o = vm.call(&mut host, &polluter, "run", &[Value::int(n)], limits);
                 assert!(o.is_success(), "{o:?}");
@@ -217,10 +208,7 @@ fn memory_peak_does_not_depend_on_earlier_executions() {
             let mut host = MockHost::new();
             let source = format!("class Workload:\n    def run(self, n):\n{workload}");
             let actor = addr(1);
-            host.install_actor(actor, &source);
-            assert!(vm
-                .deploy(&mut host, &actor, &source, &[], limits)
-                .is_success());
+            deploy_at(&vm, &mut host, actor, &source, &[], limits);
             let o = vm.call(&mut host, &actor, "run", &[Value::int(5_000)], limits);
             (
                 o.error_kind(),
@@ -260,10 +248,7 @@ fn memory_peak_does_not_depend_on_other_threads() {
         let vm = Vm::new().unwrap();
         let mut host = MockHost::new();
         let actor = addr(1);
-        host.install_actor(actor, CYCLES);
-        assert!(vm
-            .deploy(&mut host, &actor, CYCLES, &[], limits)
-            .is_success());
+        deploy_at(&vm, &mut host, actor, CYCLES, &[], limits);
         let o = vm.call(&mut host, &actor, "run", &[Value::int(3_000)], limits);
         assert!(o.is_success(), "{o:?}");
         (o.cycles_used, timerhost_vm::alloc::last_peak_bytes())
@@ -276,10 +261,7 @@ fn memory_peak_does_not_depend_on_other_threads() {
             let vm = Vm::new().unwrap();
             let mut host = MockHost::new();
             let actor = addr(2);
-            host.install_actor(actor, CYCLES);
-            assert!(vm
-                .deploy(&mut host, &actor, CYCLES, &[], limits)
-                .is_success());
+            deploy_at(&vm, &mut host, actor, CYCLES, &[], limits);
             let mut runs = 0u32;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs < 3 {
                 let _ = vm.call(&mut host, &actor, "run", &[Value::int(500)], limits);

@@ -23,10 +23,22 @@ pub fn deployed(source: &str, args: &[Value]) -> (Vm, MockHost, Address) {
     let vm = Vm::new().expect("allocator installed");
     let mut host = MockHost::new();
     let actor = addr(1);
-    host.install_actor(actor, source);
-    let outcome = vm.deploy(&mut host, &actor, source, args, limits());
-    assert!(outcome.is_success(), "deploy failed: {:?}", outcome.result);
+    deploy_at(&vm, &mut host, actor, source, args, limits());
     (vm, host, actor)
+}
+
+/// Installs `source` at `actor` on `host` and deploys it, asserting success.
+pub fn deploy_at(
+    vm: &Vm,
+    host: &mut MockHost,
+    actor: Address,
+    source: &str,
+    args: &[Value],
+    limits: ExecLimits,
+) {
+    host.install_actor(actor, source);
+    let outcome = vm.deploy(host, &actor, source, args, limits);
+    assert!(outcome.is_success(), "deploy failed: {:?}", outcome.result);
 }
 
 /// Calls `handler` and returns the outcome.
