@@ -8,8 +8,14 @@
 //!    starts with `_pvm_meter(n)`, where `n` is the static cost of the block's
 //!    straight-line statements ([`crate::costs::code`]); loops add the
 //!    per-iteration cost (and a `while` its test), functions their entry cost.
-//!    Comprehensions get `_pvm_meter(n)` as the first `if` of each generator
-//!    (charged per item), lambdas wrap their body as `_pvm_meter(n) and body`.
+//!    A `for` loop's body and each comprehension generator are instead
+//!    charged by the iterator: `for x in xs` becomes
+//!    `for x in _pvm_iter(xs, n)`, a native iterator that charges `n` each
+//!    time it produces an item, i.e. just before the body (or the item's
+//!    conditions and element) runs. That costs no extra bytecode per
+//!    iteration, where a `_pvm_meter` call at the top of the body was a full
+//!    native call (most of the metering overhead of a tight loop).
+//!    Lambdas wrap their body as `_pvm_meter(n) and body`.
 //!    A block is charged on entry, before its work, so running out aborts at
 //!    the start of the block that does not fit — the same point on every run.
 //! 2. **Size guards.** Operations whose work grows with their operands are
@@ -183,25 +189,122 @@ fn take(expr: &mut Expr) -> Expr {
     std::mem::replace(expr, Expr::NoneLiteral(ast::ExprNoneLiteral::default()))
 }
 
-fn is_numeric_literal(expr: &Expr) -> bool {
+/// Whether `expr` (already rewritten) always evaluates to a built-in number
+/// or raises: number literals, `not x`, unary operators on numbers, and
+/// operators exempt from guards by [`is_exempt_with_number`]. Sound because
+/// actors cannot define operator methods (the validator rejects every dunder
+/// method), so only built-in types meet an operator, and no built-in type but
+/// the sequences' `*` (never exempt) and `str`/`bytes` `%` (removed from those
+/// types, `crate::runtime`) combines with a number into a non-number.
+fn is_numeric(expr: &Expr) -> bool {
     match expr {
         Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
-        Expr::UnaryOp(unary) => matches!(*unary.operand, Expr::NumberLiteral(_)),
+        Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || is_numeric(&unary.operand),
+        Expr::BinOp(binop) => is_exempt_with_number(binop.op, &binop.left, &binop.right),
         _ => false,
     }
 }
 
-/// Operators whose work is bounded when one operand is a number literal:
-/// the other operand must then be a number too (str/list/set raise
-/// `TypeError`; `str % x` is disabled at the type level), and integers are
-/// capped at [`crate::runtime::MAX_INT_BITS`], so the operation is cheap.
+/// Operators whose work is bounded when one operand is a number (a literal,
+/// or an expression [`is_numeric`] proves yields one): the other operand must
+/// then be a number too (str/list/set raise `TypeError`; `str % x` is
+/// disabled at the type level), and integers are capped at
+/// [`crate::runtime::MAX_INT_BITS`], so the operation is cheap. For augmented
+/// assignment the same holds of the target: `xs += 1` raises before any work.
 /// `*`, `**` and `<<` are never exempt: they amplify (`s * 2`, `2 ** n`).
-fn is_exempt_with_literal(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
+fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
     use ast::Operator::*;
     matches!(
         op,
         Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
-    ) && (is_numeric_literal(left) || is_numeric_literal(right))
+    ) && (is_numeric(left) || is_numeric(right))
+}
+
+/// Whether `expr` is certainly not a `str` longer than
+/// [`crate::slot_meter::FREE_STR_COMPARE_BYTES`]: a number, a constant, a
+/// short string literal, or a display that builds a list/tuple/dict/set.
+/// `==`/`!=` with such an operand costs the same whether RustPython inlines
+/// it or calls the type's slot, so it needs no `_pvm_cmp`.
+fn is_cheap_to_compare(expr: &Expr) -> bool {
+    match expr {
+        Expr::StringLiteral(literal) => {
+            literal.value.to_str().len() as u64 <= crate::slot_meter::FREE_STR_COMPARE_BYTES
+        }
+        Expr::BytesLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::EllipsisLiteral(_)
+        | Expr::List(_)
+        | Expr::Tuple(_)
+        | Expr::Dict(_)
+        | Expr::Set(_)
+        | Expr::ListComp(_)
+        | Expr::SetComp(_)
+        | Expr::DictComp(_) => true,
+        other => is_numeric(other),
+    }
+}
+
+/// Whether the comparison `left op right` must go through `_pvm_cmp` (see
+/// [`crate::slot_meter`]): `==`/`!=` unless one side is cheap to compare.
+fn needs_compare_guard(op: ast::CmpOp, left: &Expr, right: &Expr) -> bool {
+    matches!(op, ast::CmpOp::Eq | ast::CmpOp::NotEq)
+        && !is_cheap_to_compare(left)
+        && !is_cheap_to_compare(right)
+}
+
+/// For the validator: a chained comparison (`a == b < c`) whose `==`/`!=`
+/// needs a guard can only be split into `and`-ed pairs when each operand
+/// that both pairs read is a plain name (reading a name twice has no side
+/// effect) and not the container of an `in`. Returns the operand that
+/// prevents it, if any.
+pub(crate) fn unsplittable_chain_operand(compare: &ast::ExprCompare) -> Option<&Expr> {
+    if compare.ops.len() < 2 {
+        return None;
+    }
+    let operands: Vec<&Expr> = std::iter::once(compare.left.as_ref())
+        .chain(compare.comparators.iter())
+        .collect();
+    let guarded = compare
+        .ops
+        .iter()
+        .enumerate()
+        .any(|(i, op)| needs_compare_guard(*op, operands[i], operands[i + 1]));
+    if !guarded {
+        return None;
+    }
+    // `in` rewrites its right operand into a guard call, which must not run
+    // twice (it drains iterators): a shared operand of `in` does not split.
+    operands[1..operands.len() - 1]
+        .iter()
+        .enumerate()
+        .find(|(i, operand)| {
+            let beside_in = [compare.ops[*i], compare.ops[*i + 1]]
+                .iter()
+                .any(|op| matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn));
+            beside_in || !matches!(operand, Expr::Name(_))
+        })
+        .map(|(_, operand)| *operand)
+}
+
+/// `a op b` as a guarded or plain comparison expression.
+fn comparison(op: ast::CmpOp, left: Expr, right: Expr, range: TextRange) -> Expr {
+    if needs_compare_guard(op, &left, &right) {
+        let code = u64::from(op == ast::CmpOp::NotEq);
+        return guard_call(
+            "_pvm_cmp",
+            vec![int_literal(code, range), left, right],
+            Vec::new(),
+            range,
+        );
+    }
+    Expr::Compare(ast::ExprCompare {
+        node_index: Default::default(),
+        range,
+        left: Box::new(left),
+        ops: vec![op].into_boxed_slice(),
+        comparators: vec![right].into_boxed_slice(),
+        runtime_comparators: None,
+    })
 }
 
 fn is_guard_name(expr: &Expr) -> bool {
@@ -215,8 +318,10 @@ impl Transformer for Rewriter {
         walk_stmt(self, stmt);
         match stmt {
             Stmt::FunctionDef(function) => meter_suite(&mut function.body, cost::FUNCTION_ENTRY),
+            // (`async for` never gets here: the validator rejects it.)
             Stmt::For(for_stmt) => {
-                meter_suite(&mut for_stmt.body, cost::ITERATION + cost::STATEMENT);
+                let per_item = cost::ITERATION + cost::STATEMENT + suite_cost(&for_stmt.body);
+                meter_iteration(&mut for_stmt.iter, per_item);
                 meter_suite(&mut for_stmt.orelse, 0);
             }
             Stmt::While(while_stmt) => {
@@ -240,7 +345,7 @@ impl Transformer for Rewriter {
                 meter_suite(&mut try_stmt.finalbody, 0);
             }
             Stmt::AugAssign(assign)
-                if !is_exempt_with_literal(assign.op, &assign.target, &assign.value) =>
+                if !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
             {
                 // `x op= y` becomes `x op= _pvm_augop(code, x, y)`: the guard
                 // sees both operands, charges and pre-checks, and returns `y`
@@ -271,7 +376,7 @@ impl Transformer for Rewriter {
         match expr {
             // Even two literals are guarded for `*`, `**`, `<<`: `2 ** 10**8`
             // is a bomb written entirely in constants.
-            Expr::BinOp(binop) if !is_exempt_with_literal(binop.op, &binop.left, &binop.right) => {
+            Expr::BinOp(binop) if !is_exempt_with_number(binop.op, &binop.left, &binop.right) => {
                 let code = int_literal(u64::from(operator_code(binop.op)), range);
                 let left = take(&mut binop.left);
                 let right = take(&mut binop.right);
@@ -286,6 +391,43 @@ impl Transformer for Rewriter {
                         *comparator =
                             guard_call("_pvm_contains", vec![container], Vec::new(), inner_range);
                     }
+                }
+                let operands: Vec<Expr> = std::iter::once(take(&mut compare.left))
+                    .chain(compare.comparators.iter_mut().map(take))
+                    .collect();
+                let guarded = ops
+                    .iter()
+                    .enumerate()
+                    .any(|(i, op)| needs_compare_guard(*op, &operands[i], &operands[i + 1]));
+                if !guarded {
+                    let mut operands = operands.into_iter();
+                    *compare.left = operands.next().expect("a comparison has a left operand");
+                    for (slot, operand) in compare.comparators.iter_mut().zip(operands) {
+                        *slot = operand;
+                    }
+                } else if ops.len() == 1 {
+                    let mut operands = operands.into_iter();
+                    let left = operands.next().expect("left operand");
+                    let right = operands.next().expect("right operand");
+                    *expr = comparison(ops[0], left, right, range);
+                } else {
+                    // `a == b < c` → `a == b and b < c`; the validator only
+                    // admits chains whose shared operands are plain names
+                    // ([`unsplittable_chain_operand`]).
+                    let pairs: Vec<Expr> = ops
+                        .iter()
+                        .enumerate()
+                        .map(|(i, op)| {
+                            comparison(*op, operands[i].clone(), operands[i + 1].clone(), range)
+                        })
+                        .collect();
+                    *expr = Expr::BoolOp(ast::ExprBoolOp {
+                        node_index: Default::default(),
+                        range,
+                        op: ast::BoolOp::And,
+                        values: pairs,
+                        runtime_values: None,
+                    });
                 }
             }
             Expr::Call(call) => {
@@ -360,7 +502,7 @@ impl Transformer for Rewriter {
                 elt, generators, ..
             }) => {
                 let element = expr_cost(elt);
-                meter_generators(generators, element, range);
+                meter_generators(generators, element);
             }
             Expr::DictComp(ast::ExprDictComp {
                 key,
@@ -369,7 +511,7 @@ impl Transformer for Rewriter {
                 ..
             }) => {
                 let element = key.as_deref().map_or(0, expr_cost) + expr_cost(value);
-                meter_generators(generators, element, range);
+                meter_generators(generators, element);
             }
             _ => {}
         }
@@ -385,22 +527,44 @@ fn set_load_context(expr: &mut Expr) {
     }
 }
 
-fn meter_generators(generators: &mut [ast::Comprehension], element_cost: u64, range: TextRange) {
+fn meter_generators(generators: &mut [ast::Comprehension], element_cost: u64) {
     let last = generators.len().saturating_sub(1);
     for (index, generator) in generators.iter_mut().enumerate() {
         let mut per_item = cost::ITERATION + generator.ifs.iter().map(expr_cost).sum::<u64>();
         if index == last {
             per_item += element_cost;
         }
-        generator.ifs.insert(0, meter_call(per_item, range));
+        // (async generators are rejected by the validator.)
+        meter_iteration(&mut generator.iter, per_item);
     }
+}
+
+/// `iterable` becomes `_pvm_iter(iterable, per_item)`: the native iterator
+/// charges `per_item` for every item it produces (none when it is exhausted).
+fn meter_iteration(iterable: &mut Expr, per_item: u64) {
+    let range = iterable.range();
+    let inner = take(iterable);
+    *iterable = guard_call(
+        ITER_GUARD,
+        vec![inner, int_literal(per_item, range)],
+        Vec::new(),
+        range,
+    );
+}
+
+/// The native that meters iteration (see the module docs).
+const ITER_GUARD: &str = "_pvm_iter";
+
+/// Cost of a suite's own statements, excluding its nested suites.
+fn suite_cost(body: &ast::Suite) -> u64 {
+    body.iter().map(stmt_header_cost).sum()
 }
 
 /// Inserts `_pvm_meter(extra + cost of the suite's own statements)` at its top.
 fn meter_suite(body: &mut ast::Suite, extra: u64) {
     let Some(first) = body.first() else { return };
     let range = first.range();
-    let amount = extra + body.iter().map(stmt_header_cost).sum::<u64>();
+    let amount = extra + suite_cost(body);
     body.insert(0, meter_stmt(amount, range));
 }
 
@@ -461,6 +625,11 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
                     .iter()
                     .map(|k| expr_cost(&k.value))
                     .sum::<u64>();
+            if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == ITER_GUARD) {
+                // The iteration meter wraps an iterable the enclosing block
+                // already pays for; its per-item charge is the loop's own.
+                return call.arguments.args.first().map_or(0, expr_cost);
+            }
             if is_guard_name(&call.func) {
                 // Guards stand in for one operator; they charge sizes themselves.
                 let is_meter =
@@ -648,10 +817,108 @@ mod tests {
         let Expr::ListComp(comp) = ret.value.as_deref().unwrap() else {
             panic!()
         };
-        assert_eq!(
-            comp.generators[0].ifs.len(),
-            2,
-            "meter inserted before the user's condition"
+        assert_eq!(comp.generators[0].ifs.len(), 1, "only the user's condition");
+        // iteration 2 + condition `x` (0) + element `x` (0)
+        assert_eq!(iter_meter(&comp.generators[0].iter), 2);
+    }
+
+    /// The per-item amount of `_pvm_iter(iterable, amount)`.
+    fn iter_meter(expr: &Expr) -> u64 {
+        let Expr::Call(call) = expr else {
+            panic!("expected _pvm_iter, got {expr:?}")
+        };
+        assert_eq!(callee_name(expr), "_pvm_iter");
+        match &call.arguments.args[1] {
+            Expr::NumberLiteral(ast::ExprNumberLiteral {
+                value: ast::Number::Int(i),
+                ..
+            }) => i.as_u64().unwrap(),
+            other => panic!("expected an int, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn for_loops_are_metered_by_their_iterator() {
+        let module =
+            rewritten("def f(xs):\n    t = 0\n    for x in xs:\n        t = x\n    return t\n");
+        let body = function_body(&module);
+        // entry 5 + `t = 0` (1) + for header (1, iterable a name: 0, the
+        // wrapper adds nothing) + return (1): unchanged by the wrapper.
+        assert_eq!(meter_amount(&body[0]), 5 + 1 + 1 + 1);
+        let Stmt::For(for_stmt) = &body[2] else {
+            panic!()
+        };
+        // iteration 2 + target 1 + `t = x` (1)
+        assert_eq!(iter_meter(&for_stmt.iter), 2 + 1 + 1);
+        assert!(
+            matches!(&for_stmt.body[0], Stmt::Assign(_)),
+            "no meter call left in the body"
         );
+    }
+
+    #[test]
+    fn augmented_assignment_of_a_number_needs_no_guard() {
+        let module = rewritten("def f(t, i, x):\n    t += i * 2 % 7\n    t += x\n    t -= -1\n");
+        let body = function_body(&module);
+        let values: Vec<String> = body[1..]
+            .iter()
+            .map(|stmt| match stmt {
+                Stmt::AugAssign(assign) => callee_name(&assign.value),
+                other => panic!("expected an augmented assignment, got {other:?}"),
+            })
+            .collect();
+        // `i * 2 % 7` is a number whatever `i` is (or a TypeError), so `t`
+        // must be one too; `x` may be a list.
+        assert_eq!(values, ["", "_pvm_augop", ""]);
+        let Stmt::AugAssign(first) = &body[1] else {
+            panic!()
+        };
+        let Expr::BinOp(modulo) = first.value.as_ref() else {
+            panic!("`% 7` stays a plain operator")
+        };
+        assert_eq!(
+            callee_name(&modulo.left),
+            "_pvm_binop",
+            "`*` is still guarded"
+        );
+    }
+
+    #[test]
+    fn equality_that_may_compare_long_strings_is_guarded() {
+        let module = rewritten(
+            "def f(a, b):\n    return a == b, a != b, a == 1, a == 'short', a == None, a < b, a is b\n",
+        );
+        let Stmt::Return(ret) = &function_body(&module)[1] else {
+            panic!()
+        };
+        let Expr::Tuple(tuple) = ret.value.as_deref().unwrap() else {
+            panic!()
+        };
+        let names: Vec<String> = tuple.elts.iter().map(callee_name).collect();
+        // ("in:" is how the helper names a plain comparison.)
+        assert_eq!(
+            names,
+            ["_pvm_cmp", "_pvm_cmp", "in:", "in:", "in:", "in:", "in:"]
+        );
+        let long_literal = format!("def f(a):\n    return a == '{}'\n", "x".repeat(300));
+        let module = rewritten(&long_literal);
+        let Stmt::Return(ret) = &function_body(&module)[1] else {
+            panic!()
+        };
+        assert_eq!(callee_name(ret.value.as_deref().unwrap()), "_pvm_cmp");
+    }
+
+    #[test]
+    fn chained_equality_is_split_into_guarded_pairs() {
+        let module = rewritten("def f(a, b, c):\n    return a == b < c\n");
+        let Stmt::Return(ret) = &function_body(&module)[1] else {
+            panic!()
+        };
+        let Expr::BoolOp(and) = ret.value.as_deref().unwrap() else {
+            panic!("expected `and`")
+        };
+        let names: Vec<String> = and.values.iter().map(callee_name).collect();
+        assert_eq!(names, ["_pvm_cmp", "in:"]);
+        assert!(matches!(&and.values[1], Expr::Compare(c) if c.ops.len() == 1));
     }
 }

@@ -28,8 +28,10 @@ pub mod error;
 pub mod helpers;
 pub mod host;
 pub mod instrument;
+mod iteration;
 pub mod runtime;
 pub mod sandbox;
+mod slot_meter;
 pub mod testing;
 pub mod vm;
 

@@ -354,6 +354,8 @@ impl Runtime {
             // collection and 1.22 MB without). Automatic collection is off;
             // `settle` collects between executions, outside every budget.
             vm.state.gc.disable();
+            crate::iteration::init_type();
+            crate::slot_meter::install(vm);
             let parts = Runtime::init_objects(vm);
             // The interpreter's own objects live forever: keep them out of
             // every later collection's scan.
@@ -458,6 +460,15 @@ impl Runtime {
         set(
             "_pvm_meter",
             vm.new_function("_pvm_meter", meter_native).into(),
+        );
+        set(
+            "_pvm_iter",
+            vm.new_function("_pvm_iter", crate::iteration::iter_native)
+                .into(),
+        );
+        set(
+            "_pvm_cmp",
+            vm.new_function("_pvm_cmp", compare_native).into(),
         );
         set(
             "_pvm_binop",
@@ -878,6 +889,21 @@ pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<(
         .map_err(|abort| runtime().abort_exception(abort, vm))
 }
 
+/// [`charge`] for code that also runs outside executions (the metered type
+/// slots, [`crate::slot_meter`]): outside one, or while the host itself holds
+/// the execution state, nothing is charged.
+pub(crate) fn charge_if_executing(cycles: u64, vm: &VirtualMachine) -> PyResult<()> {
+    let charged = EXEC.with(|cell| {
+        cell.try_borrow_mut()
+            .ok()
+            .and_then(|mut state| state.as_mut().map(|state| state.meter.charge(cycles, 0)))
+    });
+    match charged {
+        Some(Err(abort)) => Err(runtime().abort_exception(abort, vm)),
+        _ => Ok(()),
+    }
+}
+
 fn trip(abort: Abort, vm: &VirtualMachine) -> PyBaseExceptionRef {
     with_exec(|state| state.meter.trip(abort));
     runtime().abort_exception(abort, vm)
@@ -913,7 +939,7 @@ fn charge_host<T>(call: &HostCall<T>, vm: &VirtualMachine) -> PyResult<()> {
 }
 
 /// `(elements, bytes)` an operation over `obj` touches.
-fn size_of(obj: &PyObjectRef) -> (u64, u64) {
+pub(crate) fn size_of(obj: &rustpython_vm::PyObject) -> (u64, u64) {
     if let Some(s) = obj.downcast_ref::<PyStr>() {
         return (0, s.byte_len() as u64);
     }
@@ -942,7 +968,7 @@ fn size_of(obj: &PyObjectRef) -> (u64, u64) {
     (0, 0)
 }
 
-fn size_cycles((elements, bytes): (u64, u64)) -> u64 {
+pub(crate) fn size_cycles((elements, bytes): (u64, u64)) -> u64 {
     elements * costs::size::PER_ELEMENT + costs::for_bytes(bytes)
 }
 
@@ -1009,7 +1035,7 @@ fn int_to_i128(int: &PyInt) -> Option<i128> {
     num_traits::ToPrimitive::to_i128(&crate::convert::from_py_bigint(value))
 }
 
-fn set_len(obj: &PyObjectRef) -> u64 {
+fn set_len(obj: &rustpython_vm::PyObject) -> u64 {
     runtime()
         .interpreter
         .enter(|vm| obj.length(vm).unwrap_or(0) as u64)
@@ -1134,6 +1160,24 @@ fn binop_native(code: u8, left: PyObjectRef, right: PyObjectRef, vm: &VirtualMac
     Ok(result)
 }
 
+/// `a == b` (`code` 0) or `a != b` (1) through the types' comparison slots,
+/// which charge by size ([`crate::slot_meter`]); RustPython may otherwise
+/// compare two `str`s inline, uncharged, once the instruction is hot.
+fn compare_native(
+    code: u8,
+    left: PyObjectRef,
+    right: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    use rustpython_vm::types::PyComparisonOp;
+    let op = if code == 0 {
+        PyComparisonOp::Eq
+    } else {
+        PyComparisonOp::Ne
+    };
+    left.rich_compare(right, op, vm)
+}
+
 /// `x op= y`: pre-checks like `_pvm_binop` and returns `y` for the in-place op.
 fn augop_native(
     code: u8,
@@ -1208,7 +1252,7 @@ fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
             precheck_result_bytes(tab * u128::from(receiver_chars), vm)?;
         }
         "from_bytes" => {
-            let (_, input_bytes) = args.args.first().map_or((0, 0), size_of);
+            let (_, input_bytes) = args.args.first().map_or((0, 0), |a| size_of(a));
             check_int_bits(u128::from(input_bytes) * 8, vm)?;
         }
         "to_bytes" => {

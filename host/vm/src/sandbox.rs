@@ -417,6 +417,15 @@ impl<'a> Visitor<'a> for Validator<'_> {
                 }
             }
             Expr::Await(_) => self.reject(expr, "await", "async code is not supported"),
+            Expr::Compare(compare) => {
+                if let Some(operand) = crate::instrument::unsplittable_chain_operand(compare) {
+                    self.reject(
+                        operand,
+                        "chained comparison",
+                        "a chain that uses == or != (on operands that may be long strings) can only share plain names between its comparisons; split it with `and`",
+                    );
+                }
+            }
             Expr::TString(_) => self.reject(
                 expr,
                 "template string",
@@ -616,9 +625,24 @@ mod tests {
             ("class A(metaclass=M):\n    pass\n", "class A"),
             ("x = [1]\nclass A:\n    pass\n", "[1]"),
             ("print(1)\nclass A:\n    pass\n", "print(1)"),
+            (
+                "class A:\n    def f(self, a, c):\n        return a == self.b() == c\n",
+                "chained comparison",
+            ),
         ] {
             let rejection = check(source).expect_err(source);
             assert_eq!(rejection.construct, construct, "{source}: {rejection}");
+        }
+    }
+
+    #[test]
+    fn chained_comparisons_that_split_into_pairs_are_accepted() {
+        for source in [
+            "class A:\n    def f(self, a, b, c):\n        return a == b < c\n",
+            "class A:\n    def f(self, a):\n        return self.b() < a == 3\n",
+            "class A:\n    def f(self, i, n):\n        return 0 <= i < n\n",
+        ] {
+            check(source).expect(source);
         }
     }
 }

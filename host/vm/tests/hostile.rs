@@ -429,3 +429,100 @@ fn h35_deeply_nested_data_does_not_overflow_the_native_stack() {
         assert!(!outcome.is_success(), "{operation}: {:?}", outcome.result);
     }
 }
+
+/// Cycles that one more run of `step` costs after `setup`: the difference
+/// between `run(2)` and `run(1)` of a loop doing `step` `n` times.
+fn marginal_cycles(setup: &str, step: &str) -> u64 {
+    let source = format!(
+        "class Hostile:\n    def run(self, n):\n{setup}        for _ in range(n):\n            {step}\n"
+    );
+    let cycles = |n: u64| {
+        let outcome = run_hostile(&source, &[Value::int(n)]);
+        assert!(outcome.is_success(), "{step}: {:?}", outcome.result);
+        outcome.cycles_used
+    };
+    cycles(2) - cycles(1)
+}
+
+// Comparisons and hashes recurse into nested data inside Rust; the type slots
+// charge each level (see host/vm/src/slot_meter.rs). Before, each of these
+// steps cost a handful of cycles for milliseconds of work.
+
+#[test]
+fn h36_nested_equality_is_charged_per_element_compared() {
+    let setup = "        a = [list(range(10000))] * 100\n        b = [list(range(10000))] * 100\n";
+    assert!(marginal_cycles(setup, "a == b") >= 100 * 10_000);
+    expect_runtime(
+        ErrorKind::OutOfCycles,
+        &format!("{setup}        while True:\n            a == b\n"),
+    );
+}
+
+#[test]
+fn h37_membership_of_a_nested_copy_is_charged_per_element_compared() {
+    let setup = "        a = [list(range(10000))] * 100\n        x = list(range(10000))\n        x[-1] = -1\n";
+    assert!(marginal_cycles(setup, "x in a") >= 100 * 10_000);
+}
+
+#[test]
+fn h38_hashing_big_tuples_and_bytes_is_charged_per_lookup() {
+    let setup = "        t = tuple(range(100000))\n        b = bytes(1000000)\n        s = {1}\n        d = {}\n";
+    assert!(marginal_cycles(setup, "t in s") >= 100_000);
+    assert!(marginal_cycles(setup, "d.get(t)") >= 100_000);
+    assert!(marginal_cycles(setup, "b in s") >= 1_000_000 / 16);
+}
+
+#[test]
+fn h39_long_string_equality_is_charged_by_length() {
+    let setup = "        s = 'x' * 100000\n        t = 'x' * 100000\n";
+    assert!(marginal_cycles(setup, "s == t") >= 100_000 / 16);
+    assert!(marginal_cycles(setup, "s < t") >= 100_000 / 16);
+    assert!(marginal_cycles(setup, "[s] == [t]") >= 100_000 / 16);
+}
+
+/// RustPython specialises hot instructions (e.g. `==` between two `str`s
+/// becomes an inline comparison that skips the type's slot). Charges must
+/// not change when that happens: every iteration of a long loop, and every
+/// later call, costs exactly what the first did.
+#[test]
+fn h40_comparison_charges_do_not_depend_on_warm_up() {
+    let setup = "        s = 'x' * 1000\n        t = 'x' * 1000\n        a = [s, 1]\n        b = [t, 1]\n        k = 'k' * 500\n        d = {'k' * 500: 1}\n";
+    for step in [
+        "s == t",
+        "s != t",
+        "s < t",
+        "s == 'short'",
+        "a == b",
+        "s in a",
+        "d[k]",
+        "k in d",
+        "(s, 1) == (t, 1)",
+    ] {
+        let source = format!(
+            "class Hostile:\n    def run(self, n):\n{setup}        for _ in range(n):\n            {step}\n"
+        );
+        let vm = Vm::new().unwrap();
+        let mut host = MockHost::new();
+        let actor = addr(1);
+        common::deploy_at(&vm, &mut host, actor, &source, &[], hostile_limits());
+        let mut cycles = |n: u64| {
+            let outcome = vm.call(&mut host, &actor, "run", &[Value::int(n)], hostile_limits());
+            assert!(outcome.is_success(), "{step}: {:?}", outcome.result);
+            outcome.cycles_used
+        };
+        let one = cycles(1);
+        let per_iteration = cycles(2) - one;
+        assert_eq!(
+            cycles(500) - one,
+            499 * per_iteration,
+            "{step}: a hot loop is charged differently"
+        );
+        for _ in 0..20 {
+            assert_eq!(
+                cycles(1),
+                one,
+                "{step}: a later call is charged differently"
+            );
+        }
+    }
+}

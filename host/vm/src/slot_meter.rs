@@ -1,0 +1,161 @@
+//! Charges inside built-in type slots: comparisons and hashes whose work
+//! grows with the operands.
+//!
+//! A comparison of two lists compares their elements, which may be lists
+//! again, so one `==` can do work proportional to a whole nested structure;
+//! `[big] * 1000 == [big_copy] * 1000` does 1000 full comparisons of `big`.
+//! Hashing a tuple hashes its elements the same way, on every dict or set
+//! lookup (tuples and bytes do not cache their hash). No rewrite of the
+//! actor's code can see that nesting, so the charge is taken where the work
+//! happens: the `richcompare` slot of `list`, `tuple`, `dict`, `set`,
+//! `frozenset`, `bytes`, `bytearray` and `str`, and the `hash` slot of
+//! `tuple` and `bytes`, are wrapped once per interpreter. Each wrapper
+//! charges for its own level (the shorter operand's length, or its bytes)
+//! and calls the original; nested comparisons and hashes go through the
+//! slots again and charge for theirs.
+//!
+//! Determinism: a slot charge is only sound where the interpreter always
+//! goes through the slot. RustPython's adaptive interpreter replaces a hot
+//! `==`/`!=` between two exact `str`s by an inline comparison (it does not
+//! specialise any other comparison of these types). So the `str` wrapper
+//! charges nothing for comparisons of at most [`FREE_STR_COMPARE_BYTES`]
+//! bytes, and the instrumenter routes every `==`/`!=` whose operands could
+//! both be longer strings through `_pvm_cmp` (which calls the slot), leaving
+//! as plain `==` only comparisons with a number or a short string literal —
+//! the ones the wrapper charges nothing for either way.
+//!
+//! Outside an execution (the host converting values, the prelude) nothing
+//! is charged.
+
+use std::sync::OnceLock;
+
+use rustpython_vm::builtins::{PyBytes, PyStr, PyType};
+use rustpython_vm::common::hash::PyHash;
+use rustpython_vm::function::{Either, PyComparisonValue};
+use rustpython_vm::types::PyComparisonOp;
+use rustpython_vm::{Py, PyObject, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::costs;
+use crate::runtime::{charge_if_executing, size_cycles, size_of};
+
+/// `str` comparisons up to this many bytes (of the shorter operand) are
+/// free; longer ones cost by their bytes. Also the longest string literal
+/// the instrumenter lets `==`/`!=` compare without `_pvm_cmp`.
+pub const FREE_STR_COMPARE_BYTES: u64 = 256;
+
+type CompareSlot = fn(
+    &PyObject,
+    &PyObject,
+    PyComparisonOp,
+    &VirtualMachine,
+) -> PyResult<Either<PyObjectRef, PyComparisonValue>>;
+type HashSlot = fn(&PyObject, &VirtualMachine) -> PyResult<PyHash>;
+
+/// Cycles one level of comparing `a` with `b` costs: the shorter of the two
+/// by elements or bytes (a comparison stops at the end of the shorter).
+fn compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
+    size_cycles(size_of(a)).min(size_cycles(size_of(b)))
+}
+
+fn str_compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
+    match (a.downcast_ref::<PyStr>(), b.downcast_ref::<PyStr>()) {
+        (Some(a), Some(b)) => {
+            let shorter = a.byte_len().min(b.byte_len()) as u64;
+            if shorter <= FREE_STR_COMPARE_BYTES {
+                0
+            } else {
+                costs::for_bytes(shorter)
+            }
+        }
+        // `"x" == 5`: no work beyond the type check.
+        _ => 0,
+    }
+}
+
+macro_rules! metered_compare {
+    ($name:ident, $original:ident, $cycles:expr) => {
+        static $original: OnceLock<CompareSlot> = OnceLock::new();
+        fn $name(
+            a: &PyObject,
+            b: &PyObject,
+            op: PyComparisonOp,
+            vm: &VirtualMachine,
+        ) -> PyResult<Either<PyObjectRef, PyComparisonValue>> {
+            let cycles: fn(&PyObject, &PyObject) -> u64 = $cycles;
+            charge_if_executing(cycles(a, b), vm)?;
+            let original = $original.get().expect("wrapped slot has its original");
+            original(a, b, op, vm)
+        }
+    };
+}
+
+metered_compare!(container_compare_list, LIST_COMPARE, compare_cycles);
+metered_compare!(container_compare_tuple, TUPLE_COMPARE, compare_cycles);
+metered_compare!(container_compare_dict, DICT_COMPARE, compare_cycles);
+metered_compare!(container_compare_set, SET_COMPARE, compare_cycles);
+metered_compare!(
+    container_compare_frozenset,
+    FROZENSET_COMPARE,
+    compare_cycles
+);
+metered_compare!(bytes_compare, BYTES_COMPARE, compare_cycles);
+metered_compare!(bytearray_compare, BYTEARRAY_COMPARE, compare_cycles);
+metered_compare!(str_compare, STR_COMPARE, str_compare_cycles);
+
+static TUPLE_HASH: OnceLock<HashSlot> = OnceLock::new();
+fn tuple_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash> {
+    charge_if_executing(size_cycles(size_of(obj)), vm)?;
+    (TUPLE_HASH.get().expect("wrapped slot has its original"))(obj, vm)
+}
+
+static BYTES_HASH: OnceLock<HashSlot> = OnceLock::new();
+fn bytes_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash> {
+    let bytes = obj
+        .downcast_ref::<PyBytes>()
+        .map_or(0, |b| b.as_bytes().len());
+    charge_if_executing(costs::for_bytes(bytes as u64), vm)?;
+    (BYTES_HASH.get().expect("wrapped slot has its original"))(obj, vm)
+}
+
+/// Wraps the slots of this thread's built-in types (each runtime thread has
+/// its own type objects). The originals are the same functions on every
+/// thread, so the first thread records them.
+pub(crate) fn install(vm: &VirtualMachine) {
+    let types = &vm.ctx.types;
+    let compares: [(&Py<PyType>, &OnceLock<CompareSlot>, CompareSlot); 8] = [
+        (types.list_type, &LIST_COMPARE, container_compare_list),
+        (types.tuple_type, &TUPLE_COMPARE, container_compare_tuple),
+        (types.dict_type, &DICT_COMPARE, container_compare_dict),
+        (types.set_type, &SET_COMPARE, container_compare_set),
+        (
+            types.frozenset_type,
+            &FROZENSET_COMPARE,
+            container_compare_frozenset,
+        ),
+        (types.bytes_type, &BYTES_COMPARE, bytes_compare),
+        (types.bytearray_type, &BYTEARRAY_COMPARE, bytearray_compare),
+        (types.str_type, &STR_COMPARE, str_compare),
+    ];
+    for (class, original, wrapper) in compares {
+        let current = class
+            .slots
+            .richcompare
+            .load()
+            .expect("built-in type compares");
+        if current as usize != wrapper as usize {
+            let _ = original.set(current);
+            class.slots.richcompare.store(Some(wrapper));
+        }
+    }
+    let hashes: [(&Py<PyType>, &OnceLock<HashSlot>, HashSlot); 2] = [
+        (types.tuple_type, &TUPLE_HASH, tuple_hash),
+        (types.bytes_type, &BYTES_HASH, bytes_hash),
+    ];
+    for (class, original, wrapper) in hashes {
+        let current = class.slots.hash.load().expect("built-in type hashes");
+        if current as usize != wrapper as usize {
+            let _ = original.set(current);
+            class.slots.hash.store(Some(wrapper));
+        }
+    }
+}
