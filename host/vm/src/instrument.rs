@@ -252,6 +252,17 @@ fn needs_compare_guard(op: ast::CmpOp, left: &Expr, right: &Expr) -> bool {
         && !is_cheap_to_compare(right)
 }
 
+/// Whether any `==`/`!=` of the chain `operands[0] ops[0] operands[1] …`
+/// needs `_pvm_cmp`.
+fn chain_needs_compare_guard<E: std::borrow::Borrow<Expr>>(
+    ops: &[ast::CmpOp],
+    operands: &[E],
+) -> bool {
+    ops.iter()
+        .enumerate()
+        .any(|(i, op)| needs_compare_guard(*op, operands[i].borrow(), operands[i + 1].borrow()))
+}
+
 /// For the validator: a chained comparison (`a == b < c`) whose `==`/`!=`
 /// needs a guard can only be split into `and`-ed pairs when each operand
 /// that both pairs read is a plain name (reading a name twice has no side
@@ -264,12 +275,7 @@ pub(crate) fn unsplittable_chain_operand(compare: &ast::ExprCompare) -> Option<&
     let operands: Vec<&Expr> = std::iter::once(compare.left.as_ref())
         .chain(compare.comparators.iter())
         .collect();
-    let guarded = compare
-        .ops
-        .iter()
-        .enumerate()
-        .any(|(i, op)| needs_compare_guard(*op, operands[i], operands[i + 1]));
-    if !guarded {
+    if !chain_needs_compare_guard(&compare.ops, &operands) {
         return None;
     }
     // `in` rewrites its right operand into a guard call, which must not run
@@ -392,20 +398,19 @@ impl Transformer for Rewriter {
                             guard_call("_pvm_contains", vec![container], Vec::new(), inner_range);
                     }
                 }
+                let guarded = {
+                    let operands: Vec<&Expr> = std::iter::once(compare.left.as_ref())
+                        .chain(compare.comparators.iter())
+                        .collect();
+                    chain_needs_compare_guard(&ops, &operands)
+                };
+                if !guarded {
+                    return;
+                }
                 let operands: Vec<Expr> = std::iter::once(take(&mut compare.left))
                     .chain(compare.comparators.iter_mut().map(take))
                     .collect();
-                let guarded = ops
-                    .iter()
-                    .enumerate()
-                    .any(|(i, op)| needs_compare_guard(*op, &operands[i], &operands[i + 1]));
-                if !guarded {
-                    let mut operands = operands.into_iter();
-                    *compare.left = operands.next().expect("a comparison has a left operand");
-                    for (slot, operand) in compare.comparators.iter_mut().zip(operands) {
-                        *slot = operand;
-                    }
-                } else if ops.len() == 1 {
+                if ops.len() == 1 {
                     let mut operands = operands.into_iter();
                     let left = operands.next().expect("left operand");
                     let right = operands.next().expect("right operand");
@@ -741,7 +746,11 @@ mod tests {
             panic!("expected a call")
         };
         assert!(matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == "_pvm_meter"));
-        match &call.arguments.args[0] {
+        int_value(&call.arguments.args[0])
+    }
+
+    fn int_value(expr: &Expr) -> u64 {
+        match expr {
             Expr::NumberLiteral(ast::ExprNumberLiteral {
                 value: ast::Number::Int(i),
                 ..
@@ -828,13 +837,7 @@ mod tests {
             panic!("expected _pvm_iter, got {expr:?}")
         };
         assert_eq!(callee_name(expr), "_pvm_iter");
-        match &call.arguments.args[1] {
-            Expr::NumberLiteral(ast::ExprNumberLiteral {
-                value: ast::Number::Int(i),
-                ..
-            }) => i.as_u64().unwrap(),
-            other => panic!("expected an int, got {other:?}"),
-        }
+        int_value(&call.arguments.args[1])
     }
 
     #[test]

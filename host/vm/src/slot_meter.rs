@@ -29,7 +29,7 @@
 
 use std::sync::OnceLock;
 
-use rustpython_vm::builtins::{PyBytes, PyStr, PyType};
+use rustpython_vm::builtins::{PyStr, PyType};
 use rustpython_vm::common::hash::PyHash;
 use rustpython_vm::function::{Either, PyComparisonValue};
 use rustpython_vm::types::PyComparisonOp;
@@ -102,20 +102,21 @@ metered_compare!(bytes_compare, BYTES_COMPARE, compare_cycles);
 metered_compare!(bytearray_compare, BYTEARRAY_COMPARE, compare_cycles);
 metered_compare!(str_compare, STR_COMPARE, str_compare_cycles);
 
-static TUPLE_HASH: OnceLock<HashSlot> = OnceLock::new();
-fn tuple_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash> {
-    charge_if_executing(size_cycles(size_of(obj)), vm)?;
-    (TUPLE_HASH.get().expect("wrapped slot has its original"))(obj, vm)
+macro_rules! metered_hash {
+    ($name:ident, $original:ident) => {
+        static $original: OnceLock<HashSlot> = OnceLock::new();
+        fn $name(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash> {
+            // A tuple by its elements (nested tuples charge their own), bytes
+            // by their length.
+            charge_if_executing(size_cycles(size_of(obj)), vm)?;
+            let original = $original.get().expect("wrapped slot has its original");
+            original(obj, vm)
+        }
+    };
 }
 
-static BYTES_HASH: OnceLock<HashSlot> = OnceLock::new();
-fn bytes_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash> {
-    let bytes = obj
-        .downcast_ref::<PyBytes>()
-        .map_or(0, |b| b.as_bytes().len());
-    charge_if_executing(costs::for_bytes(bytes as u64), vm)?;
-    (BYTES_HASH.get().expect("wrapped slot has its original"))(obj, vm)
-}
+metered_hash!(tuple_hash, TUPLE_HASH);
+metered_hash!(bytes_hash, BYTES_HASH);
 
 /// Wraps the slots of this thread's built-in types (each runtime thread has
 /// its own type objects). The originals are the same functions on every

@@ -430,12 +430,17 @@ fn h35_deeply_nested_data_does_not_overflow_the_native_stack() {
     }
 }
 
+/// An actor whose `run(n)` does `setup`, then `step` `n` times.
+fn loop_source(setup: &str, step: &str) -> String {
+    format!(
+        "class Hostile:\n    def run(self, n):\n{setup}        for _ in range(n):\n            {step}\n"
+    )
+}
+
 /// Cycles that one more run of `step` costs after `setup`: the difference
 /// between `run(2)` and `run(1)` of a loop doing `step` `n` times.
 fn marginal_cycles(setup: &str, step: &str) -> u64 {
-    let source = format!(
-        "class Hostile:\n    def run(self, n):\n{setup}        for _ in range(n):\n            {step}\n"
-    );
+    let source = loop_source(setup, step);
     let cycles = |n: u64| {
         let outcome = run_hostile(&source, &[Value::int(n)]);
         assert!(outcome.is_success(), "{step}: {:?}", outcome.result);
@@ -498,9 +503,7 @@ fn h40_comparison_charges_do_not_depend_on_warm_up() {
         "k in d",
         "(s, 1) == (t, 1)",
     ] {
-        let source = format!(
-            "class Hostile:\n    def run(self, n):\n{setup}        for _ in range(n):\n            {step}\n"
-        );
+        let source = loop_source(setup, step);
         let vm = Vm::new().unwrap();
         let mut host = MockHost::new();
         let actor = addr(1);
