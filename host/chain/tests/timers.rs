@@ -575,6 +575,48 @@ fn cip5_5_1_fires_at_its_height_in_fifo_order_and_is_removed() {
 }
 
 #[test]
+fn cip5_3_2_cancelling_inside_index_chunks_keeps_the_rest_in_fifo_order() {
+    // 40 timers span three 16-entry chunks of each index; cancelling every
+    // third rewrites chunks in the middle of the queue.
+    let mut n = Net::new();
+    let actor = n.deploy(0, 10u128.pow(21));
+    let h = n.height() + 60;
+    let ids: Vec<Hash> = (0..40u8)
+        .map(|i| timer_id_of(&n.schedule(0, actor, h, &[i], None, Some(10_000), None)))
+        .collect();
+    for id in ids.iter().skip(1).step_by(3) {
+        let r = n.call(0, actor, "cancel", vec![Value::Bytes(id.0.to_vec())]);
+        assert!(r.is_success(), "{:?}", r.error);
+    }
+    let kept: Vec<Hash> = ids
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 != 1)
+        .map(|(_, id)| *id)
+        .collect();
+    let state = n.chain.store().state();
+    let listed = |timers: Vec<timerhost_types::Timer>| -> Vec<Hash> {
+        timers.into_iter().map(|t| t.timer_id).collect()
+    };
+    assert_eq!(listed(store::by_height(&state, h, 100).unwrap()), kept);
+    assert_eq!(listed(store::by_actor(&state, &actor, 100).unwrap()), kept);
+    assert_eq!(
+        listed(store::by_fee_payer(&state, &actor, 100).unwrap()),
+        kept
+    );
+    assert_eq!(
+        store::live_count(&state, &actor).unwrap() as usize,
+        kept.len()
+    );
+    let receipts: Vec<Receipt> = n.mine_to(h).into_iter().flatten().collect();
+    assert_eq!(fired_ids(&receipts), kept, "FIFO of what is left");
+    let state = n.chain.store().state();
+    assert!(store::by_actor(&state, &actor, 100).unwrap().is_empty());
+    assert!(store::by_height(&state, h, 100).unwrap().is_empty());
+    assert_eq!(store::live_count(&state, &actor).unwrap(), 0);
+}
+
+#[test]
 fn cip5_5_2_deferred_transaction_fields() {
     let mut n = Net::new();
     let actor = n.deploy(0, 10u128.pow(21));

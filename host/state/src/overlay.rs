@@ -6,7 +6,8 @@
 //! When the block is done, [`Overlay::into_changes`] yields the sorted
 //! [`ChangeSet`] that is hashed into the state root and committed.
 
-use std::collections::BTreeMap;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
 use timerhost_types::encoding::{self, Canonical};
@@ -65,9 +66,9 @@ fn successor(key: &[u8]) -> Vec<u8> {
     next
 }
 
-/// One undo-log entry: a key and what `writes` held for it before
-/// (`None`: the key was not buffered).
-type JournalEntry = (Vec<u8>, Option<Option<Vec<u8>>>);
+/// One undo-log entry: a key, what `writes` held for it before (`None`: the
+/// key was not buffered) and the key's previous undo entry, if any.
+type JournalEntry = (Vec<u8>, Option<Option<Vec<u8>>>, Option<usize>);
 
 /// A position in the overlay's journal to return to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +81,14 @@ pub struct Overlay<'a> {
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Undo log for checkpoints.
     journal: Vec<JournalEntry>,
+    /// Index of each buffered key's latest undo entry.
+    journaled: HashMap<Vec<u8>, usize>,
+    /// Journal position of the latest checkpoint taken (lowered by reverts).
+    /// A key whose latest undo entry is at or after it already restores the
+    /// value that checkpoint needs, so rewriting it journals nothing: a loop
+    /// rewriting one key keeps one undo entry per checkpoint, not one per
+    /// write (memory an execution is charged for).
+    latest_checkpoint: Cell<usize>,
 }
 
 impl<'a> Overlay<'a> {
@@ -89,6 +98,8 @@ impl<'a> Overlay<'a> {
             base,
             writes: BTreeMap::new(),
             journal: Vec::new(),
+            journaled: HashMap::new(),
+            latest_checkpoint: Cell::new(0),
         }
     }
 
@@ -108,19 +119,31 @@ impl<'a> Overlay<'a> {
     }
 
     fn record(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        let latest_undo = self.journaled.get(&key).copied();
+        if latest_undo.is_some_and(|i| i >= self.latest_checkpoint.get()) {
+            self.writes.insert(key, value);
+            return;
+        }
         let previous = self.writes.insert(key.clone(), value);
-        self.journal.push((key, previous));
+        self.journaled.insert(key.clone(), self.journal.len());
+        self.journal.push((key, previous, latest_undo));
     }
 
     /// Marks the current position; writes after it can be undone.
     pub fn checkpoint(&self) -> Checkpoint {
+        self.latest_checkpoint.set(self.journal.len());
         Checkpoint(self.journal.len())
     }
 
     /// Undoes every write made since `checkpoint`.
     pub fn revert_to(&mut self, checkpoint: Checkpoint) {
         while self.journal.len() > checkpoint.0 {
-            let (key, previous) = self.journal.pop().expect("journal longer than checkpoint");
+            let (key, previous, earlier_undo) =
+                self.journal.pop().expect("journal longer than checkpoint");
+            match earlier_undo {
+                Some(i) => self.journaled.insert(key.clone(), i),
+                None => self.journaled.remove(&key),
+            };
             match previous {
                 Some(prev) => {
                     self.writes.insert(key, prev);
@@ -130,6 +153,9 @@ impl<'a> Overlay<'a> {
                 }
             }
         }
+        // Checkpoints nest: any taken after this one are gone with their writes.
+        let latest = self.latest_checkpoint.get().min(checkpoint.0);
+        self.latest_checkpoint.set(latest);
     }
 
     /// Keeps the writes since `checkpoint` (nothing to do; named for clarity
@@ -299,6 +325,58 @@ mod tests {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             prop_assert_eq!(overlay.scan(&start, Some(&end), limit).unwrap(), expected);
+        }
+    }
+
+    type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+    /// One step of the checkpoint model test.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Put(u8, u8),
+        Delete(u8),
+        Checkpoint,
+        Revert,
+        Release,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u8..3, any::<u8>()).prop_map(|(k, v)| Op::Put(k, v)),
+            1 => (0u8..3).prop_map(Op::Delete),
+            1 => Just(Op::Checkpoint),
+            1 => Just(Op::Revert),
+            1 => Just(Op::Release),
+        ]
+    }
+
+    proptest! {
+        /// Nested checkpoints over repeated writes of a few keys (the case
+        /// where only the first write after a checkpoint is journaled)
+        /// revert to exactly the state each checkpoint saw.
+        #[test]
+        fn checkpoints_match_a_snapshot_model(ops in proptest::collection::vec(op(), 0..80)) {
+            let base = MapState([(vec![0], vec![100])].into());
+            let mut overlay = Overlay::new(&base);
+            let mut model: Model = base.0.clone();
+            let mut stack: Vec<(Checkpoint, Model)> = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Put(k, v) => { overlay.put(vec![k], vec![v]); model.insert(vec![k], vec![v]); }
+                    Op::Delete(k) => { overlay.delete(vec![k]); model.remove(&vec![k]); }
+                    Op::Checkpoint => stack.push((overlay.checkpoint(), model.clone())),
+                    Op::Revert => if let Some((cp, saved)) = stack.pop() {
+                        overlay.revert_to(cp);
+                        model = saved;
+                    },
+                    Op::Release => if let Some((cp, _)) = stack.pop() {
+                        overlay.release(cp);
+                    },
+                }
+                for k in 0u8..3 {
+                    prop_assert_eq!(overlay.get(&[k]).unwrap(), model.get(&vec![k]).cloned());
+                }
+            }
         }
     }
 }

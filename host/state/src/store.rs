@@ -38,14 +38,17 @@ const TX_INDEX: u8 = b'X';
 const EVENT_INDEX: u8 = b'E';
 const META: u8 = b'M';
 
-/// Layout version of the non-consensus parts of the store (namespaces, index
-/// shapes), written with block 0 under `M format`. Bump it whenever a layout
-/// changes; a database with another value is refused at open
-/// ([`ChainStore::check_format`]) instead of being misread.
+/// Layout version of the store (namespaces, index shapes, and the layout of
+/// consensus state that the code reads back), written with block 0 under
+/// `M format`. Bump it whenever a layout changes; a database with another
+/// value is refused at open ([`ChainStore::check_format`]) instead of being
+/// misread.
 ///
 /// 2: event indexes are per-block posting lists (1 had one entry per event
 /// and no marker).
-pub const STORE_FORMAT: u32 = 2;
+/// 3: timer indexes are chunked and timer records carry their index slots
+/// (`timerhost_timers::index`); 2 had one state key per timer per index.
+pub const STORE_FORMAT: u32 = 3;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -688,7 +691,7 @@ mod tests {
         store.backend().write(batch).unwrap();
         let e = store.check_format().unwrap_err().to_string();
         assert!(
-            e.contains("store format none") && e.contains("reads format 2"),
+            e.contains("store format none") && e.contains(&format!("reads format {STORE_FORMAT}")),
             "{e}"
         );
         let mut batch = WriteBatch::new();

@@ -29,7 +29,9 @@ use timerhost_types::timer::{GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL};
 use timerhost_types::{BasefeeConfig, Event, Timer, TimerConfig};
 
 use crate::error::Result;
+use crate::index::Removals;
 use crate::queue::{self, Queued, RemovalReason};
+use crate::store::TimerRecord;
 use crate::{events, handler, store};
 
 /// How many due entries are read per scan.
@@ -102,13 +104,15 @@ struct Budgets {
 
 fn remove_for(
     state: &mut Overlay<'_>,
-    timer: &Timer,
+    record: &TimerRecord,
     queued: Queued,
     reason: &RemovalReason,
     height: u64,
     plan: &mut DeliveryPlan,
+    removals: &mut Removals,
 ) -> Result<()> {
-    store::remove_queued(state, timer, queued)?;
+    store::remove_deferred(state, record, queued, removals)?;
+    let timer = &record.timer;
     plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
     match reason {
         RemovalReason::Expired { .. } => {
@@ -135,6 +139,9 @@ pub fn deliver(
     height: u64,
 ) -> Result<DeliveryPlan> {
     let mut plan = DeliveryPlan::default();
+    // Index entries of removed timers, applied once at the end: the walk
+    // below only moves forward (cursors), so it never needs them gone.
+    let mut removals = Removals::default();
     let mut budget = Budgets {
         gc_left: config.gc_cycles_per_block,
         moves_left: config.gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL,
@@ -155,7 +162,7 @@ pub fn deliver(
             if budget.gc_left < GC_CYCLES_PER_REMOVAL {
                 break 'backlog;
             }
-            let timer = store::get(state, &entry.timer_id)?.ok_or_else(|| {
+            let record = store::get_record(state, &entry.timer_id)?.ok_or_else(|| {
                 timerhost_state::StorageError::Corrupt {
                     what: "timer GC entry",
                     key: entry.timer_id.to_hex(),
@@ -164,11 +171,12 @@ pub fn deliver(
             })?;
             remove_for(
                 state,
-                &timer,
+                &record,
                 Queued::Backlog,
                 &entry.reason,
                 height,
                 &mut plan,
+                &mut removals,
             )?;
             budget.gc_left -= GC_CYCLES_PER_REMOVAL;
         }
@@ -177,18 +185,20 @@ pub fn deliver(
     // Then the due queue, strictly FIFO.
     let mut due_cursor = queue::DueCursor::START;
     'due: loop {
-        let ids = queue::due_from(state, due_cursor, height, SCAN_CHUNK)?;
-        if ids.is_empty() {
+        let entries = queue::due_from(state, due_cursor, height, SCAN_CHUNK)?;
+        if entries.is_empty() {
             break;
         }
-        for id in ids {
-            let timer =
-                store::get(state, &id)?.ok_or_else(|| timerhost_state::StorageError::Corrupt {
+        for entry in entries {
+            let record = store::get_record(state, &entry.timer_id)?.ok_or_else(|| {
+                timerhost_state::StorageError::Corrupt {
                     what: "timer height index",
-                    key: id.to_hex(),
+                    key: entry.timer_id.to_hex(),
                     reason: "points to a missing timer".into(),
-                })?;
-            due_cursor = queue::DueCursor::after(&timer);
+                }
+            })?;
+            let timer = &record.timer;
+            due_cursor = queue::DueCursor::after(&entry);
             let required = max_cost(timer.gas_limit_per_fire, config, basefee);
             // §5.4 path 3: TTL expiry; path 2: insufficient funds.
             let removal = if height > timer.expires_at {
@@ -207,10 +217,18 @@ pub fn deliver(
             };
             if let Some(reason) = removal {
                 if budget.gc_left >= GC_CYCLES_PER_REMOVAL {
-                    remove_for(state, &timer, Queued::Due, &reason, height, &mut plan)?;
+                    remove_for(
+                        state,
+                        &record,
+                        Queued::Due,
+                        &reason,
+                        height,
+                        &mut plan,
+                        &mut removals,
+                    )?;
                     budget.gc_left -= GC_CYCLES_PER_REMOVAL;
                 } else if budget.moves_left > 0 {
-                    queue::move_to_backlog(state, &timer, reason);
+                    queue::move_to_backlog(state, &record, reason, &mut removals);
                     budget.moves_left -= 1;
                     plan.stats.backlogged += 1;
                 } else {
@@ -239,7 +257,7 @@ pub fn deliver(
                     })
                 }
             }
-            store::remove_queued(state, &timer, Queued::Due)?;
+            store::remove_deferred(state, &record, Queued::Due, &mut removals)?;
             budget.lane_left = budget.lane_left.saturating_sub(timer.gas_limit_per_fire);
             plan.stats.lane_reserved += timer.gas_limit_per_fire;
             plan.stats.fired += 1;
@@ -255,9 +273,10 @@ pub fn deliver(
                 cycle_basefee: basefee.cycle_basefee,
                 cell_basefee: basefee.cell_basefee,
                 max_cost,
-                timer,
+                timer: record.timer,
             });
         }
     }
+    removals.apply(state)?;
     Ok(plan)
 }

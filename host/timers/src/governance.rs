@@ -17,8 +17,8 @@ use crate::{events, store};
 pub fn cancel(state: &mut Overlay<'_>, emitter: Address, timer_id: &Hash) -> Result<Option<Event>> {
     match store::get(state, timer_id)? {
         None => Ok(None),
-        Some(timer) => {
-            store::remove(state, &timer)?;
+        Some(_) => {
+            store::remove(state, timer_id)?;
             Ok(Some(events::cancelled_by_governance(emitter, timer_id)))
         }
     }
@@ -54,6 +54,6 @@ pub fn extend(
         }));
     }
     timer.expires_at = new_expires_at.min(height.saturating_add(config.max_ttl_blocks));
-    store::update(state, &timer);
+    store::update(state, &timer)?;
     Ok(Ok(events::extended_by_governance(emitter, &timer)))
 }

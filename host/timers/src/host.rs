@@ -251,7 +251,7 @@ pub fn extend(
         }));
     }
     timer.expires_at = new_expires_at.min(caller.height.saturating_add(config.max_ttl_blocks));
-    store::update(state, &timer);
+    store::update(state, &timer)?;
     Ok(Ok(events::timer_extended(&timer)))
 }
 
@@ -267,6 +267,6 @@ pub fn cancel(
         Ok(t) => t,
         Err(e) => return Ok(Err(e)),
     };
-    store::remove(state, &timer)?;
+    store::remove(state, &timer.timer_id)?;
     Ok(Ok(events::timer_cancelled(&timer)))
 }

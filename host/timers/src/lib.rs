@@ -5,7 +5,8 @@
 //!
 //! | CIP-5 | module |
 //! |---|---|
-//! | §3.1 record, §3.2 store and height index, per-actor and per-payer indexes | [`store`] |
+//! | §3.1 record, §3.2 store, per-actor and per-payer listing | [`store`] |
+//! | §3.2 height index and the other chunked indexes | [`index`] |
 //! | §3.2 FIFO due queue, carry-over, GC backlog | [`queue`] |
 //! | §4.1–4.3 host calls and their constraints | [`host`] |
 //! | §4.2 custom handler convention | [`handler`] |
@@ -23,6 +24,7 @@ pub mod events;
 pub mod governance;
 pub mod handler;
 pub mod host;
+pub mod index;
 pub mod queue;
 pub mod store;
 

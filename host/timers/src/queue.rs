@@ -1,7 +1,7 @@
 //! The due queue: which timers are due, in which order.
 //!
 //! Today's ordering is CIP-5's: by height, FIFO within a height (the
-//! `t h ‖ height ‖ seq` index). Timers a budget leaves unprocessed simply stay
+//! height index of [`crate::index`], grouped by height BE, in slot order). Timers a budget leaves unprocessed simply stay
 //! in the index, so at the next block they come *before* the timers natively
 //! due then (carry-over, DESIGN.md). Timers classified for removal when the GC
 //! budget was already spent move to the GC backlog (`t g ‖ seq`), which the
@@ -19,17 +19,10 @@ use timerhost_types::keys::TIMERS;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::store::{corrupt, hash_value};
+use crate::index::{Removals, BY_HEIGHT};
+use crate::store::{corrupt, TimerRecord};
 
-const DUE: u8 = b'h';
 const BACKLOG: u8 = b'g';
-
-fn due_key(height: u64, seq: u64) -> Vec<u8> {
-    let mut k = vec![TIMERS, DUE];
-    k.extend_from_slice(&height.to_be_bytes());
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
-}
 
 fn backlog_key(seq: u64) -> Vec<u8> {
     let mut k = vec![TIMERS, BACKLOG];
@@ -67,50 +60,51 @@ impl Canonical for GcEntry {
     const NAME: &'static str = "timer GC entry";
 }
 
-/// Puts a new timer in the due queue.
-pub fn enqueue(state: &mut Overlay<'_>, timer: &Timer) {
-    state.put(due_key(timer.height, timer.seq), timer.timer_id.0.to_vec());
+/// Puts a new timer in the due queue; returns its slot at its height.
+pub fn enqueue(state: &mut Overlay<'_>, timer: &Timer) -> Result<u64> {
+    BY_HEIGHT.append(state, &timer.height.to_be_bytes(), &timer.timer_id)
 }
 
-/// Where a timer is queued, when the caller already knows.
+/// Where a timer is queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Queued {
-    /// In the due queue (`t h`): delivery walking that queue.
+    /// In the due queue (the height index).
     Due,
-    /// In the GC backlog (`t g`): delivery clearing the backlog.
+    /// In the GC backlog (`t g`).
     Backlog,
-    /// Not known (cancellation by the actor or governance): look it up.
-    Unknown,
 }
 
-/// Takes a timer out of the due queue or the backlog. With a known location
-/// this costs no reads (end of block removes thousands of timers); deleting
-/// only keys that exist keeps absent keys out of the block's change set.
-pub fn dequeue(state: &mut Overlay<'_>, timer: &Timer, queued: Queued) -> Result<()> {
-    let due = due_key(timer.height, timer.seq);
-    let backlog = backlog_key(timer.seq);
+/// Takes a timer out of the due queue or the backlog. The backlog entry goes
+/// now; a due-queue entry is added to `removals`, so that a block removing
+/// thousands of timers rewrites each chunk of the queue once.
+pub fn dequeue(
+    state: &mut Overlay<'_>,
+    record: &TimerRecord,
+    queued: Queued,
+    removals: &mut Removals,
+) {
     match queued {
-        Queued::Due => state.delete(due),
-        Queued::Backlog => state.delete(backlog),
-        Queued::Unknown => {
-            if state.get(&due)?.is_some() {
-                state.delete(due);
-            }
-            if state.get(&backlog)?.is_some() {
-                state.delete(backlog);
-            }
-        }
+        Queued::Due => removals.add(
+            BY_HEIGHT,
+            &record.timer.height.to_be_bytes(),
+            record.slots.height,
+        ),
+        Queued::Backlog => state.delete(backlog_key(record.timer.seq)),
     }
-    Ok(())
 }
 
-/// Moves a classified timer from the due queue to the GC backlog.
-pub fn move_to_backlog(state: &mut Overlay<'_>, timer: &Timer, reason: RemovalReason) {
-    state.delete(due_key(timer.height, timer.seq));
+/// Moves a classified timer from the due queue (through `removals`) to the GC backlog.
+pub fn move_to_backlog(
+    state: &mut Overlay<'_>,
+    record: &TimerRecord,
+    reason: RemovalReason,
+    removals: &mut Removals,
+) {
+    dequeue(state, record, Queued::Due, removals);
     state.put_encoded(
-        backlog_key(timer.seq),
+        backlog_key(record.timer.seq),
         &GcEntry {
-            timer_id: timer.timer_id,
+            timer_id: record.timer.timer_id,
             reason,
         },
     );
@@ -124,53 +118,82 @@ pub fn in_backlog(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bo
 /// A position in the due queue: everything strictly before it has been
 /// walked. Resuming a walk from here instead of from the queue's start keeps
 /// a block's walk linear: entries it removed are still in the committed store
-/// underneath the overlay, and rescanning them per chunk would be quadratic.
+/// underneath the overlay (and, during delivery, in the overlay until its
+/// removals are applied), and rescanning them per batch would be quadratic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DueCursor {
     height: u64,
-    seq: u64,
+    slot: u64,
 }
 
 impl DueCursor {
     /// The queue's start.
-    pub const START: DueCursor = DueCursor { height: 0, seq: 0 };
+    pub const START: DueCursor = DueCursor { height: 0, slot: 0 };
 
-    /// Just past `timer`'s entry.
-    pub fn after(timer: &Timer) -> DueCursor {
-        match timer.seq.checked_add(1) {
-            Some(seq) => DueCursor {
-                height: timer.height,
-                seq,
+    /// Just past `entry`.
+    pub fn after(entry: &DueEntry) -> DueCursor {
+        match entry.slot.checked_add(1) {
+            Some(slot) => DueCursor {
+                height: entry.height,
+                slot,
             },
             None => DueCursor {
-                height: timer.height.saturating_add(1),
-                seq: 0,
+                height: entry.height.saturating_add(1),
+                slot: 0,
             },
         }
     }
 }
 
-/// Up to `limit` due timer ids with height ≤ `height`, oldest first.
-pub fn due(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<Hash>> {
-    due_from(state, DueCursor::START, height, limit)
+/// A due-queue entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DueEntry {
+    /// Firing height.
+    pub height: u64,
+    /// Position at that height (FIFO).
+    pub slot: u64,
+    /// The timer.
+    pub timer_id: Hash,
 }
 
-/// Up to `limit` due timer ids at or after `from` with height ≤ `height`, oldest first.
+/// Up to `limit` due timer ids with height ≤ `height`, oldest first.
+pub fn due(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<Hash>> {
+    Ok(due_from(state, DueCursor::START, height, limit)?
+        .into_iter()
+        .map(|e| e.timer_id)
+        .collect())
+}
+
+/// Up to `limit` due entries at or after `from` with height ≤ `height`, oldest first.
 pub fn due_from(
     state: &(impl StateRead + ?Sized),
     from: DueCursor,
     height: u64,
     limit: usize,
-) -> Result<Vec<Hash>> {
-    let start = due_key(from.height, from.seq);
-    let end = due_key(height.saturating_add(1), 0);
-    if start >= end {
+) -> Result<Vec<DueEntry>> {
+    if from.height > height {
         return Ok(Vec::new());
     }
-    state
-        .scan(&start, Some(&end), limit)?
+    // The first chunk of height + 1: the walk stops before any of its chunks.
+    let end = match height.checked_add(1) {
+        Some(next) => BY_HEIGHT.chunk_key(&next.to_be_bytes(), 0),
+        None => BY_HEIGHT.end_of_chunks(),
+    };
+    BY_HEIGHT
+        .walk(state, &from.height.to_be_bytes(), from.slot, &end, limit)?
         .into_iter()
-        .map(|(k, v)| hash_value(&k, &v))
+        .map(|(group, entry)| {
+            let height = group
+                .as_slice()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| corrupt("timer height index", &group, "group is not a height"))?;
+            Ok(DueEntry {
+                height,
+                slot: entry.slot,
+                timer_id: entry.timer_id,
+            })
+        })
         .collect()
 }
 
@@ -180,13 +203,11 @@ pub fn at_height(
     height: u64,
     limit: usize,
 ) -> Result<Vec<Hash>> {
-    let start = due_key(height, 0);
-    let end = due_key(height.saturating_add(1), 0);
-    state
-        .scan(&start, Some(&end), limit)?
+    Ok(BY_HEIGHT
+        .entries(state, &height.to_be_bytes(), 0, limit)?
         .into_iter()
-        .map(|(k, v)| hash_value(&k, &v))
-        .collect()
+        .map(|e| e.timer_id)
+        .collect())
 }
 
 /// Up to `limit` GC backlog entries, oldest first.

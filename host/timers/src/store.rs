@@ -1,30 +1,31 @@
-//! The timer store and its indexes (CIP-5 §3.2), all consensus state under
-//! the `t` namespace:
+//! The timer store (CIP-5 §3.2), all consensus state under the `t`
+//! namespace:
 //!
 //! | key | value | purpose |
 //! |---|---|---|
-//! | `t r ‖ timer_id` | [`Timer`] | the canonical record |
-//! | `t h ‖ height BE ‖ seq BE` | timer_id | height index, FIFO within a height ([`crate::queue`]) |
-//! | `t g ‖ seq BE` | [`GcEntry`] | GC backlog: classified for removal, budget ran out ([`crate::queue`]) |
-//! | `t a ‖ actor ‖ seq BE` | timer_id | per-actor index (listing, in scheduling order) |
-//! | `t p ‖ fee_payer ‖ seq BE` | timer_id | per-fee-payer index |
-//! | `t n ‖ actor` | u32 BE | live timers of the actor (the §4.2 cap, O(1)) |
+//! | `t r ‖ timer_id` | [`TimerRecord`] | the canonical record and its index slots |
+//! | `t h`/`t H ‖ height …` | chunked ids | height index, FIFO within a height ([`crate::queue`], [`crate::index`]) |
+//! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry) | GC backlog: classified for removal, budget ran out ([`crate::queue`]) |
+//! | `t a`/`t A ‖ actor …` | chunked ids | per-actor index (listing in scheduling order; its live count is the §4.2 cap) |
+//! | `t p`/`t P ‖ fee_payer …` | chunked ids | per-fee-payer index |
 //! | `t s` | u64 BE | next sequence number |
 //!
-//! The sequence number is global and strictly increasing, so `(height, seq)`
-//! orders timers by height and then by insertion — the FIFO of §3.2.
+//! The sequence number is global and strictly increasing; it orders the GC
+//! backlog. The height index orders timers by height and then by insertion
+//! (its slots) — the FIFO of §3.2. The three indexes pack 16 timers to a key
+//! ([`crate::index`] says why).
 
+use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::{Overlay, StateRead, StateReadExt, StorageError};
+use timerhost_types::encoding::Canonical;
 use timerhost_types::keys::TIMERS;
 use timerhost_types::{Address, Hash, Timer};
 
 use crate::error::Result;
+use crate::index::{Removals, BY_ACTOR, BY_PAYER};
 use crate::queue;
 
 const RECORD: u8 = b'r';
-const BY_ACTOR: u8 = b'a';
-const BY_PAYER: u8 = b'p';
-const LIVE_COUNT: u8 = b'n';
 const NEXT_SEQ: u8 = b's';
 
 fn key(sub: u8, parts: &[&[u8]]) -> Vec<u8> {
@@ -40,16 +41,29 @@ pub fn record_key(timer_id: &Hash) -> Vec<u8> {
     key(RECORD, &[timer_id.as_bytes()])
 }
 
-fn actor_key(actor: &Address, seq: u64) -> Vec<u8> {
-    key(BY_ACTOR, &[actor.as_bytes(), &seq.to_be_bytes()])
+/// Where a timer sits in each index (see [`crate::index`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct IndexSlots {
+    /// Slot in its height's group of the height index.
+    pub height: u64,
+    /// Slot in its actor's group.
+    pub actor: u64,
+    /// Slot in its fee payer's group.
+    pub payer: u64,
 }
 
-fn payer_key(payer: &Address, seq: u64) -> Vec<u8> {
-    key(BY_PAYER, &[payer.as_bytes(), &seq.to_be_bytes()])
+/// What the store keeps per timer: the CIP-5 record and its index slots
+/// (bookkeeping, not part of the record §3.1 defines).
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct TimerRecord {
+    /// The timer.
+    pub timer: Timer,
+    /// Its positions in the indexes.
+    pub slots: IndexSlots,
 }
 
-fn count_key(actor: &Address) -> Vec<u8> {
-    key(LIVE_COUNT, &[actor.as_bytes()])
+impl Canonical for TimerRecord {
+    const NAME: &'static str = "timer record";
 }
 
 pub(crate) fn corrupt(what: &'static str, k: &[u8], reason: &str) -> StorageError {
@@ -71,37 +85,32 @@ pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u6
     }
 }
 
-pub(crate) fn hash_value(k: &[u8], v: &[u8]) -> Result<Hash> {
-    Hash::from_slice(v).map_err(|_| corrupt("timer index entry", k, "not a 32-byte timer id"))
-}
-
 /// Reads a timer by id.
 pub fn get(state: &(impl StateRead + ?Sized), timer_id: &Hash) -> Result<Option<Timer>> {
-    state.get_decoded::<Timer>(&record_key(timer_id))
+    Ok(get_record(state, timer_id)?.map(|r| r.timer))
 }
 
-/// Live timers held by `actor`.
+/// Reads a timer and its index slots by id.
+pub fn get_record(
+    state: &(impl StateRead + ?Sized),
+    timer_id: &Hash,
+) -> Result<Option<TimerRecord>> {
+    state.get_decoded::<TimerRecord>(&record_key(timer_id))
+}
+
+/// Live timers held by `actor` (the §4.2 cap).
 pub fn live_count(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<u32> {
-    let k = count_key(actor);
-    match state.get(&k)? {
-        None => Ok(0),
-        Some(v) => {
-            Ok(u32::from_be_bytes(v.as_slice().try_into().map_err(
-                |_| corrupt("live timer count", &k, "not 4 bytes"),
-            )?))
-        }
-    }
+    let live = BY_ACTOR.live(state, actor.as_bytes())?;
+    u32::try_from(live).map_err(|_| {
+        corrupt(
+            "timer actor index",
+            actor.as_bytes(),
+            "more live timers than a u32",
+        )
+    })
 }
 
-fn set_live_count(state: &mut Overlay<'_>, actor: &Address, n: u32) {
-    if n == 0 {
-        state.delete(count_key(actor));
-    } else {
-        state.put(count_key(actor), n.to_be_bytes().to_vec());
-    }
-}
-
-/// Allocates the next FIFO sequence number.
+/// Allocates the next sequence number.
 pub fn next_seq(state: &mut Overlay<'_>) -> Result<u64> {
     let k = key(NEXT_SEQ, &[]);
     let seq = read_u64(state, &k)?;
@@ -111,58 +120,81 @@ pub fn next_seq(state: &mut Overlay<'_>) -> Result<u64> {
 
 /// Inserts a new timer into the store and every index.
 pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
-    state.put_encoded(record_key(&timer.timer_id), timer);
-    queue::enqueue(state, timer);
-    state.put(
-        actor_key(&timer.actor_address, timer.seq),
-        timer.timer_id.0.to_vec(),
+    let slots = IndexSlots {
+        height: queue::enqueue(state, timer)?,
+        actor: BY_ACTOR.append(state, timer.actor_address.as_bytes(), &timer.timer_id)?,
+        payer: BY_PAYER.append(state, timer.fee_payer.as_bytes(), &timer.timer_id)?,
+    };
+    state.put_encoded(
+        record_key(&timer.timer_id),
+        &TimerRecord {
+            timer: timer.clone(),
+            slots,
+        },
     );
-    state.put(
-        payer_key(&timer.fee_payer, timer.seq),
-        timer.timer_id.0.to_vec(),
-    );
-    let n = live_count(state, &timer.actor_address)?;
-    set_live_count(state, &timer.actor_address, n + 1);
     Ok(())
 }
 
-/// Rewrites a timer's record (same indexes; used when extending its TTL).
-pub fn update(state: &mut Overlay<'_>, timer: &Timer) {
-    state.put_encoded(record_key(&timer.timer_id), timer);
+/// Rewrites a stored timer's record (same indexes; used when extending its TTL).
+pub fn update(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
+    let Some(mut record) = get_record(state, &timer.timer_id)? else {
+        return Err(corrupt(
+            "timer record",
+            timer.timer_id.as_bytes(),
+            "updating a timer that is not stored",
+        ));
+    };
+    record.timer = timer.clone();
+    state.put_encoded(record_key(&timer.timer_id), &record);
+    Ok(())
 }
 
-/// Removes a timer from the store and every index (wherever it is queued).
-pub fn remove(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
-    remove_queued(state, timer, queue::Queued::Unknown)
+/// Removes a timer from the store and every index, wherever it is queued.
+pub fn remove(state: &mut Overlay<'_>, timer_id: &Hash) -> Result<()> {
+    let Some(record) = get_record(state, timer_id)? else {
+        return Err(corrupt(
+            "timer record",
+            timer_id.as_bytes(),
+            "removing a timer that is not stored",
+        ));
+    };
+    let queued = if queue::in_backlog(state, &record.timer)? {
+        queue::Queued::Backlog
+    } else {
+        queue::Queued::Due
+    };
+    let mut removals = Removals::default();
+    remove_deferred(state, &record, queued, &mut removals)?;
+    removals.apply(state)
 }
 
-/// Removes a timer known to be queued at `queued` from the store and every index.
-pub fn remove_queued(state: &mut Overlay<'_>, timer: &Timer, queued: queue::Queued) -> Result<()> {
+/// Removes a timer queued at `queued`: the record and the backlog entry go
+/// now, the index entries are added to `removals` (applied by the caller).
+pub fn remove_deferred(
+    state: &mut Overlay<'_>,
+    record: &TimerRecord,
+    queued: queue::Queued,
+    removals: &mut Removals,
+) -> Result<()> {
+    let timer = &record.timer;
     state.delete(record_key(&timer.timer_id));
-    queue::dequeue(state, timer, queued)?;
-    state.delete(actor_key(&timer.actor_address, timer.seq));
-    state.delete(payer_key(&timer.fee_payer, timer.seq));
-    let n = live_count(state, &timer.actor_address)?;
-    set_live_count(state, &timer.actor_address, n.saturating_sub(1));
+    queue::dequeue(state, record, queued, removals);
+    removals.add(BY_ACTOR, timer.actor_address.as_bytes(), record.slots.actor);
+    removals.add(BY_PAYER, timer.fee_payer.as_bytes(), record.slots.payer);
     Ok(())
 }
 
-fn list_index(
+fn records_of(
     state: &(impl StateRead + ?Sized),
-    prefix: Vec<u8>,
-    limit: usize,
+    ids: impl IntoIterator<Item = Hash>,
+    what: &'static str,
 ) -> Result<Vec<Timer>> {
-    let mut end = prefix.clone();
-    end.push(0xff);
-    end.extend_from_slice(&[0xff; 8]);
-    let mut out = Vec::new();
-    for (k, v) in state.scan(&prefix, Some(&end), limit)? {
-        let id = hash_value(&k, &v)?;
-        let timer = get(state, &id)?
-            .ok_or_else(|| corrupt("timer index entry", &k, "points to a missing timer"))?;
-        out.push(timer);
-    }
-    Ok(out)
+    ids.into_iter()
+        .map(|id| {
+            get(state, &id)?
+                .ok_or_else(|| corrupt(what, id.as_bytes(), "points to a missing timer"))
+        })
+        .collect()
 }
 
 /// Every timer record, in timer-id order (at most `limit`): the unfiltered
@@ -175,7 +207,9 @@ pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>
         .scan(&prefix, Some(&end), limit)?
         .into_iter()
         .map(|(k, v)| {
-            timerhost_types::decode::<Timer>(&v).map_err(|e| corrupt("timer", &k, &e.to_string()))
+            timerhost_types::decode::<TimerRecord>(&v)
+                .map(|r| r.timer)
+                .map_err(|e| corrupt("timer record", &k, &e.to_string()))
         })
         .collect()
 }
@@ -186,7 +220,12 @@ pub fn by_actor(
     actor: &Address,
     limit: usize,
 ) -> Result<Vec<Timer>> {
-    list_index(state, key(BY_ACTOR, &[actor.as_bytes()]), limit)
+    let entries = BY_ACTOR.entries(state, actor.as_bytes(), 0, limit)?;
+    records_of(
+        state,
+        entries.into_iter().map(|e| e.timer_id),
+        "timer actor index",
+    )
 }
 
 /// Live timers paid by `fee_payer`, in scheduling order (at most `limit`).
@@ -195,7 +234,12 @@ pub fn by_fee_payer(
     fee_payer: &Address,
     limit: usize,
 ) -> Result<Vec<Timer>> {
-    list_index(state, key(BY_PAYER, &[fee_payer.as_bytes()]), limit)
+    let entries = BY_PAYER.entries(state, fee_payer.as_bytes(), 0, limit)?;
+    records_of(
+        state,
+        entries.into_iter().map(|e| e.timer_id),
+        "timer fee-payer index",
+    )
 }
 
 /// Timers queued to fire at exactly `height`, in FIFO order (at most `limit`).
@@ -204,16 +248,9 @@ pub fn by_height(
     height: u64,
     limit: usize,
 ) -> Result<Vec<Timer>> {
-    queue::at_height(state, height, limit)?
-        .into_iter()
-        .map(|id| {
-            get(state, &id)?.ok_or_else(|| {
-                corrupt(
-                    "height index entry",
-                    id.as_bytes(),
-                    "points to a missing timer",
-                )
-            })
-        })
-        .collect()
+    records_of(
+        state,
+        queue::at_height(state, height, limit)?,
+        "timer height index",
+    )
 }

@@ -36,7 +36,8 @@ pub struct Timer {
     pub gas_limit_per_fire: u64,
     /// Last height at which the timer may still fire.
     pub expires_at: u64,
-    /// Global insertion sequence: FIFO order within a height.
+    /// Global insertion sequence: orders the GC backlog. (FIFO within a
+    /// height is the height index's slot order, which follows it.)
     pub seq: u64,
 }
 
