@@ -22,7 +22,7 @@
 //!    routed through guards that pre-check and charge by size: binary
 //!    operators (`_pvm_binop`), augmented assignment (`_pvm_augop`), the right
 //!    side of `in` (`_pvm_contains`), size-dependent method calls
-//!    (`_pvm_method`), starred arguments (`_pvm_materialize`), slices and
+//!    (`_pvm_method`), starred arguments (`_pvm_materialize`, `_pvm_kwargs`), slices and
 //!    f-strings (`_pvm_result`, which charges the size of what was produced).
 //! 3. Nothing else: builtins with size-dependent cost are replaced by guarded
 //!    versions in the actor's builtins dict instead of being rewritten here.
@@ -436,6 +436,16 @@ impl Transformer for Rewriter {
                 }
             }
             Expr::Call(call) => {
+                // `**mapping` first, so that it is guarded whether or not the
+                // call itself is rewritten below.
+                for keyword in call.arguments.keywords.iter_mut() {
+                    if keyword.arg.is_none() {
+                        let inner_range = keyword.value.range();
+                        let value = take(&mut keyword.value);
+                        keyword.value =
+                            guard_call("_pvm_kwargs", vec![value], Vec::new(), inner_range);
+                    }
+                }
                 let sized_method = match call.func.as_ref() {
                     Expr::Attribute(attribute)
                         if SIZED_METHODS.contains(&attribute.attr.as_str()) =>
@@ -445,30 +455,18 @@ impl Transformer for Rewriter {
                     _ => None,
                 };
                 if let Some(method) = sized_method {
-                    {
-                        let Expr::Attribute(mut attribute) = take(&mut call.func) else {
-                            unreachable!()
-                        };
-                        let mut args = vec![
-                            take(&mut attribute.value),
-                            template(&format!("{method:?}"), range),
-                        ];
-                        args.extend(call.arguments.args.iter_mut().map(take));
-                        let keywords: Vec<ast::Keyword> =
-                            std::mem::take(&mut call.arguments.keywords)
-                                .into_iter()
-                                .collect();
-                        *expr = guard_call("_pvm_method", args, keywords, range);
-                        return;
-                    }
-                }
-                for keyword in call.arguments.keywords.iter_mut() {
-                    if keyword.arg.is_none() {
-                        let inner_range = keyword.value.range();
-                        let value = take(&mut keyword.value);
-                        keyword.value =
-                            guard_call("_pvm_materialize", vec![value], Vec::new(), inner_range);
-                    }
+                    let Expr::Attribute(mut attribute) = take(&mut call.func) else {
+                        unreachable!()
+                    };
+                    let mut args = vec![
+                        take(&mut attribute.value),
+                        template(&format!("{method:?}"), range),
+                    ];
+                    args.extend(call.arguments.args.iter_mut().map(take));
+                    let keywords: Vec<ast::Keyword> = std::mem::take(&mut call.arguments.keywords)
+                        .into_iter()
+                        .collect();
+                    *expr = guard_call("_pvm_method", args, keywords, range);
                 }
             }
             Expr::Starred(starred) if starred.ctx == ast::ExprContext::Load => {
@@ -483,6 +481,15 @@ impl Transformer for Rewriter {
             {
                 let sliced = take(expr);
                 *expr = guard_call("_pvm_result", vec![sliced], Vec::new(), range);
+            }
+            Expr::Dict(dict) => {
+                // `{**mapping}` copies every entry inside Rust, like a splat.
+                for item in dict.items.iter_mut().filter(|item| item.key.is_none()) {
+                    let inner_range = item.value.range();
+                    let value = take(&mut item.value);
+                    item.value =
+                        guard_call("_pvm_materialize", vec![value], Vec::new(), inner_range);
+                }
             }
             Expr::FString(_) => {
                 let formatted = take(expr);
@@ -806,6 +813,32 @@ mod tests {
                 ""
             ]
         );
+    }
+
+    #[test]
+    fn keyword_splats_are_guarded_in_plain_and_sized_method_calls() {
+        let module = rewritten("def f(g, d, a):\n    return g(**a), d.update(**a), g(*a)\n");
+        let Stmt::Return(ret) = &function_body(&module)[1] else {
+            panic!()
+        };
+        let Expr::Tuple(tuple) = ret.value.as_deref().unwrap() else {
+            panic!()
+        };
+        let splat_guard = |call: &Expr| -> String {
+            let Expr::Call(call) = call else { panic!() };
+            match call.arguments.keywords.first() {
+                Some(keyword) => callee_name(&keyword.value),
+                None => {
+                    let Expr::Starred(starred) = &call.arguments.args[0] else {
+                        panic!()
+                    };
+                    callee_name(&starred.value)
+                }
+            }
+        };
+        assert_eq!(callee_name(&tuple.elts[1]), "_pvm_method");
+        let guards: Vec<String> = tuple.elts.iter().map(splat_guard).collect();
+        assert_eq!(guards, ["_pvm_kwargs", "_pvm_kwargs", "_pvm_materialize"]);
     }
 
     #[test]
