@@ -30,8 +30,12 @@
 //! Synthesised nodes carry the range of the code they meter, so line numbers
 //! in tracebacks stay those of the actor's source.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
+
 use ruff_python_ast::relocate::relocate_expr;
 use ruff_python_ast::visitor::transformer::{walk_expr, walk_stmt, Transformer};
+use ruff_python_ast::visitor::{self as read, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
@@ -133,9 +137,153 @@ pub fn operator_code(op: ast::Operator) -> u8 {
 
 /// Rewrites `module` in place.
 pub fn instrument(module: &mut ast::ModModule) {
-    let rewriter = Rewriter;
+    let mut bindings = Bindings::default();
+    bindings.visit_body(&module.body);
+    let rewriter = Rewriter {
+        range_rebound: bindings.binds("range"),
+        declared: bindings.declared,
+        exempt_products: RefCell::new(HashSet::new()),
+    };
     for stmt in module.body.iter_mut() {
         rewriter.visit_stmt(stmt);
+    }
+}
+
+/// Names a piece of code binds — assignment and `del` targets, loop,
+/// comprehension and `with` targets, `:=`, `def`/`class` names, imports,
+/// parameters, `except … as`, match captures — and names it declares
+/// `global` or `nonlocal`.
+#[derive(Debug, Default)]
+struct Bindings {
+    bound: HashSet<String>,
+    declared: HashSet<String>,
+}
+
+impl Bindings {
+    fn binds(&self, name: &str) -> bool {
+        self.bound.contains(name) || self.declared.contains(name)
+    }
+}
+
+impl<'a> Visitor<'a> for Bindings {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(function) => {
+                self.bound.insert(function.name.to_string());
+            }
+            Stmt::ClassDef(class) => {
+                self.bound.insert(class.name.to_string());
+            }
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    let name = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
+                    self.bound
+                        .insert(name.split('.').next().unwrap_or(name).to_string());
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                for alias in &import.names {
+                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                    self.bound.insert(name.to_string());
+                }
+            }
+            Stmt::Global(global) => {
+                self.declared
+                    .extend(global.names.iter().map(|n| n.to_string()));
+            }
+            Stmt::Nonlocal(nonlocal) => {
+                self.declared
+                    .extend(nonlocal.names.iter().map(|n| n.to_string()));
+            }
+            _ => {}
+        }
+        read::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Name(name) = expr {
+            if name.ctx != ast::ExprContext::Load {
+                self.bound.insert(name.id.to_string());
+            }
+        }
+        read::walk_expr(self, expr);
+    }
+
+    fn visit_parameter(&mut self, parameter: &'a ast::Parameter) {
+        self.bound.insert(parameter.name.to_string());
+        read::walk_parameter(self, parameter);
+    }
+
+    fn visit_except_handler(&mut self, handler: &'a ast::ExceptHandler) {
+        let ast::ExceptHandler::ExceptHandler(h) = handler;
+        if let Some(name) = &h.name {
+            self.bound.insert(name.to_string());
+        }
+        read::walk_except_handler(self, handler);
+    }
+
+    fn visit_pattern(&mut self, pattern: &'a ast::Pattern) {
+        match pattern {
+            ast::Pattern::MatchAs(p) => self.bound.extend(p.name.iter().map(|n| n.to_string())),
+            ast::Pattern::MatchStar(p) => self.bound.extend(p.name.iter().map(|n| n.to_string())),
+            ast::Pattern::MatchMapping(p) => {
+                self.bound.extend(p.rest.iter().map(|n| n.to_string()))
+            }
+            _ => {}
+        }
+        read::walk_pattern(self, pattern);
+    }
+}
+
+/// Largest literal `c` for which `i * c` on a `range` loop index is exempt.
+const MAX_INDEX_MULTIPLIER: u64 = 1 << 31;
+
+/// Finds `name * c` / `c * name` (`c` a small int literal) that run at most
+/// once per iteration of the loop whose body is walked: not inside nested
+/// loops, functions, lambdas or comprehensions.
+struct IndexProducts<'n> {
+    name: &'n str,
+    found: Vec<(TextRange, u64)>,
+}
+
+impl<'a> Visitor<'a> for IndexProducts<'_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if !matches!(
+            stmt,
+            Stmt::For(_) | Stmt::While(_) | Stmt::FunctionDef(_) | Stmt::ClassDef(_)
+        ) {
+            read::walk_stmt(self, stmt);
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Lambda(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_)
+            | Expr::Generator(_) => {}
+            Expr::BinOp(binop) if binop.op == ast::Operator::Mult => {
+                let is_index = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == self.name);
+                let multiplier = |e: &Expr| match e {
+                    Expr::NumberLiteral(ast::ExprNumberLiteral {
+                        value: ast::Number::Int(int),
+                        ..
+                    }) => int.as_u64().filter(|c| *c <= MAX_INDEX_MULTIPLIER),
+                    _ => None,
+                };
+                let found = match (binop.left.as_ref(), binop.right.as_ref()) {
+                    (l, r) if is_index(l) => multiplier(r),
+                    (l, r) if is_index(r) => multiplier(l),
+                    _ => None,
+                };
+                match found {
+                    Some(c) => self.found.push((binop.range, c)),
+                    None => read::walk_expr(self, expr),
+                }
+            }
+            _ => read::walk_expr(self, expr),
+        }
     }
 }
 
@@ -317,17 +465,88 @@ fn is_guard_name(expr: &Expr) -> bool {
     matches!(expr, Expr::Name(name) if name.id.as_str().starts_with("_pvm_"))
 }
 
-struct Rewriter;
+struct Rewriter {
+    /// Does the module bind the name `range` anywhere? Then no loop index is
+    /// known to be an int.
+    range_rebound: bool,
+    /// Names declared `global`/`nonlocal` anywhere in the module: a call in
+    /// a loop body could rebind them.
+    declared: HashSet<String>,
+    /// `i * c` products exempt from `_pvm_binop` ([`Rewriter::exempt_index_products`]).
+    exempt_products: RefCell<HashSet<TextRange>>,
+}
+
+impl Rewriter {
+    /// For `for i in range(…)` whose body never rebinds `i`: marks each
+    /// `i * c` (`c` a literal ≤ 2³¹) that runs at most once per iteration as
+    /// exempt from the `_pvm_binop` guard and returns the `c`s, which
+    /// `_pvm_iter` receives to charge what the guards would have charged.
+    ///
+    /// Why this is sound: `i` can only hold what the range yields, an `int`
+    /// (the module never rebinds `range`, nothing in the body rebinds `i`,
+    /// and no code anywhere declares `i` global or nonlocal, so no call can
+    /// either); `int * small int` cannot amplify the way `seq * n` does, and
+    /// its cost grows only with the bits of `i`, which the iterator knows
+    /// from the range's bounds. `_pvm_iter` also refuses an exemption list
+    /// on anything but a real `range`, in case this analysis ever misses a
+    /// binding.
+    fn exempt_index_products(&self, for_stmt: &ast::StmtFor) -> Vec<u64> {
+        let Expr::Name(target) = for_stmt.target.as_ref() else {
+            return Vec::new();
+        };
+        let name = target.id.as_str();
+        if self.range_rebound || self.declared.contains(name) {
+            return Vec::new();
+        }
+        let Expr::Call(call) = for_stmt.iter.as_ref() else {
+            return Vec::new();
+        };
+        let plain_range = matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "range")
+            && call.arguments.keywords.is_empty()
+            && (1..=3).contains(&call.arguments.args.len())
+            && !call
+                .arguments
+                .args
+                .iter()
+                .any(|a| matches!(a, Expr::Starred(_)));
+        if !plain_range {
+            return Vec::new();
+        }
+        let mut body_bindings = Bindings::default();
+        body_bindings.visit_body(&for_stmt.body);
+        if body_bindings.binds(name) {
+            return Vec::new();
+        }
+        let mut products = IndexProducts {
+            name,
+            found: Vec::new(),
+        };
+        products.visit_body(&for_stmt.body);
+        let mut exempt = self.exempt_products.borrow_mut();
+        products
+            .found
+            .into_iter()
+            .map(|(range, c)| {
+                exempt.insert(range);
+                c
+            })
+            .collect()
+    }
+}
 
 impl Transformer for Rewriter {
     fn visit_stmt(&self, stmt: &mut Stmt) {
+        let multipliers = match stmt {
+            Stmt::For(for_stmt) => self.exempt_index_products(for_stmt),
+            _ => Vec::new(),
+        };
         walk_stmt(self, stmt);
         match stmt {
             Stmt::FunctionDef(function) => meter_suite(&mut function.body, cost::FUNCTION_ENTRY),
             // (`async for` never gets here: the validator rejects it.)
             Stmt::For(for_stmt) => {
                 let per_item = cost::ITERATION + cost::STATEMENT + suite_cost(&for_stmt.body);
-                meter_iteration(&mut for_stmt.iter, per_item);
+                meter_iteration(&mut for_stmt.iter, per_item, &multipliers);
                 meter_suite(&mut for_stmt.orelse, 0);
             }
             Stmt::While(while_stmt) => {
@@ -382,7 +601,10 @@ impl Transformer for Rewriter {
         match expr {
             // Even two literals are guarded for `*`, `**`, `<<`: `2 ** 10**8`
             // is a bomb written entirely in constants.
-            Expr::BinOp(binop) if !is_exempt_with_number(binop.op, &binop.left, &binop.right) => {
+            Expr::BinOp(binop)
+                if !is_exempt_with_number(binop.op, &binop.left, &binop.right)
+                    && !self.exempt_products.borrow().contains(&range) =>
+            {
                 let code = int_literal(u64::from(operator_code(binop.op)), range);
                 let left = take(&mut binop.left);
                 let right = take(&mut binop.right);
@@ -547,21 +769,21 @@ fn meter_generators(generators: &mut [ast::Comprehension], element_cost: u64) {
             per_item += element_cost;
         }
         // (async generators are rejected by the validator.)
-        meter_iteration(&mut generator.iter, per_item);
+        meter_iteration(&mut generator.iter, per_item, &[]);
     }
 }
 
 /// `iterable` becomes `_pvm_iter(iterable, per_item)`: the native iterator
 /// charges `per_item` for every item it produces (none when it is exhausted).
-fn meter_iteration(iterable: &mut Expr, per_item: u64) {
+fn meter_iteration(iterable: &mut Expr, per_item: u64, index_multipliers: &[u64]) {
     let range = iterable.range();
     let inner = take(iterable);
-    *iterable = guard_call(
-        ITER_GUARD,
-        vec![inner, int_literal(per_item, range)],
-        Vec::new(),
-        range,
-    );
+    let mut args = vec![inner, int_literal(per_item, range)];
+    if !index_multipliers.is_empty() {
+        let listed: Vec<String> = index_multipliers.iter().map(u64::to_string).collect();
+        args.push(template(&format!("({},)", listed.join(", ")), range));
+    }
+    *iterable = guard_call(ITER_GUARD, args, Vec::new(), range);
 }
 
 /// The native that meters iteration (see the module docs).
@@ -890,6 +1112,66 @@ mod tests {
             matches!(&for_stmt.body[0], Stmt::Assign(_)),
             "no meter call left in the body"
         );
+    }
+
+    /// The loop of `source`'s first function: whether its body still holds a
+    /// `_pvm_binop` guard, and the multipliers passed to `_pvm_iter`.
+    fn index_exemption(source: &str) -> (bool, Vec<u64>) {
+        let module = rewritten(source);
+        let for_stmt = function_body(&module)
+            .iter()
+            .find_map(|stmt| match stmt {
+                Stmt::For(for_stmt) => Some(for_stmt),
+                _ => None,
+            })
+            .expect("a for loop");
+        let guarded = format!("{:?}", for_stmt.body).contains("\"_pvm_binop\"");
+        let Expr::Call(call) = for_stmt.iter.as_ref() else {
+            panic!()
+        };
+        let multipliers = match call.arguments.args.get(2) {
+            Some(Expr::Tuple(tuple)) => tuple.elts.iter().map(int_value).collect(),
+            _ => Vec::new(),
+        };
+        (guarded, multipliers)
+    }
+
+    #[test]
+    fn range_index_times_a_small_literal_is_exempt_and_prepaid_by_the_iterator() {
+        let exempt = "def f(n):\n    t = 0\n    for i in range(n):\n        t += i * 2 % 7\n        t += 3 * i\n    return t\n";
+        assert_eq!(index_exemption(exempt), (false, vec![2, 3]));
+    }
+
+    #[test]
+    fn range_index_products_stay_guarded_when_the_index_might_not_be_an_int() {
+        for source in [
+            // the body rebinds the index
+            "def f(n):\n    for i in range(n):\n        i = 'x'\n        t = i * 2\n",
+            "def f(n):\n    for i in range(n):\n        t = i * 2\n        (i := 'x')\n",
+            "def f(n):\n    for i in range(n):\n        for i in 'ab':\n            pass\n        t = i * 2\n",
+            // `range` is bound somewhere in the module
+            "def f(n):\n    for i in range(n):\n        t = i * 2\ndef g(range):\n    return range\n",
+            // the index is declared global/nonlocal somewhere
+            "def f(n):\n    for i in range(n):\n        t = i * 2\ndef g():\n    global i\n",
+            // not a plain range(...) or not a name target
+            "def f(xs):\n    for i in xs:\n        t = i * 2\n",
+            "def f(n):\n    for i in range(*n):\n        t = i * 2\n",
+            // a literal too large, or an amplifying operator
+            "def f(n):\n    for i in range(n):\n        t = i * 4294967296\n",
+            "def f(n):\n    for i in range(n):\n        t = i ** 2\n",
+        ] {
+            let (guarded, multipliers) = index_exemption(source);
+            assert!(guarded && multipliers.is_empty(), "{source}");
+        }
+        // Products that may run more than once per item keep their guard.
+        for source in [
+            "def f(n):\n    for i in range(n):\n        while n:\n            t = i * 2\n",
+            "def f(n):\n    for i in range(n):\n        t = [i * 2 for _ in n]\n",
+            "def f(n):\n    for i in range(n):\n        g = lambda: i * 2\n",
+        ] {
+            let (guarded, multipliers) = index_exemption(source);
+            assert!(guarded && multipliers.is_empty(), "{source}");
+        }
     }
 
     #[test]

@@ -1049,6 +1049,12 @@ fn int_bits(int: &PyInt) -> u64 {
     int.as_bigint().bits()
 }
 
+/// Cycles for multiplying ints of these sizes: a schoolbook bound on limb
+/// products (zero for two machine words).
+pub(crate) fn int_product_cycles(a_bits: u64, b_bits: u64) -> u64 {
+    (a_bits / 64 + 1) * (b_bits / 64 + 1) / 4
+}
+
 // ---------------------------------------------------------------------------
 // Natives the instrumenter inserts
 
@@ -1089,9 +1095,7 @@ fn charge_operator(
             }
             if let (Some(a), Some(b)) = (int_value(left), int_value(right)) {
                 check_int_bits(u128::from(int_bits(a)) + u128::from(int_bits(b)), vm)?;
-                // Schoolbook bound on limb products.
-                let limbs = (int_bits(a) / 64 + 1) * (int_bits(b) / 64 + 1);
-                return charge(limbs / 4, 0, vm);
+                return charge(int_product_cycles(int_bits(a), int_bits(b)), 0, vm);
             }
         }
         // Integer power: the result has about bits(a) × b bits.

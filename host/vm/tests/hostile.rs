@@ -579,3 +579,30 @@ fn h43_dict_display_unpacking_is_charged_per_entry() {
         assert!(cycles >= 100_000, "{step}: {cycles}");
     }
 }
+
+/// `i * c` on a `range` loop index runs without a `_pvm_binop` guard (the
+/// instrumenter proves `i` is an int); the loop's iterator charges what the
+/// guard would have, from the range's bounds. Big indexes therefore cost per
+/// item exactly what the same product of a big int costs through the guard.
+#[test]
+fn h44_exempt_index_products_cost_what_the_guard_charges() {
+    let cycles = |source: &str, n: u64| {
+        let outcome = run_hostile(source, &[Value::int(n)]);
+        assert!(outcome.is_success(), "{source}: {:?}", outcome.result);
+        outcome.cycles_used
+    };
+    let marginal = |body: &str| {
+        let source = format!(
+            "class Hostile:\n    def run(self, n):\n        big = 2 ** 30000\n        x = 0\n{body}"
+        );
+        cycles(&source, 3) - cycles(&source, 2)
+    };
+    let exempt = marginal("        for i in range(big, big + n):\n            x = i * 3\n");
+    let guarded = marginal("        for i in range(n):\n            x = big * 3\n");
+    assert_eq!(exempt, guarded);
+    assert!(exempt > 117, "{exempt}");
+    let small_exempt = marginal("        for i in range(n):\n            x = i * 3\n");
+    let small_guarded =
+        marginal("        k = 5\n        for i in range(n):\n            x = k * 3\n");
+    assert_eq!(small_exempt, small_guarded);
+}
