@@ -586,3 +586,42 @@ fn deploy_rejections_name_line_and_construct() {
     let outcome = vm.deploy(&mut host, &addr(1), "class A(:\n", &[], limits());
     assert_eq!(outcome.error_kind(), Some(ErrorKind::InvalidInput));
 }
+
+/// `for` loops and comprehensions over `range` go through the metered
+/// iterator, which walks ranges with 64-bit bounds itself and wraps any other
+/// range: both must yield exactly what `range` does.
+#[test]
+fn range_loops_yield_what_range_yields() {
+    const RANGES: &str = r#"
+class Ranges:
+    def walk(self, start, stop, step):
+        out = []
+        for i in range(start, stop, step):
+            out.append(i)
+        assert out == [i for i in range(start, stop, step)]
+        return out
+"#;
+    let (vm, mut host, actor) = deployed(RANGES, &[]);
+    let big = 1i128 << 100;
+    for (a, b, s) in [
+        (0, 5, 1),
+        (10, -3, -4),
+        (3, 3, 1),
+        (i64::MAX as i128 - 2, i64::MAX as i128 + 2, 1),
+        (big, big + 3, 1),
+        (-big, -big - 7, -3),
+    ] {
+        let args = [Value::int(a), Value::int(b), Value::int(s)];
+        let outcome = call(&vm, &mut host, &actor, "walk", &args);
+        let Value::List(items) = ok(&outcome) else {
+            panic!("expected a list")
+        };
+        let mut expected = Vec::new();
+        let mut v = a;
+        while (s > 0 && v < b) || (s < 0 && v > b) {
+            expected.push(Value::int(v));
+            v += s;
+        }
+        assert_eq!(items, expected, "range({a}, {b}, {s})");
+    }
+}
