@@ -1,34 +1,18 @@
 //! Genesis: the initial state (funded accounts, chain params, basefee
 //! config, supply) and block 0.
 
-use timerhost_state::{ChangeSet, Overlay, StateRead};
+use timerhost_state::{ChangeSet, EmptyState, Overlay};
 use timerhost_types::keys::{self, Account, HeadMeta, SupplyMeta};
 use timerhost_types::{BlockHeader, ChainParams, Genesis, Hash};
 
 use crate::error::{ChainError, Result};
-
-struct Empty;
-
-impl StateRead for Empty {
-    fn get(&self, _key: &[u8]) -> timerhost_state::Result<Option<Vec<u8>>> {
-        Ok(None)
-    }
-    fn scan(
-        &self,
-        _: &[u8],
-        _: Option<&[u8]>,
-        _: usize,
-    ) -> timerhost_state::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        Ok(Vec::new())
-    }
-}
 
 /// The state writes of genesis.
 pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
     genesis
         .validate()
         .map_err(|e| ChainError::Genesis(e.to_string()))?;
-    let empty = Empty;
+    let empty = EmptyState;
     let mut overlay = Overlay::new(&empty);
     for account in &genesis.accounts {
         overlay.put_encoded(

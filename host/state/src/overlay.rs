@@ -31,6 +31,26 @@ pub trait StateRead {
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 }
 
+/// Committed state with nothing in it: what genesis is built on, and a base
+/// for overlays in tests.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmptyState;
+
+impl StateRead for EmptyState {
+    fn get(&self, _key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(None)
+    }
+
+    fn scan(
+        &self,
+        _start: &[u8],
+        _end: Option<&[u8]>,
+        _limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        Ok(Vec::new())
+    }
+}
+
 /// Typed helpers over [`StateRead`].
 pub trait StateReadExt: StateRead {
     /// Reads and decodes a canonical value; a decoding failure is corruption.

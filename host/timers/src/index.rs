@@ -298,24 +298,7 @@ impl Removals {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Committed state with nothing in it: everything lives in the overlay.
-    struct Empty;
-
-    impl StateRead for Empty {
-        fn get(&self, _key: &[u8]) -> timerhost_state::Result<Option<Vec<u8>>> {
-            Ok(None)
-        }
-
-        fn scan(
-            &self,
-            _start: &[u8],
-            _end: Option<&[u8]>,
-            _limit: usize,
-        ) -> timerhost_state::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-            Ok(Vec::new())
-        }
-    }
+    use timerhost_state::EmptyState;
 
     fn id(n: u8) -> Hash {
         Hash([n; 32])
@@ -323,7 +306,7 @@ mod tests {
 
     #[test]
     fn entries_come_back_in_insertion_order_across_chunks() {
-        let base = Empty;
+        let base = EmptyState;
         let mut state = Overlay::new(&base);
         for n in 0..40u8 {
             assert_eq!(BY_ACTOR.append(&mut state, b"g", &id(n)).unwrap(), n as u64);
@@ -344,7 +327,7 @@ mod tests {
 
     #[test]
     fn batched_removal_rewrites_chunks_and_drops_empty_ones() {
-        let base = Empty;
+        let base = EmptyState;
         let mut state = Overlay::new(&base);
         for n in 0..40u8 {
             BY_HEIGHT.append(&mut state, b"h", &id(n)).unwrap();
@@ -363,7 +346,7 @@ mod tests {
 
     #[test]
     fn an_emptied_group_loses_its_head_and_restarts_at_slot_zero() {
-        let base = Empty;
+        let base = EmptyState;
         let mut state = Overlay::new(&base);
         BY_PAYER.append(&mut state, b"p", &id(1)).unwrap();
         BY_PAYER.append(&mut state, b"p", &id(2)).unwrap();
@@ -375,7 +358,7 @@ mod tests {
 
     #[test]
     fn removing_a_missing_entry_is_corruption() {
-        let base = Empty;
+        let base = EmptyState;
         let mut state = Overlay::new(&base);
         BY_ACTOR.append(&mut state, b"g", &id(1)).unwrap();
         let err = BY_ACTOR.remove(&mut state, b"g", 5).unwrap_err();
@@ -384,7 +367,7 @@ mod tests {
 
     #[test]
     fn a_walk_crosses_groups_in_key_order() {
-        let base = Empty;
+        let base = EmptyState;
         let mut state = Overlay::new(&base);
         for h in [5u64, 3, 9] {
             for n in 0..3u8 {
