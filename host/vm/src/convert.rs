@@ -81,6 +81,19 @@ fn to_value(obj: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> PyResult<Va
     )))
 }
 
+/// Values nested inside `value`'s containers (0 for a scalar): what
+/// converting it walks or builds beyond the value itself.
+pub fn nested_items(value: &Value) -> u64 {
+    match value {
+        Value::List(items) | Value::Tuple(items) => items.iter().map(|i| 1 + nested_items(i)).sum(),
+        Value::Dict(entries) => entries
+            .iter()
+            .map(|(k, v)| 2 + nested_items(k) + nested_items(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
 /// Builds the Python object for a [`Value`].
 pub fn value_to_py(value: &Value, vm: &VirtualMachine) -> PyObjectRef {
     match value {
