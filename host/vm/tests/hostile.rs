@@ -502,6 +502,8 @@ fn h40_comparison_charges_do_not_depend_on_warm_up() {
         "d[k]",
         "k in d",
         "(s, 1) == (t, 1)",
+        "str(a)",
+        "f'{a}'",
     ] {
         let source = loop_source(setup, step);
         let vm = Vm::new().unwrap();
