@@ -192,10 +192,36 @@ impl std::fmt::Debug for SledBackend {
     }
 }
 
+/// Why opening a database held by someone else fails.
+const LOCKED: &str =
+    "the database is locked by another process (is a node already running on this home?)";
+
 impl SledBackend {
+    /// How long [`SledBackend::open`] keeps retrying a locked database.
+    const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
     /// Opens (creating if needed) the database in directory `path`. Fails with
     /// a clear error if another process has it open.
+    ///
+    /// A database closed earlier in this process can hold its file lock for a
+    /// moment after the close (sled releases the file when deferred epoch
+    /// garbage is collected), so a locked database is retried for up to
+    /// [`Self::LOCK_WAIT`] before the error.
     pub fn open(path: &Path) -> Result<Self> {
+        let started = std::time::Instant::now();
+        loop {
+            match Self::open_once(path) {
+                Err(StorageError::Open { reason, .. })
+                    if reason == LOCKED && started.elapsed() < Self::LOCK_WAIT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<Self> {
         let db = sled::Config::new()
             .path(path)
             // Durability comes from the explicit flush after every batch; the
@@ -207,11 +233,12 @@ impl SledBackend {
                 // sled reports a held file lock as an I/O error whose text is
                 // the only stable signal; turn it into advice for the operator.
                 let text = e.to_string();
-                let reason = if text.contains("could not acquire lock") || text.contains("WouldBlock") {
-                    "the database is locked by another process (is a node already running on this home?)".to_string()
-                } else {
-                    text
-                };
+                let reason =
+                    if text.contains("could not acquire lock") || text.contains("WouldBlock") {
+                        LOCKED.to_string()
+                    } else {
+                        text
+                    };
                 StorageError::Open {
                     path: path.display().to_string(),
                     reason,

@@ -144,6 +144,7 @@ impl Vm {
         if !crate::alloc::is_installed() {
             return Err(VmError::AllocatorNotInstalled);
         }
+        crate::alloc::keep_freed_memory_between_blocks();
         Ok(Vm {
             cache: Arc::new(CodeCache::default()),
         })
