@@ -155,58 +155,42 @@ metered_repr!(bytearray_repr, BYTEARRAY_REPR);
 /// its own type objects). The originals are the same functions on every
 /// thread, so the first thread records them.
 pub(crate) fn install(vm: &VirtualMachine) {
+    /// Stores each wrapper in its type's `$slot`, recording the original the
+    /// first time (a second install on the same thread finds the wrapper).
+    macro_rules! wrap {
+        ($slot:ident: $type:ty, $($class:expr => ($original:expr, $wrapper:expr)),+ $(,)?) => {$(
+            let class: &Py<PyType> = $class;
+            let wrapper: $type = $wrapper;
+            let current = class.slots.$slot.load().expect("built-in types have this slot");
+            if current as usize != wrapper as usize {
+                let _ = $original.set(current);
+                class.slots.$slot.store(Some(wrapper));
+            }
+        )+};
+    }
     let types = &vm.ctx.types;
-    let compares: [(&Py<PyType>, &OnceLock<CompareSlot>, CompareSlot); 8] = [
-        (types.list_type, &LIST_COMPARE, container_compare_list),
-        (types.tuple_type, &TUPLE_COMPARE, container_compare_tuple),
-        (types.dict_type, &DICT_COMPARE, container_compare_dict),
-        (types.set_type, &SET_COMPARE, container_compare_set),
-        (
-            types.frozenset_type,
-            &FROZENSET_COMPARE,
-            container_compare_frozenset,
-        ),
-        (types.bytes_type, &BYTES_COMPARE, bytes_compare),
-        (types.bytearray_type, &BYTEARRAY_COMPARE, bytearray_compare),
-        (types.str_type, &STR_COMPARE, str_compare),
-    ];
-    for (class, original, wrapper) in compares {
-        let current = class
-            .slots
-            .richcompare
-            .load()
-            .expect("built-in type compares");
-        if current as usize != wrapper as usize {
-            let _ = original.set(current);
-            class.slots.richcompare.store(Some(wrapper));
-        }
-    }
-    let hashes: [(&Py<PyType>, &OnceLock<HashSlot>, HashSlot); 2] = [
-        (types.tuple_type, &TUPLE_HASH, tuple_hash),
-        (types.bytes_type, &BYTES_HASH, bytes_hash),
-    ];
-    for (class, original, wrapper) in hashes {
-        let current = class.slots.hash.load().expect("built-in type hashes");
-        if current as usize != wrapper as usize {
-            let _ = original.set(current);
-            class.slots.hash.store(Some(wrapper));
-        }
-    }
-    let reprs: [(&Py<PyType>, &OnceLock<ReprSlot>, ReprSlot); 8] = [
-        (types.list_type, &LIST_REPR, list_repr),
-        (types.tuple_type, &TUPLE_REPR, tuple_repr),
-        (types.dict_type, &DICT_REPR, dict_repr),
-        (types.set_type, &SET_REPR, set_repr),
-        (types.frozenset_type, &FROZENSET_REPR, frozenset_repr),
-        (types.str_type, &STR_REPR, str_repr),
-        (types.bytes_type, &BYTES_REPR, bytes_repr),
-        (types.bytearray_type, &BYTEARRAY_REPR, bytearray_repr),
-    ];
-    for (class, original, wrapper) in reprs {
-        let current = class.slots.repr.load().expect("built-in type has a repr");
-        if current as usize != wrapper as usize {
-            let _ = original.set(current);
-            class.slots.repr.store(Some(wrapper));
-        }
-    }
+    wrap!(richcompare: CompareSlot,
+        types.list_type => (LIST_COMPARE, container_compare_list),
+        types.tuple_type => (TUPLE_COMPARE, container_compare_tuple),
+        types.dict_type => (DICT_COMPARE, container_compare_dict),
+        types.set_type => (SET_COMPARE, container_compare_set),
+        types.frozenset_type => (FROZENSET_COMPARE, container_compare_frozenset),
+        types.bytes_type => (BYTES_COMPARE, bytes_compare),
+        types.bytearray_type => (BYTEARRAY_COMPARE, bytearray_compare),
+        types.str_type => (STR_COMPARE, str_compare),
+    );
+    wrap!(hash: HashSlot,
+        types.tuple_type => (TUPLE_HASH, tuple_hash),
+        types.bytes_type => (BYTES_HASH, bytes_hash),
+    );
+    wrap!(repr: ReprSlot,
+        types.list_type => (LIST_REPR, list_repr),
+        types.tuple_type => (TUPLE_REPR, tuple_repr),
+        types.dict_type => (DICT_REPR, dict_repr),
+        types.set_type => (SET_REPR, set_repr),
+        types.frozenset_type => (FROZENSET_REPR, frozenset_repr),
+        types.str_type => (STR_REPR, str_repr),
+        types.bytes_type => (BYTES_REPR, bytes_repr),
+        types.bytearray_type => (BYTEARRAY_REPR, bytearray_repr),
+    );
 }
