@@ -15,10 +15,10 @@ use crate::{events, store};
 /// no-op with no event. Nothing to refund (no timer holds a pre-charge
 /// between blocks).
 pub fn cancel(state: &mut Overlay<'_>, emitter: Address, timer_id: &Hash) -> Result<Option<Event>> {
-    match store::get(state, timer_id)? {
+    match store::get_record(state, timer_id)? {
         None => Ok(None),
-        Some(_) => {
-            store::remove(state, timer_id)?;
+        Some(record) => {
+            store::remove(state, &record)?;
             Ok(Some(events::cancelled_by_governance(emitter, timer_id)))
         }
     }
@@ -34,13 +34,13 @@ pub fn extend(
     timer_id: &Hash,
     new_expires_at: u64,
 ) -> Result<std::result::Result<Event, TimerError>> {
-    let Some(mut timer) = store::get(state, timer_id)? else {
+    let Some(mut record) = store::get_record(state, timer_id)? else {
         return Ok(Err(TimerError::NotFound {
             call: "ExtendTimer",
             timer_id: *timer_id,
         }));
     };
-    if crate::queue::in_backlog(state, &timer)? {
+    if crate::queue::in_backlog(state, &record.timer)? {
         return Ok(Err(TimerError::AlreadyFinal {
             call: "ExtendTimer",
             timer_id: *timer_id,
@@ -53,7 +53,7 @@ pub fn extend(
             current: height,
         }));
     }
-    timer.expires_at = new_expires_at.min(height.saturating_add(config.max_ttl_blocks));
-    store::update(state, &timer)?;
-    Ok(Ok(events::extended_by_governance(emitter, &timer)))
+    record.timer.expires_at = new_expires_at.min(height.saturating_add(config.max_ttl_blocks));
+    store::update(state, &record);
+    Ok(Ok(events::extended_by_governance(emitter, &record.timer)))
 }

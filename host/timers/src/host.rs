@@ -16,6 +16,7 @@ use timerhost_types::timer::MAX_TIMER_PAYLOAD;
 use timerhost_types::{timer_id, Address, Event, Hash, Timer, TimerConfig};
 
 use crate::error::{Result, TimerError};
+use crate::store::TimerRecord;
 use crate::{events, handler, queue, store};
 
 /// `SET_TIMER_BASE_CYCLES` (§6.1): base cost of `schedule_timer`/`schedule_timer_ex`.
@@ -204,23 +205,23 @@ fn owned_timer(
     caller: &HostCaller,
     call: &'static str,
     timer_id: &Hash,
-) -> Result<std::result::Result<Timer, TimerError>> {
-    let Some(timer) = store::get(state, timer_id)? else {
+) -> Result<std::result::Result<TimerRecord, TimerError>> {
+    let Some(record) = store::get_record(state, timer_id)? else {
         return Ok(Err(TimerError::NotFound {
             call,
             timer_id: *timer_id,
         }));
     };
     // §4.2: only the owning actor, never another actor.
-    if timer.actor_address != caller.actor {
+    if record.timer.actor_address != caller.actor {
         return Ok(Err(TimerError::Unauthorized {
             call,
             timer_id: *timer_id,
-            owner: timer.actor_address,
+            owner: record.timer.actor_address,
             caller: caller.actor,
         }));
     }
-    Ok(Ok(timer))
+    Ok(Ok(record))
 }
 
 /// `extend_timer(timer_id, new_expires_at)`: owner only, new TTL after the
@@ -233,11 +234,11 @@ pub fn extend(
     timer_id: &Hash,
     new_expires_at: u64,
 ) -> Result<std::result::Result<Event, TimerError>> {
-    let mut timer = match owned_timer(state, caller, "extend_timer", timer_id)? {
-        Ok(t) => t,
+    let mut record = match owned_timer(state, caller, "extend_timer", timer_id)? {
+        Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
-    if queue::in_backlog(state, &timer)? {
+    if queue::in_backlog(state, &record.timer)? {
         return Ok(Err(TimerError::AlreadyFinal {
             call: "extend_timer",
             timer_id: *timer_id,
@@ -250,9 +251,10 @@ pub fn extend(
             current: caller.height,
         }));
     }
-    timer.expires_at = new_expires_at.min(caller.height.saturating_add(config.max_ttl_blocks));
-    store::update(state, &timer)?;
-    Ok(Ok(events::timer_extended(&timer)))
+    record.timer.expires_at =
+        new_expires_at.min(caller.height.saturating_add(config.max_ttl_blocks));
+    store::update(state, &record);
+    Ok(Ok(events::timer_extended(&record.timer)))
 }
 
 /// `cancel_timer(timer_id)`: owner only (§4.2). No timer ever holds a
@@ -263,10 +265,10 @@ pub fn cancel(
     caller: &HostCaller,
     timer_id: &Hash,
 ) -> Result<std::result::Result<Event, TimerError>> {
-    let timer = match owned_timer(state, caller, "cancel_timer", timer_id)? {
-        Ok(t) => t,
+    let record = match owned_timer(state, caller, "cancel_timer", timer_id)? {
+        Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
-    store::remove(state, &timer.timer_id)?;
-    Ok(Ok(events::timer_cancelled(&timer)))
+    store::remove(state, &record)?;
+    Ok(Ok(events::timer_cancelled(&record.timer)))
 }

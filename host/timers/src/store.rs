@@ -135,36 +135,22 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
     Ok(())
 }
 
-/// Rewrites a stored timer's record (same indexes; used when extending its TTL).
-pub fn update(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
-    let Some(mut record) = get_record(state, &timer.timer_id)? else {
-        return Err(corrupt(
-            "timer record",
-            timer.timer_id.as_bytes(),
-            "updating a timer that is not stored",
-        ));
-    };
-    record.timer = timer.clone();
-    state.put_encoded(record_key(&timer.timer_id), &record);
-    Ok(())
+/// Rewrites a timer's record as read with [`get_record`] (same indexes; used
+/// when extending its TTL).
+pub fn update(state: &mut Overlay<'_>, record: &TimerRecord) {
+    state.put_encoded(record_key(&record.timer.timer_id), record);
 }
 
-/// Removes a timer from the store and every index, wherever it is queued.
-pub fn remove(state: &mut Overlay<'_>, timer_id: &Hash) -> Result<()> {
-    let Some(record) = get_record(state, timer_id)? else {
-        return Err(corrupt(
-            "timer record",
-            timer_id.as_bytes(),
-            "removing a timer that is not stored",
-        ));
-    };
+/// Removes a timer, read with [`get_record`], from the store and every index,
+/// wherever it is queued.
+pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
     let queued = if queue::in_backlog(state, &record.timer)? {
         queue::Queued::Backlog
     } else {
         queue::Queued::Due
     };
     let mut removals = Removals::default();
-    remove_deferred(state, &record, queued, &mut removals)?;
+    remove_deferred(state, record, queued, &mut removals)?;
     removals.apply(state)
 }
 

@@ -22,7 +22,7 @@ use rustpython_vm::protocol::{PyIter, PyIterReturn};
 use rustpython_vm::types::{IterNext, Iterable, SelfIter};
 use rustpython_vm::{pyclass, Py, PyObjectRef, PyPayload, PyResult, Traverse, VirtualMachine};
 
-use crate::runtime::charge;
+use crate::runtime::{charge, size_cycles};
 
 /// `for x in _pvm_iter(xs, n)`: yields what `iter(xs)` yields, charging `n`
 /// cycles per item.
@@ -136,8 +136,9 @@ pub(crate) fn iter_native(
     vm: &VirtualMachine,
 ) -> PyResult {
     let mut cycles_per_item = cycles_per_item;
+    let range = iterable.downcast_ref_if_exact::<PyRange>(vm);
     if let OptionalArg::Present(multipliers) = index_multipliers {
-        let Some(range) = iterable.downcast_ref_if_exact::<PyRange>(vm) else {
+        let Some(range) = range else {
             // Only reachable if the instrumenter's analysis missed a binding
             // of `range`: refuse rather than run the products unguarded.
             return Err(vm.new_runtime_error(
@@ -156,12 +157,10 @@ pub(crate) fn iter_native(
             // What `_pvm_binop` charges: the product, then the result's size
             // (at most the sum of the operands' bits).
             cycles_per_item += crate::runtime::int_product_cycles(index_bits, multiplier_bits)
-                + crate::costs::for_bytes((index_bits + multiplier_bits) / 8);
+                + size_cycles((0, (index_bits + multiplier_bits) / 8));
         }
     }
-    let walk = iterable
-        .downcast_ref_if_exact::<PyRange>(vm)
-        .and_then(|range| RangeWalk::of(range));
+    let walk = range.and_then(|range| RangeWalk::of(range));
     let (inner, range) = match walk {
         Some(walk) => (None, walk),
         None => (Some(iterable.get_iter(vm)?), RangeWalk::default()),
