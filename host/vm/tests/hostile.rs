@@ -632,6 +632,10 @@ fn h45_walking_text_is_charged_per_character() {
         let cycles = marginal_cycles(setup, step);
         assert!(cycles >= 4 * 100_000 / 16, "{step}: {cycles}");
     }
+    for step in ["s.replace('a', 'c')", "b.replace(b'a', b'c')"] {
+        let cycles = marginal_cycles(setup, step);
+        assert!(cycles >= 3 * 100_000 / 16, "{step}: {cycles}");
+    }
 }
 
 /// Converting structured values (storage, events, calls, `json`) walks or
@@ -642,7 +646,8 @@ fn h45_walking_text_is_charged_per_character() {
 #[test]
 fn h46_structured_conversions_and_modular_powers_are_charged_by_their_work() {
     let setup = "        small = list(range(2000))\n        self.storage['k'] = small\n        a = 3 ** 2500\n        m = 7 ** 2200 + 2\n        e = 5 ** 1000\n";
-    let prelude = "import pvm_host\nimport json\nimport math\n";
+    let prelude =
+        "import pvm_host\nimport json\nimport math\nfrom hashing import keccak256, sha256\n";
     let marginal = |step: &str| {
         let source = format!("{prelude}{}", loop_source(setup, step));
         let cycles = |n: u64| {
@@ -661,6 +666,13 @@ fn h46_structured_conversions_and_modular_powers_are_charged_by_their_work() {
         let cycles = marginal(step);
         assert!(cycles >= 8 * 2000, "{step}: {cycles}");
     }
+    // Keccak has no hardware support here: twice sha256's per-byte charge.
+    let keccak = marginal("keccak256(bytes(160000))");
+    let sha = marginal("sha256(bytes(160000))");
+    assert!(
+        keccak >= sha + 160_000 / 16,
+        "keccak256: {keccak}, sha256: {sha}"
+    );
     let limbs = 6177 / 64 + 1;
     let cycles = marginal("pow(a, e, m)");
     // bits(5 ** 1000) = 2,322; bits(m) = 6,177.
