@@ -1,6 +1,8 @@
 //! Rough throughput numbers (run explicitly; they are not assertions):
-//! `cargo test -p timerhost-vm --test bench -- --ignored --nocapture`.
-//! Results are recorded in docs/METERING.md ("Measured overhead").
+//! `cargo test --release -p timerhost-vm --test bench -- --ignored --nocapture`.
+//! Results are recorded in docs/METERING.md ("Measured overhead") and
+//! docs/PERFORMANCE.md; `cost_rates` prints what a cycle buys for the
+//! operations METERING.md "Size surcharges" quotes.
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
@@ -15,10 +17,11 @@ use timerhost_types::Value;
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
 
-/// Arithmetic loop: one meter call and two guards per iteration.
+/// Arithmetic loop: the iterator's charge per iteration, no guards (`i * 2`
+/// is an exempt loop index product, the rest number-exempt).
 const ARITHMETIC: &str =
     "    total = 0\n    for i in range(n):\n        total += i * 2 % 7\n    return total\n";
-/// Assignment loop: one meter call per iteration, no guards.
+/// Assignment loop: the iterator's charge per iteration, no guards.
 const ASSIGNMENT: &str =
     "    total = 0\n    for i in range(n):\n        total = i\n    return total\n";
 const ITERATIONS: u64 = 100_000;
@@ -107,5 +110,74 @@ fn throughput() {
             ));
         }
         println!("{line}");
+    }
+}
+
+/// Operations whose work grows with their input (setup, step, how many more
+/// steps the second run does): nanoseconds per cycle charged (ordinary code
+/// runs at 10–17 in release).
+const RATES: &[(&str, &str, i64)] = &[
+    ("s = 'ab' * 500000", "len(set(s))", 10),
+    ("s = 'ab' * 500000", "s.translate({97: 98})", 10),
+    ("s = 'ab' * 500000", "s.count('b')", 10),
+    ("s = 'ab' * 500000", "s.replace('a', 'c')", 10),
+    ("s = 'ab' * 500000", "s.expandtabs()", 10),
+    ("s = 'ab' * 500000", "s.isalpha()", 10),
+    ("big = list(range(20000))", "json.dumps(big)", 10),
+    (
+        "big = list(range(20000))",
+        "json.loads(json.dumps(big))",
+        10,
+    ),
+    ("xs = list(range(100))", "f'{xs}'", 2000),
+    ("xs = list(range(100))", "str(xs)", 2000),
+    (
+        "a = 3 ** 2500\n        m = 7 ** 2200 + 2\n        e = 5 ** 2600",
+        "pow(a, e, m)",
+        3,
+    ),
+    (
+        "a = 3 ** 2500\n        m = 7 ** 2200 + 2",
+        "math.gcd(a, m)",
+        10,
+    ),
+    ("b = b'ab' * 500000", "keccak256(b)", 10),
+    ("xs = list(range(100))", "lambda: 1", 20000),
+];
+
+#[test]
+#[ignore = "benchmark: run with --ignored --nocapture"]
+fn cost_rates() {
+    for &(setup, step, extra) in RATES {
+        let source = format!(
+            "import json\nimport math\nfrom hashing import keccak256\nclass Rates:\n    def run(self, n):\n        {setup}\n        for _ in range(n):\n            {step}\n"
+        );
+        let vm = Vm::new().unwrap();
+        let mut host = MockHost::new();
+        let actor = addr(1);
+        let limits = ExecLimits::new(u64::MAX / 2, 1_000_000);
+        common::deploy_at(&vm, &mut host, actor, &source, &[], limits);
+        let mut run = |n: i64| {
+            let started = Instant::now();
+            let outcome = vm.call(&mut host, &actor, "run", &[Value::int(n)], limits);
+            assert!(outcome.is_success(), "{step}: {:?}", outcome.result);
+            (started.elapsed(), outcome.cycles_used)
+        };
+        // Median of 5 of the difference between 1 + extra steps and 1.
+        let mut samples: Vec<(f64, u64)> = (0..5)
+            .map(|_| {
+                let (t1, c1) = run(1);
+                let (t2, c2) = run(1 + extra);
+                let nanos = t2.saturating_sub(t1).as_nanos() as f64 / extra as f64;
+                (nanos, (c2 - c1) / extra as u64)
+            })
+            .collect();
+        samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (nanos, cycles) = samples[2];
+        println!(
+            "{step:30} {cycles:>9} cycles {:>10.1} µs  {:>6.1} ns per cycle",
+            nanos / 1e3,
+            nanos / cycles.max(1) as f64
+        );
     }
 }
