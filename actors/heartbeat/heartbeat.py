@@ -21,6 +21,8 @@ class HeartbeatActor:
         self.storage["timer"] = pvm_host.schedule_timer(pvm_host.block_height() + interval, b"")
 
     def handle_timer(self, payload):
+        # A timer handler: only a timer fire can invoke it, so nobody can
+        # start a second loop or bump the count by calling it.
         beats = self.storage["beats"] + 1
         self.storage["beats"] = beats
         self.storage["last_beat"] = pvm_host.block_height()
@@ -32,6 +34,9 @@ class HeartbeatActor:
         )
 
     def stop(self):
-        """Cancel the pending beat (only the actor can cancel its own timers)."""
+        """Cancel the pending beat. Only the deployer may stop the heartbeat
+        (and only the actor itself can cancel its own timers)."""
+        if pvm_host.caller() != self.deployer:
+            raise PermissionError("only the deployer can stop this heartbeat")
         pvm_host.cancel_timer(self.storage["timer"])
         self.storage["stopped"] = True

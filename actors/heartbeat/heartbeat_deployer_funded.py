@@ -42,7 +42,12 @@ class DeployerFundedHeartbeat:
         pvm_host.emit("Heartbeat", {"beat": beats, "height": pvm_host.block_height()})
 
     def renew(self, beats):
-        """Called by the deployer: plan more beats at the deployer's expense."""
-        if pvm_host.tx_sender() != self.deployer:
-            raise ValueError("only the deployer funds this heartbeat")
+        """Called by the deployer: plan more beats at the deployer's expense.
+
+        `caller()`, not `tx_sender()`: an actor the deployer's transaction
+        passes through must not be able to renew in its name (and only the
+        transaction's own target may name the signer as fee payer anyway).
+        """
+        if pvm_host.caller() != self.deployer:
+            raise PermissionError("only the deployer funds this heartbeat")
         plan_beats(self, beats)

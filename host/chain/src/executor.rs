@@ -11,12 +11,13 @@ use timerhost_state::{ChangeSet, Checkpoint, Overlay, StateRead};
 use timerhost_types::keys::{self, Account, HeadMeta};
 use timerhost_types::{
     actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig,
-    ChainParams, ErrorKind, Event, ExecError, Hash, Receipt, ReceiptStatus, SignedTransaction,
-    SystemInstruction, TimerConfig, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
+    ChainParams, ErrorKind, Event, ExecError, Hash, Invocation, Receipt, ReceiptStatus,
+    SignedTransaction, SystemInstruction, TimerConfig, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
 };
 
 use timerhost_timers::{
-    events as timer_events, governance as timer_governance, DeliveryStats, TimerError,
+    events as timer_events, governance as timer_governance, host as timer_host, DeliveryStats,
+    TimerError,
 };
 
 use crate::accounts::{self, Debit};
@@ -250,6 +251,12 @@ impl<'a> BlockExecutor<'a> {
                 t.cells_limit - base_cells,
             )?,
             TxKind::System(instruction) => self.system(instruction)?,
+            TxKind::RevokeTimerPayments => ExecOutcome {
+                result: Ok(None),
+                cycles_used: 0,
+                cells_used: 0,
+                events: vec![timer_host::revoke_payments(&mut self.overlay, &sender)?],
+            },
         };
         let Concluded {
             status,
@@ -352,6 +359,7 @@ impl<'a> BlockExecutor<'a> {
             env,
             cycles_limit: cycles,
             cells_limit: cells - code_cells,
+            invocation: Invocation::Transaction,
         };
         let mut outcome = self.runtime.deploy(&mut ctx, actor, code, args)?;
         outcome.cells_used += code_cells;
@@ -388,6 +396,7 @@ impl<'a> BlockExecutor<'a> {
             env,
             cycles_limit: cycles,
             cells_limit: cells,
+            invocation: Invocation::Transaction,
         };
         self.runtime.call(&mut ctx, actor, handler, args)
     }
@@ -468,6 +477,13 @@ impl<'a> BlockExecutor<'a> {
                     Err(e) => ExecOutcome::failed(timer_error(&e)),
                 }
             }
+            SystemInstruction::PauseTimers => ok(vec![timer_governance::pause(&mut self.overlay)]),
+            SystemInstruction::ResumeTimers => {
+                ok(vec![timer_governance::resume(&mut self.overlay)])
+            }
+            SystemInstruction::ShutdownTimers => {
+                ok(vec![timer_governance::shutdown(&mut self.overlay)])
+            }
         })
     }
 
@@ -489,9 +505,12 @@ impl<'a> BlockExecutor<'a> {
         };
         let hook_deferred = self.hooks.end_of_block(&mut ctx)?;
         let eob_events = std::mem::take(&mut ctx.events);
-        let mut protocol_cycles = ctx.cycles_used;
+        let eob_cycles = ctx.cycles_used;
+        // GC cycles are protocol work nobody pays for: they bound a block's
+        // removals but must not move the basefee that users pay.
+        let mut protocol_cycles = eob_cycles - plan.stats.gc_cycles_used;
         self.timer_stats = plan.stats;
-        if !eob_events.is_empty() || protocol_cycles > 0 {
+        if !eob_events.is_empty() || eob_cycles > 0 {
             self.receipts.push(Receipt {
                 tx_hash: keccak_concat(&[
                     b"timerhost/end-of-block",
@@ -501,7 +520,7 @@ impl<'a> BlockExecutor<'a> {
                 source: TxSource::EndOfBlock,
                 status: ReceiptStatus::Success,
                 error: None,
-                cycles_used: protocol_cycles,
+                cycles_used: eob_cycles,
                 cells_used: 0,
                 fee_paid: 0,
                 burned: 0,
@@ -521,7 +540,9 @@ impl<'a> BlockExecutor<'a> {
                 handler: fire.handler.clone(),
                 args: vec![Value::Bytes(fire.payload.clone())],
                 cycles_limit: fire.cycles_limit,
+                base_cycles: fire.base_cycles,
                 cells_limit: fire.cells_limit,
+                invocation: Invocation::TimerFire,
                 cycle_basefee: fire.cycle_basefee,
                 cell_basefee: fire.cell_basefee,
                 prepaid: fire.max_cost,
@@ -564,7 +585,7 @@ impl<'a> BlockExecutor<'a> {
             tx.cycle_basefee,
             tx.cell_basefee,
             0,
-            tx.cycles_limit,
+            tx.cycles_limit + tx.base_cycles,
             tx.cells_limit,
         )
         .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
@@ -580,8 +601,12 @@ impl<'a> BlockExecutor<'a> {
             &(index as u64).to_be_bytes(),
             &tx.tag,
         ]);
-        // The handler's arguments are payload bytes delivered to it.
-        let payload_cells: u64 = tx.args.iter().map(|a| a.to_bytes().len() as u64).sum();
+        // A hook's arguments are bytes delivered to its handler; a timer's
+        // payload was paid for, in cells, when it was scheduled.
+        let payload_cells: u64 = match tx.invocation {
+            Invocation::Transaction => tx.args.iter().map(|a| a.to_bytes().len() as u64).sum(),
+            Invocation::TimerFire => 0,
+        };
         let env = TxEnv {
             block: self.env.clone(),
             sender: tx.sender,
@@ -610,6 +635,7 @@ impl<'a> BlockExecutor<'a> {
                 env,
                 cycles_limit: tx.cycles_limit,
                 cells_limit: tx.cells_limit - payload_cells,
+                invocation: tx.invocation,
             };
             let mut o = self
                 .runtime
@@ -623,7 +649,7 @@ impl<'a> BlockExecutor<'a> {
             events,
             return_value,
         } = self.conclude(checkpoint, outcome.result, outcome.events);
-        let cycles_used = outcome.cycles_used.min(tx.cycles_limit);
+        let cycles_used = tx.base_cycles + outcome.cycles_used.min(tx.cycles_limit);
         let cells_used = outcome.cells_used.min(tx.cells_limit);
         let settlement = quote.settle(cycles_used, cells_used);
         accounts::credit(&mut self.overlay, &tx.fee_payer, settlement.refund)?;

@@ -11,7 +11,7 @@
 
 use timerhost_state::Overlay;
 use timerhost_types::{
-    Address, BasefeeConfig, Event, ExecError, Hash, Receipt, TimerConfig, Value,
+    Address, BasefeeConfig, Event, ExecError, Hash, Invocation, Receipt, TimerConfig, Value,
 };
 
 use crate::error::Result;
@@ -31,12 +31,14 @@ pub struct TxEnv {
 }
 
 impl TxEnv {
-    /// The caller identity timer host calls need.
-    pub fn timer_caller(&self, actor: Address) -> timerhost_timers::HostCaller {
+    /// The caller identity timer host calls need; `nested`: `actor` was
+    /// reached through `pvm_host.call`, not targeted by the transaction.
+    pub fn timer_caller(&self, actor: Address, nested: bool) -> timerhost_timers::HostCaller {
         timerhost_timers::HostCaller {
             actor,
             tx_sender: self.sender,
             height: self.block.height,
+            nested,
         }
     }
 }
@@ -51,6 +53,9 @@ pub struct ExecContext<'s, 'a> {
     pub cycles_limit: u64,
     /// Cells available to the runtime.
     pub cells_limit: u64,
+    /// Who invokes the handler: a transaction, or a timer fire (which may
+    /// reach timer handlers and whose payload is already paid for).
+    pub invocation: Invocation,
 }
 
 /// The result of running actor code.
@@ -146,15 +151,21 @@ pub struct DeferredTx {
     pub handler: String,
     /// Arguments.
     pub args: Vec<Value>,
-    /// Cycles limit.
+    /// Cycles limit of the handler.
     pub cycles_limit: u64,
+    /// Cycles charged on top of the handler's use (a timer fire's
+    /// `TIMER_FIRE_BASE_CYCLES`); pre-paid with the limits.
+    pub base_cycles: u64,
     /// Cells limit.
     pub cells_limit: u64,
+    /// Who invokes the handler (a timer fire, or a hook's transaction).
+    pub invocation: Invocation,
     /// Cycle basefee used for the pre-charge.
     pub cycle_basefee: u128,
     /// Cell basefee used for the pre-charge.
     pub cell_basefee: u128,
-    /// Amount already debited from `fee_payer` (must equal the limits × basefees).
+    /// Amount already debited from `fee_payer` (must equal the limits, base
+    /// cycles included, × basefees).
     pub prepaid: u128,
     /// Identifies the work (e.g. the timer id) for the receipt hash and hooks.
     pub tag: Vec<u8>,

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use timerhost_state::{MemoryBackend, StateRead};
 use timerhost_types::keys;
+use timerhost_types::timer::{CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, SET_TIMER_BASE_CYCLES};
 use timerhost_types::{
-    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, Hash, PrivateKey,
-    SignedTransaction, SystemInstruction, TimerConfig, Transaction, TxKind, Value,
+    Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, Hash, Invocation, PrivateKey,
+    SignedTransaction, SystemInstruction, TimerConfig, TimerRequest, Transaction, TxKind, Value,
 };
 
-use timerhost_timers::host::{self as timer_host, ScheduleArgs};
-use timerhost_timers::{CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, SET_TIMER_BASE_CYCLES};
+use timerhost_timers::host as timer_host;
 
 use crate::accounts::{self, Debit};
 use crate::chain::Chain;
@@ -39,12 +39,13 @@ pub const MOCK_CALL_CYCLES: u64 = 100;
 /// | `burn` | `[n: int]` | uses n cycles (out of cycles if over the limit) | 100 + n | 0 |
 /// | `emit` | `[name: str, data]` | emits an event | 120 | len(data) |
 /// | `send` | `[to: bytes(20), amount: int]` | transfers from the actor | 130 | 0 |
-/// | `schedule` | `[height, payload: bytes, fee_payer: bytes(20)?, gas_limit?, expires_at?]` | `schedule_timer_ex`, returns the id | 100 + 200 | len(payload) |
-/// | `schedule_then_fail` | same as `schedule` | schedules, then reverts | 100 + 200 | len(payload) |
+/// | `schedule` | `[height, payload: bytes, fee_payer: bytes(20)?, gas_limit?, expires_at?]` | `schedule_timer_ex`, returns the id | 100 + 200 | the timer's state bytes and account rewrites (len(payload) if refused) |
+/// | `schedule_then_fail` | same as `schedule` | schedules, then reverts | 100 + 200 | as `schedule` |
 /// | `cancel` | `[timer_id: bytes]` | `cancel_timer` | 100 + 200 | 0 |
 /// | `extend` | `[timer_id: bytes, new_expires_at]` | `extend_timer` | 100 + 200 | 0 |
-/// | `handle_timer` | `[payload: bytes]` | counts fires in storage `fires`, records `last_fire` = height; if storage `interval` is set, reschedules itself `interval` blocks later with the same payload (fee payer: storage `payer` or the actor) | 100 + 40 (+ 200) | … |
-/// | `schedule_many` | `[count, height, gas_limit?, expires_at?, fee_payer: bytes(20)?]` | schedules `count` timers, payload = index (8 bytes BE) | 100 + 200 each | 8 each |
+/// | `handle_timer` | `[payload: bytes]` (timer fires only) | counts fires in storage `fires`, records `last_fire` = height; if storage `interval` is set, reschedules itself `interval` blocks later with the same payload (fee payer: storage `payer` or the actor) | 100 + 40 (+ 200) | … |
+/// | `schedule_many` | `[count, height, gas_limit?, expires_at?, fee_payer: bytes(20)?]` | schedules `count` timers, payload = index (8 bytes BE) | 100 + 200 each | as `schedule`, each |
+/// | `revoke` | none | `revoke_timer_payments` for the actor | 100 + 200 | 0 |
 /// | `boom` | any | writes storage `boom`, then reverts | 150 | 0 |
 ///
 /// Timer rule violations revert the call with the rule's message, exactly as
@@ -99,27 +100,34 @@ fn arg_opt_u64(args: &[Value], i: usize) -> std::result::Result<Option<u64>, Exe
     }
 }
 
-/// `schedule_timer_ex` as the VM performs it: charge the §6.1 cost (base
-/// cycles plus one cell per payload byte), apply the timer rules, record
+/// `schedule_timer_ex` as the VM's host performs it: apply the timer rules,
+/// charge the §6.1 cost (base cycles plus the cells of every byte the timer
+/// adds to state; the payload's bytes when refused), record
 /// `TimerScheduled`. A rule violation is the call's error.
 fn mock_schedule(
     ctx: &mut ExecContext<'_, '_>,
     meter: &mut Meter,
     events: &mut Vec<Event>,
     actor: Address,
-    request: ScheduleArgs,
+    request: TimerRequest,
 ) -> Result<std::result::Result<Hash, ExecError>> {
-    if let Err(e) = meter.charge(SET_TIMER_BASE_CYCLES, request.payload.len() as u64) {
-        return Ok(Err(e));
-    }
-    let caller = ctx.env.timer_caller(actor);
+    let refused_cells = request.payload.len() as u64;
+    let caller = ctx.env.timer_caller(actor, false);
     Ok(
         match timer_host::schedule(ctx.state, &ctx.env.timer_config, &caller, request)? {
             Ok(scheduled) => {
+                if let Err(e) = meter.charge(SET_TIMER_BASE_CYCLES, scheduled.cells) {
+                    return Ok(Err(e));
+                }
                 events.push(scheduled.event);
                 Ok(scheduled.timer.timer_id)
             }
-            Err(e) => Err(timer_error(&e)),
+            Err(e) => {
+                if let Err(e) = meter.charge(SET_TIMER_BASE_CYCLES, refused_cells) {
+                    return Ok(Err(e));
+                }
+                Err(timer_error(&e))
+            }
         },
     )
 }
@@ -259,7 +267,7 @@ impl MockRuntime {
                 };
                 let gas_limit = try_exec!(arg_opt_u64(args, 3));
                 let expires_at = try_exec!(arg_opt_u64(args, 4));
-                let request = ScheduleArgs {
+                let request = TimerRequest {
                     height,
                     payload,
                     fee_payer,
@@ -286,7 +294,7 @@ impl MockRuntime {
                         )))
                     }
                 };
-                let caller = ctx.env.timer_caller(actor);
+                let caller = ctx.env.timer_caller(actor, false);
                 let event = if handler == "cancel" {
                     try_exec!(meter.charge(CANCEL_TIMER_CYCLES, 0));
                     try_exec!(
@@ -336,7 +344,7 @@ impl MockRuntime {
                         },
                         None => None,
                     };
-                    let request = ScheduleArgs {
+                    let request = TimerRequest {
                         height: ctx.env.block.height + interval,
                         payload,
                         fee_payer,
@@ -359,7 +367,7 @@ impl MockRuntime {
                     _ => None,
                 };
                 for i in 0..count {
-                    let request = ScheduleArgs {
+                    let request = TimerRequest {
                         height,
                         payload: i.to_be_bytes().to_vec(),
                         fee_payer,
@@ -368,6 +376,11 @@ impl MockRuntime {
                     };
                     try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 }
+                Ok(Ok(None))
+            }
+            "revoke" => {
+                try_exec!(meter.charge(timerhost_types::timer::REVOKE_TIMER_PAYMENTS_CYCLES, 0));
+                events.push(timer_host::revoke_payments(ctx.state, &actor)?);
                 Ok(Ok(None))
             }
             "boom" => {
@@ -405,6 +418,13 @@ impl ActorRuntime for MockRuntime {
         if handler == "deploy" {
             return Ok(ExecOutcome::failed(ExecError::invalid(
                 "deploy can only run at deployment",
+            )));
+        }
+        // As the VM: the timer handler is reachable by timer fires only.
+        if handler == "handle_timer" && ctx.invocation == Invocation::Transaction {
+            return Ok(ExecOutcome::failed(ExecError::new(
+                ErrorKind::Unauthorized,
+                "'handle_timer' is a timer handler: only a timer fire can invoke it, not a transaction or pvm_host.call",
             )));
         }
         Self::run(ctx, actor, handler, args)

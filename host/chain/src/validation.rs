@@ -257,6 +257,7 @@ pub fn check_static(
                 });
             }
         }
+        TxKind::RevokeTimerPayments => {}
         TxKind::System(instruction) => {
             if !params.system_deployers.contains(&sender) {
                 return Err(TxError::NotGovernance {
@@ -277,7 +278,11 @@ pub fn check_static(
                         reason: e.to_string(),
                     })?;
                 }
-                SystemInstruction::CancelTimer { .. } | SystemInstruction::ExtendTimer { .. } => {}
+                SystemInstruction::CancelTimer { .. }
+                | SystemInstruction::ExtendTimer { .. }
+                | SystemInstruction::PauseTimers
+                | SystemInstruction::ResumeTimers
+                | SystemInstruction::ShutdownTimers => {}
             }
         }
     }

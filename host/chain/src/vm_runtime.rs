@@ -17,13 +17,16 @@
 use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Checkpoint, StateRead, StateReadExt};
 use timerhost_timers::host as timer_host;
-use timerhost_timers::{ScheduleArgs, TimerError};
+use timerhost_timers::TimerError;
 use timerhost_types::keys::{self, ActorMeta};
-use timerhost_types::{Address, ErrorKind, Event, Hash, Value};
+use timerhost_types::timer::{
+    CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, REVOKE_TIMER_PAYMENTS_CYCLES, SET_TIMER_BASE_CYCLES,
+};
+use timerhost_types::{Address, ErrorKind, Event, Hash, TimerRequest, Value};
 use timerhost_vm::costs::{self, cells};
 use timerhost_vm::{
     ActorRecord, BlockInfo, CheckpointId, Cost, ExecLimits, Host, HostCall, HostFailure, Outcome,
-    TimerRequest, Vm,
+    Vm,
 };
 
 use crate::error::{ChainError, Result};
@@ -71,8 +74,8 @@ impl<'c, 's, 'a> ChainHost<'c, 's, 'a> {
         HostCall::rejected(HostFailure::new(error.kind, error.message), cost)
     }
 
-    fn caller(&self, actor: &Address) -> timerhost_timers::HostCaller {
-        self.ctx.env.timer_caller(*actor)
+    fn caller(&self, actor: &Address, nested: bool) -> timerhost_timers::HostCaller {
+        self.ctx.env.timer_caller(*actor, nested)
     }
 }
 
@@ -152,20 +155,7 @@ impl Host for ChainHost<'_, '_, '_> {
     ) -> HostCall<Option<Vec<u8>>> {
         let cost = Cost::cycles(costs::host::STORAGE_NEXT_KEY);
         let base = keys::storage_prefix(actor);
-        let full_prefix = keys::storage(actor, prefix);
-        let start = match after {
-            // Strictly after `after`: its successor in byte order.
-            Some(a) if a >= prefix => {
-                let mut k = keys::storage(actor, a);
-                k.push(0);
-                k
-            }
-            _ => full_prefix.clone(),
-        };
-        // End of the prefix range: the prefix with its last byte incremented
-        // (or the end of the actor's key space).
-        let end = prefix_end(&full_prefix)
-            .unwrap_or_else(|| prefix_end(&base).expect("address prefix is never all 0xff"));
+        let (start, end) = keys::storage_scan_range(actor, prefix, after);
         match self.ctx.state.scan(&start, Some(&end), 1) {
             Ok(mut found) => HostCall::ok(found.pop().map(|(k, _)| k[base.len()..].to_vec()), cost),
             Err(e) => self.fail(e, cost),
@@ -233,26 +223,27 @@ impl Host for ChainHost<'_, '_, '_> {
         self.checkpoints.truncate(checkpoint.0 as usize);
     }
 
-    fn schedule_timer(&mut self, actor: &Address, request: TimerRequest) -> HostCall<Hash> {
-        let cost = Cost::new(
-            timerhost_timers::SET_TIMER_BASE_CYCLES,
-            request.payload.len() as u64,
-        );
-        let caller = self.caller(actor);
-        let args = ScheduleArgs {
-            height: request.height,
-            payload: request.payload,
-            fee_payer: request.fee_payer,
-            gas_limit: request.gas_limit,
-            expires_at: request.expires_at,
-        };
-        match timer_host::schedule(self.ctx.state, &self.ctx.env.timer_config, &caller, args) {
+    fn schedule_timer(
+        &mut self,
+        actor: &Address,
+        nested: bool,
+        request: TimerRequest,
+    ) -> HostCall<Hash> {
+        // A refused schedule still paid for its request (the payload came in).
+        let refused_cost = Cost::new(SET_TIMER_BASE_CYCLES, request.payload.len() as u64);
+        let caller = self.caller(actor, nested);
+        match timer_host::schedule(self.ctx.state, &self.ctx.env.timer_config, &caller, request) {
             Ok(Ok(scheduled)) => {
                 self.events.push(scheduled.event);
-                HostCall::ok(scheduled.timer.timer_id, cost)
+                // Every byte the timer adds to state, in cells (§6.1 and the
+                // deposit rule): payload, record, index entries, accounts.
+                HostCall::ok(
+                    scheduled.timer.timer_id,
+                    Cost::new(SET_TIMER_BASE_CYCLES, scheduled.cells),
+                )
             }
-            Ok(Err(e)) => Self::timer_rejection(&e, cost),
-            Err(e) => self.fail(e, cost),
+            Ok(Err(e)) => Self::timer_rejection(&e, refused_cost),
+            Err(e) => self.fail(e, refused_cost),
         }
     }
 
@@ -262,8 +253,8 @@ impl Host for ChainHost<'_, '_, '_> {
         timer_id: &Hash,
         new_expires_at: u64,
     ) -> HostCall<()> {
-        let cost = Cost::cycles(timerhost_timers::EXTEND_TIMER_CYCLES);
-        let caller = self.caller(actor);
+        let cost = Cost::cycles(EXTEND_TIMER_CYCLES);
+        let caller = self.caller(actor, false);
         match timer_host::extend(
             self.ctx.state,
             &self.ctx.env.timer_config,
@@ -281,8 +272,8 @@ impl Host for ChainHost<'_, '_, '_> {
     }
 
     fn cancel_timer(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()> {
-        let cost = Cost::cycles(timerhost_timers::CANCEL_TIMER_CYCLES);
-        let caller = self.caller(actor);
+        let cost = Cost::cycles(CANCEL_TIMER_CYCLES);
+        let caller = self.caller(actor, false);
         match timer_host::cancel(self.ctx.state, &caller, timer_id) {
             Ok(Ok(event)) => {
                 self.events.push(event);
@@ -292,18 +283,17 @@ impl Host for ChainHost<'_, '_, '_> {
             Err(e) => self.fail(e, cost),
         }
     }
-}
 
-/// The smallest key greater than every key starting with `prefix`, if any.
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
+    fn revoke_timer_payments(&mut self, actor: &Address) -> HostCall<()> {
+        let cost = Cost::cycles(REVOKE_TIMER_PAYMENTS_CYCLES);
+        match timer_host::revoke_payments(self.ctx.state, actor) {
+            Ok(event) => {
+                self.events.push(event);
+                HostCall::ok((), cost)
+            }
+            Err(e) => self.fail(e, cost),
         }
     }
-    None
 }
 
 /// The Python VM behind the chain's [`ActorRuntime`] trait.
@@ -373,8 +363,11 @@ impl ActorRuntime for VmRuntime {
         args: &[Value],
     ) -> Result<ExecOutcome> {
         let limits = ExecLimits::new(ctx.cycles_limit, ctx.cells_limit);
+        let invocation = ctx.invocation;
         let mut host = ChainHost::new(ctx);
-        let outcome = self.vm.call(&mut host, &actor, handler, args, limits);
+        let outcome = self
+            .vm
+            .call(&mut host, &actor, handler, args, limits, invocation);
         Self::finish(outcome, host)
     }
 }

@@ -9,6 +9,7 @@ use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
 use timerhost_chain::{Chain, NoHooks, VmRuntime};
 use timerhost_state::MemoryBackend;
 use timerhost_timers::store;
+use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
 use timerhost_types::{Address, ErrorKind, Event, Genesis, Receipt, TimerConfig, TxSource, Value};
 
 #[global_allocator]
@@ -18,6 +19,8 @@ const HEARTBEAT: &str = include_str!("../../../actors/heartbeat/heartbeat.py");
 const DEPLOYER_FUNDED: &str =
     include_str!("../../../actors/heartbeat/heartbeat_deployer_funded.py");
 const PROPOSER: Address = Address([0xee; 20]);
+/// Enough to lend a few timer deposits, far from a fire's max_cost.
+const DEPOSITS: u128 = 100_000_000;
 
 struct Net {
     chain: Chain<MemoryBackend>,
@@ -99,7 +102,16 @@ fn int(v: &Value) -> u128 {
 fn mine_checked(n: &Net, payer: Address, gas_limit: u64) -> Vec<Event> {
     let basefee = n.chain.basefee_config().unwrap();
     let cfg = TimerConfig::default();
-    let before = n.balance(&payer);
+    // What the payer owns: its balance and the deposits its timers hold.
+    let owned = |n: &Net| {
+        let lent: u128 = store::by_fee_payer(&n.chain.store().state(), &payer, usize::MAX)
+            .unwrap()
+            .iter()
+            .map(|t| t.deposit)
+            .sum();
+        n.balance(&payer) + lent
+    };
+    let before = owned(n);
     let receipts = n.block(vec![]);
     let mut fired = Vec::new();
     let mut charged = 0u128;
@@ -115,7 +127,7 @@ fn mine_checked(n: &Net, payer: Address, gas_limit: u64) -> Vec<Event> {
                 .clone();
             let cost = r.cycles_used as u128 * basefee.cycle_basefee
                 + r.cells_used as u128 * basefee.cell_basefee;
-            let max_cost = gas_limit as u128 * basefee.cycle_basefee
+            let max_cost = (gas_limit + TIMER_FIRE_BASE_CYCLES) as u128 * basefee.cycle_basefee
                 + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
             assert_eq!(int(field(&e, "cost")), cost, "cost to the unit");
             assert_eq!(
@@ -131,9 +143,9 @@ fn mine_checked(n: &Net, payer: Address, gas_limit: u64) -> Vec<Event> {
         }
     }
     assert_eq!(
-        n.balance(&payer),
+        owned(n),
         before - charged,
-        "the payer paid exactly the fires' cost"
+        "the payer paid exactly the fires' cost (deposits it lent still its own)"
     );
     fired
 }
@@ -169,8 +181,32 @@ fn heartbeat_self_funded_beats_every_interval_for_100_blocks() {
         1,
         "the next beat is pending"
     );
-    // Stop: the actor cancels its own pending timer.
+    // Bug 4: a stranger can neither stop the heartbeat nor add a beat.
     let r = n.call(1, actor, "stop", vec![]);
+    assert_eq!(r.error.as_ref().unwrap().kind, ErrorKind::Revert);
+    assert!(
+        r.error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("only the deployer"),
+        "{:?}",
+        r.error
+    );
+    let r = n.call(1, actor, "handle_timer", vec![Value::Bytes(vec![])]);
+    assert_eq!(
+        r.error.as_ref().unwrap().kind,
+        ErrorKind::Unauthorized,
+        "{:?}",
+        r.error
+    );
+    assert_eq!(
+        store::live_count(&n.chain.store().state(), &actor).unwrap(),
+        1,
+        "no second loop"
+    );
+    // Stop: its deployer has the actor cancel its own pending timer.
+    let r = n.call(0, actor, "stop", vec![]);
     assert!(r.is_success(), "{:?}", r.error);
     assert!(r.events.iter().any(|e| e.name == "TimerCancelled"));
     for _ in 0..10 {
@@ -187,16 +223,14 @@ fn heartbeat_stops_when_its_payer_runs_dry() {
     }
     let basefee = n.chain.basefee_config().unwrap();
     let cfg = TimerConfig::default();
-    let max_cost = cfg.max_cycles_per_fire as u128 * basefee.cycle_basefee
+    let max_cost = (cfg.max_cycles_per_fire + TIMER_FIRE_BASE_CYCLES) as u128
+        * basefee.cycle_basefee
         + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
-    // max_cost plus a sliver: the first beats are covered, and once their
-    // actual costs add up past the sliver the next fire cannot be pre-charged.
-    let actor = n.deploy(
-        0,
-        HEARTBEAT,
-        vec![Value::int(3)],
-        max_cost + max_cost / 1_000,
-    );
+    // max_cost plus room for one deposit: the first beat's fire is covered
+    // and its handler can lend the next timer's deposit (the balance after
+    // the pre-charge must hold it), but once the fire's actual cost is paid
+    // the next fire cannot be pre-charged, even with the deposit back.
+    let actor = n.deploy(0, HEARTBEAT, vec![Value::int(3)], max_cost + 400_000);
     let mut fired = 0;
     let mut unfunded = Vec::new();
     for _ in 0..120 {
@@ -326,7 +360,7 @@ class Caller:
 #[test]
 fn cip5_4_3_a_reverted_nested_call_leaves_no_timer() {
     let mut n = Net::new();
-    let scheduler = n.deploy(0, NESTED, vec![], 0);
+    let scheduler = n.deploy(0, NESTED, vec![], DEPOSITS);
     let caller = n.deploy(0, CALLER, vec![], 0);
     let h = n.height() + 10;
     let r = n.call(
@@ -356,7 +390,7 @@ fn cip5_4_3_a_reverted_nested_call_leaves_no_timer() {
 #[test]
 fn cip5_4_2_cancel_by_another_actor_is_unauthorized_through_the_vm() {
     let mut n = Net::new();
-    let scheduler = n.deploy(0, NESTED, vec![], 0);
+    let scheduler = n.deploy(0, NESTED, vec![], DEPOSITS);
     let caller = n.deploy(0, CALLER, vec![], 0);
     let h = n.height() + 10;
     let r = n.call(1, scheduler, "schedule", vec![Value::int(h)]);
@@ -379,4 +413,151 @@ fn cip5_4_2_cancel_by_another_actor_is_unauthorized_through_the_vm() {
         store::live_count(&n.chain.store().state(), &scheduler).unwrap(),
         0
     );
+}
+
+const BILLER: &str = r#"
+import pvm_host
+
+class Biller:
+    def bill_signer(self, height):
+        return pvm_host.schedule_timer_ex(height, b"", fee_payer=pvm_host.tx_sender())
+
+    def whoami(self):
+        return pvm_host.caller()
+
+    def handle_timer(self, payload):
+        self.storage["fire_caller"] = pvm_host.caller()
+"#;
+
+const RELAY: &str = r#"
+import pvm_host
+
+class Relay:
+    def relay_bill(self, target, height):
+        return pvm_host.call(target, "bill_signer", height)
+
+    def relay_whoami(self, target):
+        return pvm_host.call(target, "whoami")
+"#;
+
+/// Bug 5: only the actor a transaction targets may name its signer as fee
+/// payer; an actor reached through `pvm_host.call` is refused, with an
+/// error that says why, and the signer is not billed.
+#[test]
+fn nested_actors_cannot_bill_the_signer_and_caller_names_the_invoker() {
+    let mut n = Net::new();
+    let biller = n.deploy(0, BILLER, vec![], DEPOSITS);
+    let relay = n.deploy(0, RELAY, vec![], 0);
+    let signer = n.b[1].address();
+    let h = n.height() + 5;
+
+    let r = n.call(
+        1,
+        relay,
+        "relay_bill",
+        vec![Value::str(biller.to_hex()), Value::int(h)],
+    );
+    let e = r.error.as_ref().expect("refused");
+    assert!(
+        e.message.contains("reached through pvm_host.call"),
+        "{}",
+        e.message
+    );
+    assert!(store::by_fee_payer(&n.chain.store().state(), &signer, 10)
+        .unwrap()
+        .is_empty());
+
+    // Targeted directly by the signer's own transaction: consented.
+    let before = n.balance(&signer);
+    let r = n.call(1, biller, "bill_signer", vec![Value::int(h)]);
+    assert!(r.is_success(), "{:?}", r.error);
+    let timers = store::by_fee_payer(&n.chain.store().state(), &signer, 10).unwrap();
+    assert_eq!(timers.len(), 1);
+    assert_eq!(
+        n.balance(&signer),
+        before - r.fee_paid - timers[0].deposit,
+        "the signer lent the deposit of the timer it consented to"
+    );
+
+    // caller(): the signer at depth 0, the calling actor when nested, the
+    // actor itself for a timer fire.
+    let r = n.call(1, biller, "whoami", vec![]);
+    assert_eq!(r.return_value, Some(Value::str(signer.to_hex())));
+    let r = n.call(1, relay, "relay_whoami", vec![Value::str(biller.to_hex())]);
+    assert_eq!(r.return_value, Some(Value::str(relay.to_hex())));
+    let fund = n.b[2].transfer(signer, 10u128.pow(20));
+    n.block(vec![fund]);
+    while n.height() < h {
+        n.block(vec![]);
+    }
+    use timerhost_state::StateRead;
+    let stored = n
+        .chain
+        .store()
+        .state()
+        .get(&timerhost_types::keys::storage(&biller, b"fire_caller"))
+        .unwrap()
+        .expect("the fire ran");
+    assert_eq!(
+        Value::from_bytes(&stored).unwrap(),
+        Value::str(biller.to_hex())
+    );
+}
+
+/// Bug 1: a timer's payload is paid for once, at scheduling; a 1,000,000-byte
+/// payload under the default TimerConfig fires and its handler sees it all.
+#[test]
+fn a_megabyte_payload_timer_fires_under_the_default_config() {
+    const BIG: &str = r#"
+import pvm_host
+
+class Big:
+    def arm(self, height):
+        return pvm_host.schedule_timer(height, b"\x07" * 999_999 + b"\x2a")
+
+    def handle_timer(self, payload):
+        self.storage["len"] = len(payload)
+        self.storage["last"] = payload[-1]
+"#;
+    let mut n = Net::new();
+    let actor = n.deploy(0, BIG, vec![], 10u128.pow(21));
+    let h = n.height() + 3;
+    // The schedule pays ~1,000,300 cells: the payload and the rest of the record.
+    n.b[0].cells_limit = 2_000_000;
+    let r = n.call(0, actor, "arm", vec![Value::int(h)]);
+    assert!(r.is_success(), "{:?}", r.error);
+    assert!(
+        r.cells_used > 1_000_000,
+        "paid at scheduling: {}",
+        r.cells_used
+    );
+    let mut fired = Vec::new();
+    while n.height() < h {
+        fired = mine_checked(&n, actor, TimerConfig::default().max_cycles_per_fire);
+    }
+    assert_eq!(fired.len(), 1);
+    assert_eq!(
+        field(&fired[0], "success"),
+        &Value::Bool(true),
+        "{:?}",
+        fired[0]
+    );
+    assert!(
+        int(field(&fired[0], "cells_used")) < 1_000,
+        "delivery cost no payload cells"
+    );
+    use timerhost_state::StateRead;
+    let get = |k: &[u8]| {
+        Value::from_bytes(
+            &n.chain
+                .store()
+                .state()
+                .get(&timerhost_types::keys::storage(&actor, k))
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(get(b"len"), Value::int(1_000_000));
+    assert_eq!(get(b"last"), Value::int(42));
 }

@@ -7,11 +7,18 @@ use timerhost_chain::testing::{dev_builders, dev_chain, total_balances, TxBuilde
 use timerhost_chain::Chain;
 use timerhost_state::MemoryBackend;
 use timerhost_timers::store;
+use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
 use timerhost_types::{
-    keys, Address, ErrorKind, Event, Hash, Receipt, SignedTransaction, TimerConfig, TxSource, Value,
+    keys, Address, ErrorKind, Event, Hash, Receipt, SignedTransaction, TimerConfig, TxSource,
+    Value, TIMER_DEPOSIT_ESCROW,
 };
 
 const PROPOSER: Address = Address([0xee; 20]);
+
+/// Funds for an actor that must lend timer deposits (~320,000 each at the
+/// default `deposit_per_byte`) but cannot pay a single fire (max_cost ≈
+/// 1.1e9 at the default basefees).
+const DEPOSITS: u128 = 100_000_000;
 
 struct Net {
     chain: Chain<MemoryBackend>,
@@ -49,6 +56,15 @@ impl Net {
             total_balances(&state).unwrap(),
             s.genesis_supply - s.burned,
             "conservation broken at {}",
+            head.height + 1
+        );
+        // The escrow holds exactly the live timers' deposits.
+        assert_eq!(
+            timerhost_state::accounts::load(&state, &TIMER_DEPOSIT_ESCROW)
+                .unwrap()
+                .balance,
+            store::deposits_held(&state, usize::MAX).unwrap(),
+            "deposit escrow out of step at {}",
             head.height + 1
         );
         p.executed.receipts
@@ -193,7 +209,7 @@ fn int(v: &Value) -> i128 {
 #[test]
 fn cip5_3_1_record_fields_and_3_3_ids_use_the_actor_schedule_nonce() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 5;
     // The same payload twice in one transaction: distinct ids (DESIGN.md deviation).
     let r1 = n.schedule(0, actor, h, b"same", None, None, None);
@@ -254,7 +270,7 @@ fn cip5_3_1_record_fields_and_3_3_ids_use_the_actor_schedule_nonce() {
 #[test]
 fn cip5_4_2_future_height_only() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let current = n.height() + 1; // the block the call lands in
     let r = n.schedule(0, actor, current, b"", None, None, None);
     failed(&r, ErrorKind::InvalidInput, "is not in the future");
@@ -269,7 +285,8 @@ fn cip5_4_2_future_height_only() {
 #[test]
 fn cip5_4_2_payload_at_most_one_mib() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    // A 1 MiB timer lends a ~1.05e9 deposit.
+    let actor = n.deploy(0, 10u128.pow(10));
     let h = n.height() + 3;
     let ok = n.schedule(0, actor, h, &vec![7u8; 1_048_576], None, None, None);
     assert!(ok.is_success(), "{:?}", ok.error);
@@ -284,20 +301,31 @@ fn cip5_4_2_payload_at_most_one_mib() {
 #[test]
 fn cip5_4_2_custom_handler_convention_and_name_length() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 10;
     let long = format!(r#"{{"_handler": "{}", "_payload": ""}}"#, "h".repeat(257));
     failed(
         &n.schedule(0, actor, h, long.as_bytes(), None, None, None),
         ErrorKind::InvalidInput,
-        "handler name is 257 bytes",
+        "handler names are at most 256 bytes, this one has 257",
     );
     let private = br#"{"_handler": "_secret", "_payload": ""}"#;
     failed(
         &n.schedule(0, actor, h, private, None, None, None),
         ErrorKind::InvalidInput,
-        "not a public method name",
+        "names starting with '_' are private",
     );
+    // Bug 6: one handler-name rule with the VM — names it reserves for the
+    // actor instance (storage, address, deployer) or for deployment are
+    // refused at scheduling, not at every fire.
+    for reserved in ["storage", "address", "deployer", "deploy"] {
+        let payload = format!(r#"{{"_handler": "{reserved}", "_payload": ""}}"#);
+        failed(
+            &n.schedule(0, actor, h, payload.as_bytes(), None, None, None),
+            ErrorKind::InvalidInput,
+            &format!("'{reserved}' is reserved"),
+        );
+    }
     // A valid custom handler: "boom" runs (and reverts) instead of handle_timer.
     let id = timer_id_of(&n.schedule(
         0,
@@ -321,7 +349,7 @@ fn cip5_4_2_custom_handler_convention_and_name_length() {
 #[test]
 fn cip5_4_2_fee_payer_zero_is_rejected() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 3;
     failed(
         &n.schedule(0, actor, h, b"", Some(Address::ZERO), None, None),
@@ -333,7 +361,7 @@ fn cip5_4_2_fee_payer_zero_is_rejected() {
 #[test]
 fn cip5_4_2_fee_payer_system_band_is_rejected() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 10;
     for band in [0x01u8, 0x09, 0x0f] {
         failed(
@@ -347,7 +375,7 @@ fn cip5_4_2_fee_payer_system_band_is_rejected() {
 #[test]
 fn cip5_8_hostile_actor_with_a_victim_as_fee_payer_is_rejected() {
     let mut n = Net::new();
-    let hostile = n.deploy(0, 0);
+    let hostile = n.deploy(0, DEPOSITS);
     let victim = n.b[5].address();
     let h = n.height() + 3;
     // Called by account 1: the victim is neither the actor nor the tx sender.
@@ -364,12 +392,14 @@ fn cip5_8_hostile_actor_with_a_victim_as_fee_payer_is_rejected() {
 #[test]
 fn cip5_4_2_fee_payer_may_be_the_tx_sender_deployer_funded() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let sender = n.b[2].address();
     let h = n.height() + 3;
     let r = n.schedule(2, actor, h, b"", Some(sender), Some(200_000), None);
     let id = timer_id_of(&r);
-    assert_eq!(n.timer(&id).unwrap().fee_payer, sender);
+    let timer = n.timer(&id).unwrap();
+    assert_eq!(timer.fee_payer, sender);
+    assert!(timer.deposit > 0, "the consenting sender lent the deposit");
     let before = n.balance(&sender);
     let receipts = n.mine_to(h).pop().unwrap();
     let fired = events_named(&receipts, "TimerFired");
@@ -377,15 +407,15 @@ fn cip5_4_2_fee_payer_may_be_the_tx_sender_deployer_funded() {
     assert!(cost > 0);
     assert_eq!(
         n.balance(&sender),
-        before - cost,
-        "the sender paid the fire, net of refund"
+        before - cost + timer.deposit,
+        "the sender paid the fire, net of refund, and got its deposit back"
     );
 }
 
 #[test]
 fn cip5_4_2_gas_limit_at_most_max_cycles_per_fire() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 10;
     let max = TimerConfig::default().max_cycles_per_fire;
     assert!(n
@@ -406,7 +436,7 @@ fn cip5_4_2_gas_limit_at_most_max_cycles_per_fire() {
 #[test]
 fn cip5_4_2_expires_at_within_max_ttl() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let current = n.height() + 1;
     let ttl = TimerConfig::default().max_ttl_blocks;
     assert!(n
@@ -429,7 +459,7 @@ fn cip5_4_2_expires_at_within_max_ttl() {
 #[test]
 fn cip5_4_2_per_actor_cap() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     n.governance(|g| {
         g.update_timer_config(TimerConfig {
             max_timers_per_actor: 3,
@@ -460,8 +490,8 @@ fn cip5_4_2_per_actor_cap() {
 #[test]
 fn cip5_4_2_cancel_by_another_actor_is_unauthorized() {
     let mut n = Net::new();
-    let owner = n.deploy(0, 0);
-    let other = n.deploy(1, 0);
+    let owner = n.deploy(0, DEPOSITS);
+    let other = n.deploy(1, DEPOSITS);
     let h = n.height() + 5;
     let id = timer_id_of(&n.schedule(0, owner, h, b"", None, None, None));
     let r = n.call(1, other, "cancel", vec![Value::Bytes(id.0.to_vec())]);
@@ -484,7 +514,7 @@ fn cip5_4_2_cancel_by_another_actor_is_unauthorized() {
 #[test]
 fn cip5_4_2_extend_by_owner_is_clamped_to_max_ttl() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 5;
     let id = timer_id_of(&n.schedule(0, actor, h, b"", None, None, Some(h)));
     let current = n.height() + 1;
@@ -520,7 +550,7 @@ fn cip5_4_2_extend_by_owner_is_clamped_to_max_ttl() {
 #[test]
 fn cip5_4_3_a_reverted_execution_leaves_no_timer() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 3;
     let r = n.call(
         0,
@@ -640,8 +670,8 @@ fn cip5_5_2_deferred_transaction_fields() {
         "sender = the actor (handler execution identity)"
     );
     assert!(
-        fire.cycles_used <= 5_000,
-        "cycles limit = gas_limit_per_fire"
+        fire.cycles_used <= 5_000 + TIMER_FIRE_BASE_CYCLES,
+        "cycles limit = gas_limit_per_fire, plus the fire's base charge"
     );
     assert_eq!(fire.tip, 0);
     // A gas limit below what the handler needs: out of cycles, charged in full.
@@ -653,7 +683,7 @@ fn cip5_5_2_deferred_transaction_fields() {
         .find(|r| matches!(r.source, TxSource::Deferred { .. }))
         .unwrap();
     assert_eq!(fire.error.as_ref().unwrap().kind, ErrorKind::OutOfCycles);
-    assert_eq!(fire.cycles_used, 50);
+    assert_eq!(fire.cycles_used, 50 + TIMER_FIRE_BASE_CYCLES);
 }
 
 #[test]
@@ -687,7 +717,8 @@ fn cip5_5_4_path1_fire_charges_actual_cost_and_refunds_the_rest() {
     let mut n = Net::new();
     let actor = n.deploy(0, 10u128.pow(21));
     let h = n.height() + 3;
-    n.schedule(0, actor, h, b"x", None, Some(100_000), None);
+    let id = timer_id_of(&n.schedule(0, actor, h, b"x", None, Some(100_000), None));
+    let deposit = n.timer(&id).unwrap().deposit;
     n.mine_to(h - 1);
     let basefee = n.chain.basefee_config().unwrap();
     let cfg = TimerConfig::default();
@@ -698,8 +729,8 @@ fn cip5_5_4_path1_fire_charges_actual_cost_and_refunds_the_rest() {
         .find(|r| matches!(r.source, TxSource::Deferred { .. }))
         .unwrap();
     let e = events_named(&receipts, "TimerFired")[0];
-    let max_cost =
-        100_000u128 * basefee.cycle_basefee + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
+    let max_cost = (100_000 + TIMER_FIRE_BASE_CYCLES as u128) * basefee.cycle_basefee
+        + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
     let cost = fire.cycles_used as u128 * basefee.cycle_basefee
         + fire.cells_used as u128 * basefee.cell_basefee;
     assert_eq!(int(field(e, "cost")) as u128, cost);
@@ -714,8 +745,8 @@ fn cip5_5_4_path1_fire_charges_actual_cost_and_refunds_the_rest() {
     );
     assert_eq!(
         n.balance(&actor),
-        before - cost,
-        "pre-charge max_cost, refund max_cost − cost"
+        before - cost + deposit,
+        "pre-charge max_cost, refund max_cost − cost, and the deposit back"
     );
 }
 
@@ -733,6 +764,7 @@ fn cip5_5_4_path1_reverting_handler_still_pays_and_writes_nothing() {
         None,
         None,
     ));
+    let deposit = n.timer(&id).unwrap().deposit;
     let before = n.balance(&actor);
     let receipts = n.mine_to(h).pop().unwrap();
     let fire = receipts
@@ -741,7 +773,7 @@ fn cip5_5_4_path1_reverting_handler_still_pays_and_writes_nothing() {
         .unwrap();
     failed(fire, ErrorKind::Revert, "boom");
     assert!(fire.fee_paid > 0);
-    assert_eq!(n.balance(&actor), before - fire.fee_paid);
+    assert_eq!(n.balance(&actor), before - fire.fee_paid + deposit);
     use timerhost_state::StateRead;
     assert_eq!(
         n.chain
@@ -760,7 +792,7 @@ fn cip5_5_4_path1_reverting_handler_still_pays_and_writes_nothing() {
 #[test]
 fn cip5_5_4_path2_insufficient_funds_self_destructs_without_executing() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0); // the actor pays and has nothing
+    let actor = n.deploy(0, DEPOSITS); // the actor pays and has little: its deposits
     let h = n.height() + 3;
     let id = timer_id_of(&n.schedule(0, actor, h, b"", None, Some(1_000), None));
     n.mine_to(h - 1);
@@ -774,10 +806,15 @@ fn cip5_5_4_path2_insufficient_funds_self_destructs_without_executing() {
     );
     let e = events_named(&receipts, "TimerCancelledInsufficientFunds");
     assert_eq!(e.len(), 1);
-    let required = 1_000u128 * basefee.cycle_basefee
+    let required = (1_000 + TIMER_FIRE_BASE_CYCLES as u128) * basefee.cycle_basefee
         + TimerConfig::default().max_cells_per_fire as u128 * basefee.cell_basefee;
     assert_eq!(int(field(e[0], "required")) as u128, required);
-    assert_eq!(int(field(e[0], "available")), 0);
+    assert_eq!(
+        int(field(e[0], "available")) as u128,
+        DEPOSITS,
+        "its balance with the deposit the removal returns"
+    );
+    assert_eq!(n.balance(&actor), DEPOSITS, "the deposit came back");
     assert_eq!(field(e[0], "fee_payer"), &Value::str(actor.to_hex()));
     assert!(n.timer(&id).is_none());
     assert_eq!(n.storage_int(&actor, "fires"), None);
@@ -790,7 +827,7 @@ fn cip5_5_4_path3_ttl_expiry_removes_without_executing() {
     // A lane that holds one fire: the second timer carries over to h+1, past its expiry.
     n.governance(|g| {
         g.update_timer_config(TimerConfig {
-            lane_cycles_per_block: 10_000,
+            lane_cycles_per_block: 10_000 + TIMER_FIRE_BASE_CYCLES,
             max_cycles_per_fire: 10_000,
             ..Default::default()
         })
@@ -837,6 +874,7 @@ fn cip5_5_4_governance_cancel_is_idempotent_and_gated() {
     let actor = n.deploy(0, 10u128.pow(21));
     let h = n.height() + 6;
     let id = timer_id_of(&n.schedule(1, actor, h, b"", None, None, None));
+    let deposit = n.timer(&id).unwrap().deposit;
     let payer_before = n.balance(&actor);
     let r = n.governance(|g| g.cancel_timer(id));
     assert!(r.is_success());
@@ -845,8 +883,8 @@ fn cip5_5_4_governance_cancel_is_idempotent_and_gated() {
     assert!(n.timer(&id).is_none());
     assert_eq!(
         n.balance(&actor),
-        payer_before,
-        "no pre-charge is outstanding between blocks, nothing to refund"
+        payer_before + deposit,
+        "the deposit comes back; no pre-charge is outstanding between blocks"
     );
     // Again: a successful no-op.
     let r = n.governance(|g| g.cancel_timer(id));
@@ -896,7 +934,7 @@ fn cip5_6_4_timer_config_defaults_in_state_and_governed_updates_apply_next_block
         "{err}"
     );
     n.b[0].nonce -= 1;
-    let actor = n.deploy(1, 0);
+    let actor = n.deploy(1, DEPOSITS);
     // In the update's own block the old config still applies to host calls.
     let new = TimerConfig {
         max_cycles_per_fire: 1_000,
@@ -952,14 +990,14 @@ fn cip5_6_4_timer_config_defaults_in_state_and_governed_updates_apply_next_block
 #[test]
 fn cip5_6_1_host_call_costs_are_charged_to_the_caller() {
     let mut n = Net::new();
-    let actor = n.deploy(0, 0);
+    let actor = n.deploy(0, DEPOSITS);
     let h = n.height() + 5;
     let r_empty = n.schedule(0, actor, h, b"", None, None, None);
     let r_big = n.schedule(0, actor, h, &[1u8; 1000], None, None, None);
     let base = timerhost_types::TX_BASE_CYCLES + timerhost_chain::testing::MOCK_CALL_CYCLES;
     assert_eq!(
         r_empty.cycles_used,
-        base + timerhost_timers::SET_TIMER_BASE_CYCLES
+        base + timerhost_types::timer::SET_TIMER_BASE_CYCLES
     );
     assert_eq!(
         r_big.cycles_used, r_empty.cycles_used,
@@ -967,9 +1005,44 @@ fn cip5_6_1_host_call_costs_are_charged_to_the_caller() {
     );
     // 1000 payload cells from the host call, plus the 1000 bytes in the tx itself.
     assert_eq!(r_big.cells_used - r_empty.cells_used, 2_000);
+    // Bug 2: scheduling pays a cell for every byte it adds to state — the
+    // record and its index entries — plus the accounts it rewrites (the
+    // actor's schedule counter and balance, the deposit escrow), not only
+    // the payload.
+    let state = n.chain.store().state();
+    let timer = store::get(&state, &timer_id_of(&r_empty)).unwrap().unwrap();
+    let state_bytes = store::state_bytes(&timer);
+    assert!(state_bytes > 200, "record + 3 index entries: {state_bytes}");
+    // The same call's encoding (a clone of the builder: nonces are fixed-width).
+    let args = vec![
+        Value::int(h),
+        Value::Bytes(vec![]),
+        Value::None,
+        Value::None,
+        Value::None,
+    ];
+    let tx_len = n.b[0]
+        .clone()
+        .call(actor, "schedule", args, 0)
+        .to_bytes()
+        .len();
+    let schedule_cells = r_empty.cells_used - timerhost_chain::validation::intrinsic(tx_len).1;
+    assert_eq!(
+        schedule_cells,
+        state_bytes + 2 * timerhost_types::timer::ACCOUNT_WRITE_CELLS,
+        "the empty timer's cells are its state bytes and two account rewrites"
+    );
+    assert_eq!(
+        timer.deposit,
+        u128::from(state_bytes) * TimerConfig::default().deposit_per_byte,
+        "the deposit is deposit_per_byte × the same bytes"
+    );
     let id = timer_id_of(&r_empty);
     let r = n.call(0, actor, "cancel", vec![Value::Bytes(id.0.to_vec())]);
-    assert_eq!(r.cycles_used, base + timerhost_timers::CANCEL_TIMER_CYCLES);
+    assert_eq!(
+        r.cycles_used,
+        base + timerhost_types::timer::CANCEL_TIMER_CYCLES
+    );
     let id = timer_id_of(&r_big);
     let r = n.call(
         0,
@@ -977,7 +1050,10 @@ fn cip5_6_1_host_call_costs_are_charged_to_the_caller() {
         "extend",
         vec![Value::Bytes(id.0.to_vec()), Value::int(h + 1)],
     );
-    assert_eq!(r.cycles_used, base + timerhost_timers::EXTEND_TIMER_CYCLES);
+    assert_eq!(
+        r.cycles_used,
+        base + timerhost_types::timer::EXTEND_TIMER_CYCLES
+    );
 }
 
 // ---- §6.5 budgets, §8 attacks -----------------------------------------------------
@@ -988,12 +1064,15 @@ fn cip5_6_5_timer_storm_of_10000_at_one_height_fifo_over_several_blocks() {
     n.governance(|g| {
         g.update_timer_config(TimerConfig {
             max_timers_per_actor: 10_000,
-            lane_cycles_per_block: 1_000_000, // 1,000 fires of 1,000 cycles per block
+            // 1,000 fires of 1,000 cycles (+ the fire base) per block
+            lane_cycles_per_block: 1_000 * (1_000 + TIMER_FIRE_BASE_CYCLES),
             max_cycles_per_fire: 1_000,
             ..Default::default()
         })
     });
     let actor = n.deploy(0, 10u128.pow(23));
+    // 10,000 schedules pay the cells of every byte they add to state.
+    n.b[0].cells_limit = 8_000_000;
     let h = n.height() + 3;
     let r = n.call(
         0,
@@ -1046,7 +1125,8 @@ fn cip5_6_5_carried_over_timers_fire_before_timers_natively_due() {
     let mut n = Net::new();
     n.governance(|g| {
         g.update_timer_config(TimerConfig {
-            lane_cycles_per_block: 3_000,
+            // Three fires of 1,000 cycles (+ the fire base) per block.
+            lane_cycles_per_block: 3 * (1_000 + TIMER_FIRE_BASE_CYCLES),
             max_cycles_per_fire: 1_000,
             ..Default::default()
         })
@@ -1081,7 +1161,9 @@ fn cip5_6_5_outage_gc_budget_clears_dead_timers_while_live_timers_keep_firing() 
             ..Default::default()
         })
     });
-    let dead = n.deploy(0, 0); // pays for itself with nothing: every fire is unfunded
+    // Lends 1,000 deposits (~3.2e8) but can never pay a fire (max_cost ≈
+    // 5.5e8, deposits back included): every fire is unfunded.
+    let dead = n.deploy(0, 400_000_000);
     let live = n.deploy(1, 10u128.pow(22));
     n.set(1, live, "interval", Value::int(1)); // a heartbeat every block
     let h = n.height() + 3;
@@ -1142,10 +1224,14 @@ fn cip5_8_unbounded_free_execution_ends_when_the_payer_runs_dry() {
     assert_eq!(basefee.cycle_basefee, basefee.min_cycle_basefee);
     let cfg = TimerConfig::default();
     let gas = 10_000u64;
-    let max_cost =
-        gas as u128 * basefee.cycle_basefee + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
-    // Enough for exactly one fire: after paying its actual cost, the balance is below max_cost.
-    let fund = n.b[2].transfer(actor, max_cost);
+    let max_cost = (gas + TIMER_FIRE_BASE_CYCLES) as u128 * basefee.cycle_basefee
+        + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
+    // Enough for exactly one fire, and room to lend one timer deposit at a
+    // time (a fire's timer returns its deposit before the handler schedules
+    // the next): after paying its actual cost, the balance cannot cover the
+    // next fire.
+    const DEPOSIT_ROOM: u128 = 400_000;
+    let fund = n.b[2].transfer(actor, max_cost + DEPOSIT_ROOM);
     n.block(vec![fund]);
     let h = n.height() + 2;
     n.schedule(0, actor, h, b"", None, Some(gas), None);
@@ -1154,10 +1240,11 @@ fn cip5_8_unbounded_free_execution_ends_when_the_payer_runs_dry() {
     let destructs = events_named(&receipts, "TimerCancelledInsufficientFunds");
     assert_eq!(destructs.len(), 1, "the loop ends with one self-destruct");
     // The handler re-scheduled with protocol defaults (gas = max_cycles_per_fire).
-    let next_cost = cfg.max_cycles_per_fire as u128 * basefee.cycle_basefee
+    let next_cost = (cfg.max_cycles_per_fire + TIMER_FIRE_BASE_CYCLES) as u128
+        * basefee.cycle_basefee
         + cfg.max_cells_per_fire as u128 * basefee.cell_basefee;
     assert_eq!(int(field(destructs[0], "required")) as u128, next_cost);
-    assert!((int(field(destructs[0], "available")) as u128) < max_cost);
+    assert!((int(field(destructs[0], "available")) as u128) < max_cost + DEPOSIT_ROOM);
     assert_eq!(
         store::live_count(&n.chain.store().state(), &actor).unwrap(),
         0

@@ -283,10 +283,14 @@ fn kind_json(k: &TxKind) -> Json {
                 SystemInstruction::UpdateTimerConfig(c) => {
                     json!({ "instruction": "update_timer_config", "config": timer_config_json(c) })
                 }
+                SystemInstruction::PauseTimers => json!({ "instruction": "pause_timers" }),
+                SystemInstruction::ResumeTimers => json!({ "instruction": "resume_timers" }),
+                SystemInstruction::ShutdownTimers => json!({ "instruction": "shutdown_timers" }),
             };
             j["type"] = json!("system");
             j
         }
+        TxKind::RevokeTimerPayments => json!({ "type": "revoke_timer_payments" }),
     }
 }
 
@@ -346,10 +350,11 @@ pub fn timer_json(t: &Timer) -> Json {
         "gas_limit_per_fire": t.gas_limit_per_fire,
         "expires_at": t.expires_at,
         "seq": t.seq,
+        "deposit": amount(t.deposit),
     })
 }
 
-/// The timer config (all fields are JSON numbers).
+/// The timer config (counts as JSON numbers, `deposit_per_byte` as a decimal string).
 pub fn timer_config_json(c: &TimerConfig) -> Json {
     serde_json::to_value(c).expect("TimerConfig serialises")
 }

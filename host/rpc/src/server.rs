@@ -230,6 +230,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "state_root": head.state_root,
             "mempool": { "size": pool.len(), "capacity": pool.config().max_txs },
             "producer": self.control.describe(),
+            "timers": self.timers_status()?,
         });
         if self.is_dev() {
             status["snapshots"] = json!(snapshots);
@@ -450,6 +451,18 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             _ => store.events(&filter)?,
         };
         Ok(Json::Array(events.iter().map(event_record_json).collect()))
+    }
+
+    /// Governance status of timers and the deposits their escrow holds.
+    fn timers_status(&self) -> Result<Json> {
+        let state = self.chain.store().state();
+        let status = timerhost_timers::control::status(&state)?;
+        let escrow =
+            timerhost_state::accounts::load(&state, &timerhost_types::TIMER_DEPOSIT_ESCROW)?;
+        Ok(json!({
+            "status": status.as_str(),
+            "deposits_held": crate::json::amount(escrow.balance),
+        }))
     }
 
     fn timer_config(&self) -> Result<Json> {

@@ -48,7 +48,9 @@ const META: u8 = b'M';
 /// and no marker).
 /// 3: timer indexes are chunked and timer records carry their index slots
 /// (`timerhost_timers::index`); 2 had one state key per timer per index.
-pub const STORE_FORMAT: u32 = 3;
+/// 4: timers carry their deposit, `TimerConfig` has `max_fires_per_block`
+/// and `deposit_per_byte`, and the timer status and revocation marks exist.
+pub const STORE_FORMAT: u32 = 4;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).

@@ -22,19 +22,14 @@ pub enum TimerError {
         /// Limit.
         max: usize,
     },
-    /// §4.2 handler name length.
-    #[error("schedule_timer: handler name is {size} bytes, the maximum is {max}")]
-    HandlerTooLong {
-        /// Name size.
-        size: usize,
-        /// Limit.
-        max: usize,
-    },
-    /// §4.2 custom handler convention: the named handler is not a public method name.
-    #[error("schedule_timer: handler {name:?} is not a public method name (letters, digits, underscores; not starting with '_' or a digit)")]
+    /// §4.2 custom handler convention: the named handler is not one the VM
+    /// could invoke (the one rule, `timerhost_types::check_handler_name`).
+    #[error("schedule_timer: handler {name:?} cannot be a timer handler: {reason}")]
     InvalidHandler {
-        /// The name.
+        /// The name (its first 64 characters).
         name: String,
+        /// Which part of the rule it breaks.
+        reason: String,
     },
     /// §4.2 fee_payer: the zero address.
     #[error("schedule_timer: fee_payer is the zero (burn) address")]
@@ -56,6 +51,37 @@ pub enum TimerError {
         actor: Address,
         /// The transaction sender.
         tx_sender: Address,
+    },
+    /// The signer named as fee payer by an actor the transaction did not
+    /// target: only the transaction's own target may bill its signer.
+    #[error("schedule_timer: fee_payer {fee_payer} is the transaction's signer, but {actor} was reached through pvm_host.call, not targeted by the transaction; an actor called by another actor may name only itself as fee payer")]
+    FeePayerNotConsenting {
+        /// The signer.
+        fee_payer: Address,
+        /// The nested actor that tried to bill it.
+        actor: Address,
+    },
+    /// The fee payer cannot lend the timer's state-memory deposit.
+    #[error("schedule_timer: fee_payer {fee_payer} cannot cover the timer's deposit of {deposit} ({bytes} bytes × deposit_per_byte {per_byte}); its balance is {available}")]
+    DepositUnfunded {
+        /// The payer.
+        fee_payer: Address,
+        /// The deposit.
+        deposit: u128,
+        /// State bytes of the timer.
+        bytes: u64,
+        /// `TimerConfig.deposit_per_byte`.
+        per_byte: u128,
+        /// The payer's balance.
+        available: u128,
+    },
+    /// Governance paused or shut timers down.
+    #[error("{call}: timers are {status} by governance; no timer can be scheduled until governance resumes them (ResumeTimers)")]
+    TimersSuspended {
+        /// Which call.
+        call: &'static str,
+        /// `paused`, `shutting_down` or `shutdown`.
+        status: &'static str,
     },
     /// §4.2 gas_limit_per_fire ≤ max_cycles_per_fire.
     #[error("schedule_timer: gas_limit {gas_limit} exceeds max_cycles_per_fire {max}")]
@@ -81,9 +107,11 @@ pub enum TimerError {
         max_ttl: u64,
     },
     /// A timer that expires before it fires would only ever be garbage.
-    #[error("schedule_timer: expires_at {expires_at} is before the firing height {height}; the timer could never fire")]
+    #[error("{call}: expires_at {expires_at} is before the firing height {height}; the timer could never fire")]
     ExpiresBeforeFire {
-        /// Requested expiry.
+        /// Which call.
+        call: &'static str,
+        /// Requested expiry (after clamping, for extend).
         expires_at: u64,
         /// Firing height.
         height: u64,
@@ -130,9 +158,9 @@ pub enum TimerError {
         /// The timer.
         timer_id: Hash,
     },
-    /// The timer was already classified for removal (expired or unfunded).
+    /// The timer was already classified for removal (expired, unfunded or revoked).
     #[error(
-        "{call}: timer {timer_id} has already expired or run out of funds and is awaiting removal"
+        "{call}: timer {timer_id} has already expired, run out of funds or lost its payer and is awaiting removal"
     )]
     AlreadyFinal {
         /// Which call.

@@ -3,7 +3,9 @@
 //! `0x…` strings. Protocol events are emitted with the timer's actor as
 //! emitter so that "events of actor X" includes its timers' lifecycle.
 
-use timerhost_types::{Address, Event, ExecError, Hash, Timer, TimerConfig, Value};
+use timerhost_types::{
+    Address, Event, ExecError, Hash, Timer, TimerConfig, Value, GOVERNANCE_ADDRESS,
+};
 
 fn dict(emitter: Address, name: &str, fields: Vec<(&str, Value)>) -> Event {
     let data = Value::dict_from(fields.into_iter().map(|(k, v)| (Value::str(k), v)))
@@ -23,7 +25,7 @@ fn addr(a: &Address) -> Value {
     Value::str(a.to_hex())
 }
 
-/// `TimerScheduled {timer_id, actor, height, fee_payer, gas_limit, expires_at, handler}`.
+/// `TimerScheduled {timer_id, actor, height, fee_payer, gas_limit, expires_at, handler, deposit}`.
 pub fn timer_scheduled(t: &Timer) -> Event {
     dict(
         t.actor_address,
@@ -36,6 +38,7 @@ pub fn timer_scheduled(t: &Timer) -> Event {
             ("gas_limit", Value::int(t.gas_limit_per_fire)),
             ("expires_at", Value::int(t.expires_at)),
             ("handler", Value::str(&t.handler)),
+            ("deposit", Value::int(t.deposit)),
         ],
     )
 }
@@ -106,15 +109,76 @@ pub fn timer_unfunded(t: &Timer, required: u128, available: u128) -> Event {
     )
 }
 
-/// `TimerCancelled {timer_id, actor}` (the actor's own cancel).
-pub fn timer_cancelled(t: &Timer) -> Event {
+/// Who cancelled a timer, in `TimerCancelled.reason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelReason {
+    /// The actor's own `cancel_timer` (`"actor"`).
+    Actor,
+    /// A governance shutdown (`"shutdown"`).
+    Shutdown,
+}
+
+/// `TimerCancelled {timer_id, actor, reason}`: `reason` is `"actor"` (its
+/// own cancel) or `"shutdown"` (governance shut timers down).
+pub fn timer_cancelled(t: &Timer, reason: CancelReason) -> Event {
+    let reason = match reason {
+        CancelReason::Actor => "actor",
+        CancelReason::Shutdown => "shutdown",
+    };
     dict(
         t.actor_address,
         "TimerCancelled",
         vec![
             ("timer_id", id(&t.timer_id)),
             ("actor", addr(&t.actor_address)),
+            ("reason", Value::str(reason)),
         ],
+    )
+}
+
+/// `TimerCancelledPaymentRevoked {timer_id, fee_payer}`: removed unexecuted
+/// because its fee payer revoked it.
+pub fn timer_payment_revoked(t: &Timer) -> Event {
+    dict(
+        t.actor_address,
+        "TimerCancelledPaymentRevoked",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("fee_payer", addr(&t.fee_payer)),
+        ],
+    )
+}
+
+/// `TimerPaymentsRevoked {fee_payer, before_seq}`: the payer revoked every
+/// timer naming it with a sequence number below `before_seq`.
+pub fn timer_payments_revoked(fee_payer: &Address, before_seq: u64) -> Event {
+    dict(
+        *fee_payer,
+        "TimerPaymentsRevoked",
+        vec![
+            ("fee_payer", addr(fee_payer)),
+            ("before_seq", Value::int(before_seq)),
+        ],
+    )
+}
+
+/// `TimersPaused {}`, `TimersResumed {}`: governance's pause and resume.
+pub fn timers_paused(paused: bool) -> Event {
+    let name = if paused {
+        "TimersPaused"
+    } else {
+        "TimersResumed"
+    };
+    dict(GOVERNANCE_ADDRESS, name, vec![])
+}
+
+/// `TimersShutdown {complete}`: `false` when governance orders it, `true`
+/// once the last pending timer is gone.
+pub fn timers_shutdown(complete: bool) -> Event {
+    dict(
+        GOVERNANCE_ADDRESS,
+        "TimersShutdown",
+        vec![("complete", Value::Bool(complete))],
     )
 }
 
@@ -163,6 +227,8 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
             ("max_timers_per_actor", Value::int(c.max_timers_per_actor)),
             ("gc_cycles_per_block", Value::int(c.gc_cycles_per_block)),
             ("lane_cycles_per_block", Value::int(c.lane_cycles_per_block)),
+            ("max_fires_per_block", Value::int(c.max_fires_per_block)),
+            ("deposit_per_byte", Value::int(c.deposit_per_byte)),
         ],
     )
 }

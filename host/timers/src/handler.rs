@@ -4,7 +4,7 @@
 //! payload itself.
 
 use base64::Engine as _;
-use timerhost_types::timer::{DEFAULT_TIMER_HANDLER, MAX_TIMER_HANDLER};
+use timerhost_types::timer::DEFAULT_TIMER_HANDLER;
 
 use crate::error::TimerError;
 
@@ -52,25 +52,14 @@ pub fn resolve(payload: &[u8]) -> Result<Resolved, TimerError> {
     })
 }
 
-/// A handler must be a public Python method name of at most 256 bytes.
+/// A timer may name only a handler the VM could invoke: the one rule of
+/// [`timerhost_types::check_handler_name`] (no `_` prefix, no reserved name
+/// such as `deploy` or `storage`, at most 256 bytes).
 pub fn validate_handler(name: &str) -> Result<(), TimerError> {
-    if name.len() > MAX_TIMER_HANDLER {
-        return Err(TimerError::HandlerTooLong {
-            size: name.len(),
-            max: MAX_TIMER_HANDLER,
-        });
-    }
-    let mut chars = name.chars();
-    let valid = match chars.next() {
-        Some(c) if c.is_ascii_alphabetic() => chars.all(|c| c.is_ascii_alphanumeric() || c == '_'),
-        _ => false,
-    };
-    if !valid || name == "deploy" {
-        return Err(TimerError::InvalidHandler {
-            name: name.chars().take(64).collect(),
-        });
-    }
-    Ok(())
+    timerhost_types::check_handler_name(name).map_err(|reason| TimerError::InvalidHandler {
+        name: name.chars().take(64).collect(),
+        reason,
+    })
 }
 
 #[cfg(test)]
@@ -109,9 +98,12 @@ mod tests {
         let long = format!(r#"{{"_handler": "{}", "_payload": ""}}"#, "a".repeat(257));
         assert!(matches!(
             resolve(long.as_bytes()),
-            Err(TimerError::HandlerTooLong { size: 257, .. })
+            Err(TimerError::InvalidHandler { reason, .. }) if reason.contains("at most 256 bytes")
         ));
-        for bad in ["_private", "__init__", "1x", "a-b", "deploy", ""] {
+        // Names the VM refuses as handlers are refused at scheduling too.
+        for bad in [
+            "_private", "__init__", "1x", "a-b", "deploy", "", "storage", "address", "deployer",
+        ] {
             let p = format!(r#"{{"_handler": "{bad}", "_payload": ""}}"#);
             assert!(
                 matches!(

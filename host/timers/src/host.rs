@@ -1,30 +1,29 @@
-//! The four PVM host calls of CIP-5 §4.1 with every §4.2 constraint.
+//! The PVM timer host calls of CIP-5 §4.1 with every §4.2 constraint, plus
+//! `revoke_timer_payments` (CAD018's account-takeover guard).
 //!
 //! Each returns `Ok(Err(TimerError))` for a rule violation — the runtime turns
 //! it into a Python exception that reverts the calling execution — and writes
-//! its effects straight into the execution's overlay. Because the runtime
+//! its effects straight into the execution's overlay. A rejected call writes
+//! nothing (an actor may catch the exception and go on). Because the runtime
 //! runs every execution (and every nested call) inside an overlay checkpoint,
-//! a revert anywhere discards them: timers exist only if the execution
+//! a revert anywhere discards the effects: timers exist only if the execution
 //! commits (§4.3).
 //!
-//! Costs (§6.1) are charged to the caller by the runtime: see
-//! [`SET_TIMER_BASE_CYCLES`], [`EXTEND_TIMER_CYCLES`], [`CANCEL_TIMER_CYCLES`];
-//! `schedule_timer` also charges one cell per payload byte.
+//! Costs (§6.1) are charged to the caller by the runtime: the cycle costs
+//! are in `timerhost_types::timer`, and a successful schedule reports the
+//! cells of every byte it adds to state in [`Scheduled::cells`].
 
-use timerhost_state::Overlay;
-use timerhost_types::timer::MAX_TIMER_PAYLOAD;
-use timerhost_types::{timer_id, Address, Event, Hash, Timer, TimerConfig};
+use timerhost_state::accounts::{self, Debit};
+use timerhost_state::{Overlay, StateReadExt};
+use timerhost_types::keys::{self, Account};
+use timerhost_types::timer::{ACCOUNT_WRITE_CELLS, MAX_TIMER_PAYLOAD};
+use timerhost_types::{
+    timer_id, Address, Event, Hash, Timer, TimerConfig, TimerRequest, TIMER_DEPOSIT_ESCROW,
+};
 
 use crate::error::{Result, TimerError};
 use crate::store::TimerRecord;
-use crate::{events, handler, queue, store};
-
-/// `SET_TIMER_BASE_CYCLES` (§6.1): base cost of `schedule_timer`/`schedule_timer_ex`.
-pub const SET_TIMER_BASE_CYCLES: u64 = 200;
-/// Cost of `extend_timer` (§6.1).
-pub const EXTEND_TIMER_CYCLES: u64 = 200;
-/// `CANCEL_TIMER_CYCLES` (§6.1).
-pub const CANCEL_TIMER_CYCLES: u64 = 200;
+use crate::{control, events, handler, queue, store};
 
 /// Who is calling, and when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,21 +34,10 @@ pub struct HostCaller {
     pub tx_sender: Address,
     /// The current block height.
     pub height: u64,
-}
-
-/// Arguments of `schedule_timer_ex` (`None` = protocol default).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScheduleArgs {
-    /// Firing height.
-    pub height: u64,
-    /// Payload.
-    pub payload: Vec<u8>,
-    /// Fee payer (default: the actor).
-    pub fee_payer: Option<Address>,
-    /// Cycles per fire (default: `max_cycles_per_fire`).
-    pub gas_limit: Option<u64>,
-    /// Expiry height (default: current height + `max_ttl_blocks`).
-    pub expires_at: Option<u64>,
+    /// Was the actor reached through `pvm_host.call` rather than targeted by
+    /// the transaction (or the fire) itself? A nested actor may bill only
+    /// itself: the signer consented to pay for the actor it signed for.
+    pub nested: bool,
 }
 
 /// A successful schedule.
@@ -59,10 +47,16 @@ pub struct Scheduled {
     pub timer: Timer,
     /// `TimerScheduled`.
     pub event: Event,
+    /// Cells the schedule costs: every byte it adds to state (the record and
+    /// its index entries, [`store::state_bytes`]) plus the account records it
+    /// rewrites (the actor's schedule counter; the payer's and the escrow's
+    /// balances when a deposit moves).
+    pub cells: u64,
 }
 
 /// Validates a fee payer (§4.2): not zero, not a system actor, and either the
-/// actor itself or the transaction sender.
+/// actor itself or — only for the actor the transaction targets — the
+/// transaction sender.
 pub fn check_fee_payer(
     fee_payer: Address,
     caller: &HostCaller,
@@ -73,54 +67,101 @@ pub fn check_fee_payer(
     if fee_payer.is_system_reserved() {
         return Err(TimerError::FeePayerSystemReserved { fee_payer });
     }
-    if fee_payer != caller.actor && fee_payer != caller.tx_sender {
+    if fee_payer == caller.actor {
+        return Ok(());
+    }
+    if fee_payer != caller.tx_sender {
         return Err(TimerError::FeePayerNotAllowed {
             fee_payer,
             actor: caller.actor,
             tx_sender: caller.tx_sender,
         });
     }
+    if caller.nested {
+        return Err(TimerError::FeePayerNotConsenting {
+            fee_payer,
+            actor: caller.actor,
+        });
+    }
     Ok(())
 }
 
-/// `schedule_timer(height, payload)` / `schedule_timer_ex(...)`.
+/// `schedule_timer(height, payload)` / `schedule_timer_ex(...)`: validates,
+/// takes the deposit from the fee payer into escrow, stores the timer.
 pub fn schedule(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
     caller: &HostCaller,
-    args: ScheduleArgs,
+    request: TimerRequest,
 ) -> Result<std::result::Result<Scheduled, TimerError>> {
-    Ok(match validate_schedule(state, config, caller, &args)? {
-        Err(e) => Err(e),
-        Ok((handler, fee_payer, gas_limit, expires_at)) => {
-            let mut account = timerhost_state::StateReadExt::get_decoded::<
-                timerhost_types::keys::Account,
-            >(state, &timerhost_types::keys::account(&caller.actor))?
-            .unwrap_or_default();
-            let id = timer_id(
-                &caller.actor,
-                args.height,
-                &args.payload,
-                account.schedule_nonce,
-            );
-            account.schedule_nonce += 1;
-            state.put_encoded(timerhost_types::keys::account(&caller.actor), &account);
-            let timer = Timer {
-                actor_address: caller.actor,
-                height: args.height,
-                payload: args.payload,
-                timer_id: id,
-                handler,
-                fee_payer,
-                gas_limit_per_fire: gas_limit,
-                expires_at,
-                seq: store::next_seq(state)?,
-            };
-            store::insert(state, &timer)?;
-            let event = events::timer_scheduled(&timer);
-            Ok(Scheduled { timer, event })
-        }
-    })
+    let status = control::status(state)?;
+    if !status.accepts_schedules() {
+        return Ok(Err(TimerError::TimersSuspended {
+            call: "schedule_timer",
+            status: status.as_str(),
+        }));
+    }
+    let (handler, fee_payer, gas_limit, expires_at) =
+        match validate_schedule(state, config, caller, &request)? {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        };
+    let mut account = state
+        .get_decoded::<Account>(&keys::account(&caller.actor))?
+        .unwrap_or_default();
+    let mut timer = Timer {
+        actor_address: caller.actor,
+        height: request.height,
+        timer_id: timer_id(
+            &caller.actor,
+            request.height,
+            &request.payload,
+            account.schedule_nonce,
+        ),
+        payload: request.payload,
+        handler,
+        fee_payer,
+        gas_limit_per_fire: gas_limit,
+        expires_at,
+        seq: store::peek_seq(state)?,
+        deposit: 0,
+    };
+    let bytes = store::state_bytes(&timer);
+    // Fits: deposit_per_byte ≤ 2^96 (validated) and bytes < 2^21.
+    timer.deposit = config.deposit_per_byte * u128::from(bytes);
+    // The deposit moves first: refused, it leaves nothing behind.
+    if let Debit::Insufficient { available } =
+        accounts::transfer(state, &fee_payer, &TIMER_DEPOSIT_ESCROW, timer.deposit)?
+    {
+        return Ok(Err(TimerError::DepositUnfunded {
+            fee_payer,
+            deposit: timer.deposit,
+            bytes,
+            per_byte: config.deposit_per_byte,
+            available,
+        }));
+    }
+    // The actor's account is read again: the deposit may have come from it.
+    account = state
+        .get_decoded::<Account>(&keys::account(&caller.actor))?
+        .unwrap_or_default();
+    account.schedule_nonce += 1;
+    state.put_encoded(keys::account(&caller.actor), &account);
+    store::take_seq(state, timer.seq);
+    store::insert(state, &timer)?;
+    let rewritten_accounts = if timer.deposit == 0 {
+        1
+    } else if fee_payer == caller.actor {
+        2
+    } else {
+        3
+    };
+    let event = events::timer_scheduled(&timer);
+    Ok(Ok(Scheduled {
+        cells: bytes + rewritten_accounts * ACCOUNT_WRITE_CELLS,
+        timer,
+        event,
+    }))
 }
 
 type Validated = (String, Address, u64, u64);
@@ -129,7 +170,7 @@ fn validate_schedule(
     state: &Overlay<'_>,
     config: &TimerConfig,
     caller: &HostCaller,
-    args: &ScheduleArgs,
+    request: &TimerRequest,
 ) -> Result<std::result::Result<Validated, TimerError>> {
     macro_rules! reject {
         ($e:expr) => {
@@ -137,31 +178,31 @@ fn validate_schedule(
         };
     }
     // §4.2 future height only; §5.3 same-block prohibition follows from it.
-    if args.height <= caller.height {
+    if request.height <= caller.height {
         reject!(TimerError::HeightNotInFuture {
-            height: args.height,
+            height: request.height,
             current: caller.height
         });
     }
     // §4.2 payload size.
-    if args.payload.len() > MAX_TIMER_PAYLOAD {
+    if request.payload.len() > MAX_TIMER_PAYLOAD {
         reject!(TimerError::PayloadTooLarge {
-            size: args.payload.len(),
+            size: request.payload.len(),
             max: MAX_TIMER_PAYLOAD
         });
     }
-    // §4.2 custom handler convention and handler name length.
-    let resolved = match handler::resolve(&args.payload) {
+    // §4.2 custom handler convention and the one handler-name rule.
+    let resolved = match handler::resolve(&request.payload) {
         Ok(r) => r,
         Err(e) => reject!(e),
     };
     // §4.2 fee_payer rules.
-    let fee_payer = args.fee_payer.unwrap_or(caller.actor);
+    let fee_payer = request.fee_payer.unwrap_or(caller.actor);
     if let Err(e) = check_fee_payer(fee_payer, caller) {
         reject!(e);
     }
     // §4.2 gas_limit_per_fire ≤ max_cycles_per_fire.
-    let gas_limit = args.gas_limit.unwrap_or(config.max_cycles_per_fire);
+    let gas_limit = request.gas_limit.unwrap_or(config.max_cycles_per_fire);
     if gas_limit == 0 {
         reject!(TimerError::GasLimitZero);
     }
@@ -173,7 +214,7 @@ fn validate_schedule(
     }
     // §4.2 expires_at ≤ current_height + max_ttl_blocks.
     let ttl_cap = caller.height.saturating_add(config.max_ttl_blocks);
-    let expires_at = args.expires_at.unwrap_or(ttl_cap);
+    let expires_at = request.expires_at.unwrap_or(ttl_cap);
     if expires_at > ttl_cap {
         reject!(TimerError::ExpiresTooLate {
             call: "schedule_timer",
@@ -182,10 +223,11 @@ fn validate_schedule(
             max_ttl: config.max_ttl_blocks
         });
     }
-    if expires_at < args.height {
+    if expires_at < request.height {
         reject!(TimerError::ExpiresBeforeFire {
+            call: "schedule_timer",
             expires_at,
-            height: args.height
+            height: request.height
         });
     }
     // §4.2 per-actor cap.
@@ -224,9 +266,44 @@ fn owned_timer(
     Ok(Ok(record))
 }
 
-/// `extend_timer(timer_id, new_expires_at)`: owner only, new TTL after the
-/// current height, clamped to `current_height + max_ttl_blocks` (§5.4).
-/// Returns the `timer.extended` event (with the clamped value).
+/// Sets a live timer's `expires_at` to `requested`, clamped to `height +
+/// max_ttl_blocks` (§5.4), for the actor's own extend and governance alike:
+/// the new value must be after the current height and, once clamped, not
+/// before the timer's firing height (it could never fire).
+pub fn set_expiry(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    call: &'static str,
+    height: u64,
+    mut record: TimerRecord,
+    requested: u64,
+) -> Result<std::result::Result<Timer, TimerError>> {
+    let timer_id = record.timer.timer_id;
+    if queue::in_backlog(state, &record.timer)? {
+        return Ok(Err(TimerError::AlreadyFinal { call, timer_id }));
+    }
+    if requested <= height {
+        return Ok(Err(TimerError::ExpiryNotInFuture {
+            call,
+            expires_at: requested,
+            current: height,
+        }));
+    }
+    let clamped = requested.min(height.saturating_add(config.max_ttl_blocks));
+    if clamped < record.timer.height {
+        return Ok(Err(TimerError::ExpiresBeforeFire {
+            call,
+            expires_at: clamped,
+            height: record.timer.height,
+        }));
+    }
+    record.timer.expires_at = clamped;
+    store::update(state, &record);
+    Ok(Ok(record.timer))
+}
+
+/// `extend_timer(timer_id, new_expires_at)`: owner only (§4.2), rules of
+/// [`set_expiry`]. Returns the `timer.extended` event (with the clamped value).
 pub fn extend(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
@@ -234,32 +311,24 @@ pub fn extend(
     timer_id: &Hash,
     new_expires_at: u64,
 ) -> Result<std::result::Result<Event, TimerError>> {
-    let mut record = match owned_timer(state, caller, "extend_timer", timer_id)? {
+    let record = match owned_timer(state, caller, "extend_timer", timer_id)? {
         Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
-    if queue::in_backlog(state, &record.timer)? {
-        return Ok(Err(TimerError::AlreadyFinal {
-            call: "extend_timer",
-            timer_id: *timer_id,
-        }));
-    }
-    if new_expires_at <= caller.height {
-        return Ok(Err(TimerError::ExpiryNotInFuture {
-            call: "extend_timer",
-            expires_at: new_expires_at,
-            current: caller.height,
-        }));
-    }
-    record.timer.expires_at =
-        new_expires_at.min(caller.height.saturating_add(config.max_ttl_blocks));
-    store::update(state, &record);
-    Ok(Ok(events::timer_extended(&record.timer)))
+    Ok(set_expiry(
+        state,
+        config,
+        "extend_timer",
+        caller.height,
+        record,
+        new_expires_at,
+    )?
+    .map(|timer| events::timer_extended(&timer)))
 }
 
-/// `cancel_timer(timer_id)`: owner only (§4.2). No timer ever holds a
-/// pre-charge between blocks (pre-charge and removal happen together at end
-/// of block), so there is nothing to refund. Returns `TimerCancelled`.
+/// `cancel_timer(timer_id)`: owner only (§4.2). No timer holds a pre-charge
+/// between blocks (pre-charge and removal happen together at end of block);
+/// the deposit goes back to the fee payer. Returns `TimerCancelled`.
 pub fn cancel(
     state: &mut Overlay<'_>,
     caller: &HostCaller,
@@ -270,5 +339,18 @@ pub fn cancel(
         Err(e) => return Ok(Err(e)),
     };
     store::remove(state, &record)?;
-    Ok(Ok(events::timer_cancelled(&record.timer)))
+    Ok(Ok(events::timer_cancelled(
+        &record.timer,
+        events::CancelReason::Actor,
+    )))
+}
+
+/// `RevokeTimerPayments` / `pvm_host.revoke_timer_payments()`: every timer
+/// scheduled so far that names `fee_payer` is revoked (removed at its next
+/// classification without executing or charging). Returns
+/// `TimerPaymentsRevoked`.
+pub fn revoke_payments(state: &mut Overlay<'_>, fee_payer: &Address) -> Result<Event> {
+    let before_seq = store::peek_seq(state)?;
+    control::revoke_before(state, fee_payer, before_seq);
+    Ok(events::timer_payments_revoked(fee_payer, before_seq))
 }

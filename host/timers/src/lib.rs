@@ -11,13 +11,15 @@
 //! | §4.1–4.3 host calls and their constraints | [`host`] |
 //! | §4.2 custom handler convention | [`handler`] |
 //! | §5.1–5.4, §6.2–6.3, §6.5 end-of-block classification, pre-charge, budgets | [`delivery`] |
-//! | §5.4, §6.4 governance instructions | [`governance`] |
+//! | §5.4, §6.4 governance instructions; AIP-125 pause, resume, shutdown | [`governance`] |
+//! | governance status, fee-payer revocation (CAD018) | [`control`] |
 //! | event names and fields | [`events`] |
 //!
 //! The chain crate calls [`delivery::deliver`] at end of block, executes the
 //! returned fires as deferred transactions, and reports each outcome back
 //! through [`events::timer_fired`].
 
+pub mod control;
 pub mod delivery;
 pub mod error;
 pub mod events;
@@ -30,6 +32,4 @@ pub mod store;
 
 pub use delivery::{deliver, DeliveryPlan, DeliveryStats, Fire};
 pub use error::{Result, TimerError};
-pub use host::{
-    HostCaller, ScheduleArgs, CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, SET_TIMER_BASE_CYCLES,
-};
+pub use host::{HostCaller, Scheduled};

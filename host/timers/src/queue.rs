@@ -42,9 +42,11 @@ pub enum RemovalReason {
     InsufficientFunds {
         /// `max_cost` then.
         required: u128,
-        /// The balance then.
+        /// The balance then (the deposit it gets back included).
         available: u128,
     },
+    /// The fee payer revoked the timer's payments before it was due.
+    PaymentRevoked,
 }
 
 /// A GC backlog entry.

@@ -9,6 +9,12 @@
 //! | `t a`/`t A ‖ actor …` | chunked ids | per-actor index (listing in scheduling order; its live count is the §4.2 cap) |
 //! | `t p`/`t P ‖ fee_payer …` | chunked ids | per-fee-payer index |
 //! | `t s` | u64 BE | next sequence number |
+//! | `t v ‖ fee_payer` | u64 BE | revocation mark ([`crate::control`]) |
+//!
+//! Every timer holds a deposit in [`TIMER_DEPOSIT_ESCROW`]; [`remove_deferred`],
+//! the one way out of the store, returns it to the fee payer, so no removal
+//! path (fire, expiry, insufficient funds, revocation, cancel, governance,
+//! shutdown) can keep it.
 //!
 //! The sequence number is global and strictly increasing; it orders the GC
 //! backlog. The height index orders timers by height and then by insertion
@@ -16,10 +22,12 @@
 //! ([`crate::index`] says why).
 
 use borsh::{BorshDeserialize, BorshSerialize};
+use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Overlay, StateRead, StateReadExt, StorageError};
 use timerhost_types::encoding::Canonical;
 use timerhost_types::keys::TIMERS;
-use timerhost_types::{Address, Hash, Timer};
+use timerhost_types::timer::TIMER_INDEX_ENTRY_BYTES;
+use timerhost_types::{Address, Hash, Timer, TIMER_DEPOSIT_ESCROW};
 
 use crate::error::Result;
 use crate::index::{Removals, BY_ACTOR, BY_PAYER};
@@ -110,12 +118,32 @@ pub fn live_count(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<
     })
 }
 
-/// Allocates the next sequence number.
-pub fn next_seq(state: &mut Overlay<'_>) -> Result<u64> {
-    let k = key(NEXT_SEQ, &[]);
-    let seq = read_u64(state, &k)?;
-    state.put(k, (seq + 1).to_be_bytes().to_vec());
-    Ok(seq)
+/// The sequence number the next timer will get.
+pub fn peek_seq(state: &(impl StateRead + ?Sized)) -> Result<u64> {
+    read_u64(state, &key(NEXT_SEQ, &[]))
+}
+
+/// Consumes sequence number `seq` (read with [`peek_seq`]).
+pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
+    state.put(key(NEXT_SEQ, &[]), (seq + 1).to_be_bytes().to_vec());
+}
+
+/// Bytes `timer` adds to state: its record (key and canonical encoding,
+/// index slots included) and one entry in each of the three indexes. The
+/// deposit is `deposit_per_byte` times this; scheduling charges it in cells.
+/// (The index chunk keys and group heads are shared by up to 16 timers and
+/// not counted per timer.)
+pub fn state_bytes(timer: &Timer) -> u64 {
+    let record = TimerRecord {
+        timer: timer.clone(),
+        slots: IndexSlots {
+            height: 0,
+            actor: 0,
+            payer: 0,
+        },
+    };
+    let encoded = 1 + borsh::object_length(&record).expect("an in-memory record always encodes");
+    (record_key(&timer.timer_id).len() + encoded) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
 }
 
 /// Inserts a new timer into the store and every index.
@@ -154,8 +182,9 @@ pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
     removals.apply(state)
 }
 
-/// Removes a timer queued at `queued`: the record and the backlog entry go
-/// now, the index entries are added to `removals` (applied by the caller).
+/// Removes a timer queued at `queued` and refunds its deposit to its fee
+/// payer: the record and the backlog entry go now, the index entries are
+/// added to `removals` (applied by the caller).
 pub fn remove_deferred(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
@@ -163,11 +192,33 @@ pub fn remove_deferred(
     removals: &mut Removals,
 ) -> Result<()> {
     let timer = &record.timer;
+    if let Debit::Insufficient { available } = accounts::transfer(
+        state,
+        &TIMER_DEPOSIT_ESCROW,
+        &timer.fee_payer,
+        timer.deposit,
+    )? {
+        return Err(corrupt(
+            "timer deposit escrow",
+            timer.timer_id.as_bytes(),
+            &format!(
+                "holds {available}, less than the timer's deposit {}",
+                timer.deposit
+            ),
+        ));
+    }
     state.delete(record_key(&timer.timer_id));
     queue::dequeue(state, record, queued, removals);
     removals.add(BY_ACTOR, timer.actor_address.as_bytes(), record.slots.actor);
     removals.add(BY_PAYER, timer.fee_payer.as_bytes(), record.slots.payer);
     Ok(())
+}
+
+/// The sum of the live timers' deposits (at most `limit` timers read): what
+/// [`TIMER_DEPOSIT_ESCROW`] must hold. For tests and audits; its cost grows
+/// with the number of pending timers.
+pub fn deposits_held(state: &(impl StateRead + ?Sized), limit: usize) -> Result<u128> {
+    Ok(all(state, limit)?.iter().map(|t| t.deposit).sum())
 }
 
 fn records_of(

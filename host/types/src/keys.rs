@@ -140,6 +140,49 @@ pub fn timer_config() -> Vec<u8> {
     [&[CONFIG][..], b"timer"].concat()
 }
 
+/// Key of the governance [`TimerStatus`](crate::TimerStatus) (absent = active).
+pub fn timer_status() -> Vec<u8> {
+    [&[CONFIG][..], b"timer_status"].concat()
+}
+
+/// The key range one step of an ordered scan over `actor`'s storage reads:
+/// keys starting with `prefix`, strictly after `after` when given. Returns
+/// `(start, end)` with `end` exclusive.
+pub fn storage_scan_range(
+    actor: &Address,
+    prefix: &[u8],
+    after: Option<&[u8]>,
+) -> (Vec<u8>, Vec<u8>) {
+    let full_prefix = storage(actor, prefix);
+    let start = match after {
+        // Strictly after `after`: its successor in byte order.
+        Some(a) if a >= prefix => {
+            let mut k = storage(actor, a);
+            k.push(0);
+            k
+        }
+        _ => full_prefix.clone(),
+    };
+    // The prefix with its last byte incremented, or the end of the actor's
+    // key space when the prefix is all 0xff.
+    let end = prefix_end(&full_prefix).unwrap_or_else(|| {
+        prefix_end(&storage_prefix(actor)).expect("the namespace byte is not 0xff")
+    });
+    (start, end)
+}
+
+/// The smallest key greater than every key starting with `prefix`, if any.
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
 /// Key of the head metadata.
 pub fn head() -> Vec<u8> {
     [&[META][..], b"head"].concat()

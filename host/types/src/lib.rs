@@ -30,7 +30,10 @@ pub use error::{Error, Result};
 pub use genesis::{Genesis, GenesisAccount};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
 pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
-pub use timer::{timer_id, Timer, TimerConfig};
+pub use timer::{
+    check_handler_name, timer_id, Invocation, Timer, TimerConfig, TimerRequest, TimerStatus,
+    TIMER_DEPOSIT_ESCROW,
+};
 pub use tx::{actor_address, SignedTransaction, SystemInstruction, Transaction, TxKind};
 pub use value::Value;
 
@@ -52,5 +55,6 @@ pub const TX_BASE_CYCLES: u64 = 1_000;
 /// Largest actor source accepted by `DeployActor` (bytes of UTF-8).
 pub const MAX_CODE_BYTES: usize = 256 * 1024;
 
-/// Longest handler name accepted (bytes), the same bound CIP-5 puts on timer handlers.
+/// Longest handler name accepted (bytes): transactions, `pvm_host.call` and
+/// timers alike (CIP-5 §4.2); see [`check_handler_name`].
 pub const MAX_HANDLER_BYTES: usize = 256;

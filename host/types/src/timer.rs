@@ -1,5 +1,8 @@
-//! CIP-5 timer data: the [`Timer`] record (§3.1) and the governed
-//! [`TimerConfig`] (§6.4, plus the lane budget DESIGN.md adds).
+//! CIP-5 timer data shared by the VM, the timers crate and the chain: the
+//! [`Timer`] record (§3.1), the governed [`TimerConfig`] (§6.4, plus the lane
+//! budget, the fire quota and the deposit rate), the [`TimerRequest`] a
+//! schedule carries from the VM to the timers crate, every timer cost and
+//! limit, and the one rule for handler names ([`check_handler_name`]).
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use serde::{Deserialize, Serialize};
@@ -14,10 +17,37 @@ pub const DEFAULT_TIMER_HANDLER: &str = "handle_timer";
 /// Largest timer payload (CIP-5 §4.2): 1 MiB.
 pub const MAX_TIMER_PAYLOAD: usize = 1_048_576;
 
-/// Longest handler name (CIP-5 §4.2).
-pub const MAX_TIMER_HANDLER: usize = 256;
+/// `SET_TIMER_BASE_CYCLES` (CIP-5 §6.1): base cost of `schedule_timer` /
+/// `schedule_timer_ex`, before the cells of the state the timer adds.
+pub const SET_TIMER_BASE_CYCLES: u64 = 200;
+/// Cost of `extend_timer` (CIP-5 §6.1).
+pub const EXTEND_TIMER_CYCLES: u64 = 200;
+/// `CANCEL_TIMER_CYCLES` (CIP-5 §6.1).
+pub const CANCEL_TIMER_CYCLES: u64 = 200;
+/// Cost of `pvm_host.revoke_timer_payments()`.
+pub const REVOKE_TIMER_PAYMENTS_CYCLES: u64 = 200;
 
-/// A scheduled timer (CIP-5 §3.1), plus its FIFO sequence number.
+/// Fixed cycles every timer fire pays on top of what its handler uses: the
+/// protocol's own work per fire (classification, record and index removal,
+/// pre-charge and refund, the receipt and `TimerFired`), measured at about
+/// 45 µs per trivial fire, i.e. ~3,000 cycles at the VM's ordinary rate of
+/// ~15 ns per cycle (docs/METERING.md). Reserved from the lane with the
+/// timer's `gas_limit_per_fire` and pre-charged to its fee payer, so a block
+/// of near-free fires (`gas_limit = 1`) still pays for, and is bounded by,
+/// the work it causes.
+pub const TIMER_FIRE_BASE_CYCLES: u64 = 3_000;
+
+/// State bytes one timer adds to each of the three timer indexes (height,
+/// actor, fee payer): its `(slot, timer_id)` entry.
+pub const TIMER_INDEX_ENTRY_BYTES: u64 = 8 + 32;
+
+/// Cells charged for rewriting one account record (key and value), as a
+/// storage write of its size: `STORAGE_WRITE_OVERHEAD` (32) + key (21) +
+/// [`Account`](crate::keys::Account) (33).
+pub const ACCOUNT_WRITE_CELLS: u64 = 32 + 21 + 33;
+
+/// A scheduled timer (CIP-5 §3.1), plus its FIFO sequence number and the
+/// state-memory deposit its fee payer lent while it exists.
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct Timer {
     /// The actor that owns the timer and whose handler runs.
@@ -39,6 +69,72 @@ pub struct Timer {
     /// Global insertion sequence: orders the GC backlog. (FIFO within a
     /// height is the height index's slot order, which follows it.)
     pub seq: u64,
+    /// Deposit taken from `fee_payer` at scheduling (`deposit_per_byte` ×
+    /// the bytes the timer adds to state), refunded in full to `fee_payer`
+    /// whenever the timer leaves state, however it leaves.
+    pub deposit: u128,
+}
+
+/// A schedule request as a host call carries it (CIP-5 §4.1):
+/// `schedule_timer(height, payload)` is the request with every optional
+/// field `None` (protocol defaults apply).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimerRequest {
+    /// Height at which the timer fires (must be in the future).
+    pub height: u64,
+    /// Opaque payload handed to the handler.
+    pub payload: Vec<u8>,
+    /// Who pays each fire and the deposit; `None` means the actor itself.
+    pub fee_payer: Option<Address>,
+    /// Cycles per fire; `None` means `TimerConfig.max_cycles_per_fire`.
+    pub gas_limit: Option<u64>,
+    /// Last height at which the timer may fire; `None` means the protocol TTL.
+    pub expires_at: Option<u64>,
+}
+
+/// How an actor's handler is being invoked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// By a user transaction (or `pvm_host.call` from another actor): only
+    /// public handlers that are not timer handlers.
+    Transaction,
+    /// By a timer fire: any public handler, timer handlers included. Its
+    /// payload was paid for at scheduling, so delivering it costs no cells.
+    TimerFire,
+}
+
+/// Names an actor can never expose as a handler: `deploy` runs once, and
+/// the others are attributes the VM sets on every actor instance.
+pub const RESERVED_HANDLER_NAMES: &[&str] = &["deploy", "storage", "address", "deployer"];
+
+/// Why a name cannot be a handler, or `Ok` for a valid public handler name:
+/// an ASCII identifier of 1..=[`MAX_HANDLER_BYTES`](crate::MAX_HANDLER_BYTES)
+/// bytes that does not start with `_` and is not reserved. The one rule for
+/// transactions, `pvm_host.call` and timers.
+pub fn check_handler_name(name: &str) -> std::result::Result<(), String> {
+    if name.len() > crate::MAX_HANDLER_BYTES {
+        return Err(format!(
+            "handler names are at most {} bytes, this one has {}",
+            crate::MAX_HANDLER_BYTES,
+            name.len()
+        ));
+    }
+    let mut chars = name.chars();
+    let identifier = match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() => chars.all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        Some('_') => return Err("names starting with '_' are private, not handlers".into()),
+        _ => false,
+    };
+    if !identifier {
+        return Err("a handler is an ASCII identifier (letters, digits, '_')".into());
+    }
+    if RESERVED_HANDLER_NAMES.contains(&name) {
+        return Err(format!(
+            "'{name}' is reserved ({} are not handlers)",
+            RESERVED_HANDLER_NAMES.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 impl Canonical for Timer {
@@ -58,7 +154,8 @@ pub fn timer_id(actor: &Address, height: u64, payload: &[u8], schedule_nonce: u6
     ])
 }
 
-/// Governed timer parameters (CIP-5 §6.4 + the lane budget).
+/// Governed timer parameters (CIP-5 §6.4 + the lane budget, the per-block
+/// fire quota and the deposit rate).
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimerConfig {
@@ -72,8 +169,15 @@ pub struct TimerConfig {
     pub max_timers_per_actor: u32,
     /// GC budget per block for removing expired and unfunded timers.
     pub gc_cycles_per_block: u64,
-    /// Cycles fired handlers may reserve per block (`LANE_TIMER_CYCLES`).
+    /// Cycles fired handlers may reserve per block (`LANE_TIMER_CYCLES`),
+    /// [`TIMER_FIRE_BASE_CYCLES`] per fire included.
     pub lane_cycles_per_block: u64,
+    /// Most timers one block fires (CIP-5 §8); the rest carry over in order.
+    pub max_fires_per_block: u64,
+    /// State-memory deposit per byte a timer adds to state, taken from its
+    /// fee payer at scheduling and refunded when the timer leaves.
+    #[serde(with = "crate::primitives::u128_string")]
+    pub deposit_per_byte: u128,
 }
 
 impl Canonical for TimerConfig {
@@ -89,9 +193,55 @@ impl Default for TimerConfig {
             max_timers_per_actor: 1_024,
             gc_cycles_per_block: 5_000_000,
             lane_cycles_per_block: 100_000_000,
+            max_fires_per_block: 10_000,
+            deposit_per_byte: 1_000,
         }
     }
 }
+
+/// Where timers stand under governance (AIP-125's pause and shutdown),
+/// stored at [`keys::timer_status`](crate::keys::timer_status).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub enum TimerStatus {
+    /// Timers are scheduled and fire as usual.
+    #[default]
+    Active,
+    /// `PauseTimers`: nothing fires or is classified, due timers wait in
+    /// order, scheduling is refused.
+    Paused,
+    /// `ShutdownTimers`: every pending timer is being removed, under the GC
+    /// budget, with its deposit refunded; scheduling is refused.
+    ShuttingDown,
+    /// The shutdown finished: no timer is left; scheduling stays refused
+    /// until `ResumeTimers`.
+    Shutdown,
+}
+
+impl Canonical for TimerStatus {
+    const NAME: &'static str = "timer status";
+}
+
+impl TimerStatus {
+    /// The lowercase name used in events, RPC, the CLI and Python.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimerStatus::Active => "active",
+            TimerStatus::Paused => "paused",
+            TimerStatus::ShuttingDown => "shutting_down",
+            TimerStatus::Shutdown => "shutdown",
+        }
+    }
+
+    /// Can new timers be scheduled?
+    pub fn accepts_schedules(self) -> bool {
+        self == TimerStatus::Active
+    }
+}
+
+/// The account that holds timer deposits while their timers exist (a system
+/// address of CIP-5's reserved band, so it can never sign, deploy or be named
+/// as a fee payer). Its balance is the sum of the live timers' deposits.
+pub const TIMER_DEPOSIT_ESCROW: Address = Address::system(0x0b);
 
 /// Cycles the GC budget is charged for removing one expired or unfunded timer.
 pub const GC_CYCLES_PER_REMOVAL: u64 = 1_000;
@@ -107,13 +257,14 @@ impl TimerConfig {
     /// Rejects zero or absurd values, naming the field.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &'static str, reason: String| Err(Error::Config { field, reason });
-        let positive: [(&'static str, u64); 6] = [
+        let positive: [(&'static str, u64); 7] = [
             ("max_ttl_blocks", self.max_ttl_blocks),
             ("max_cycles_per_fire", self.max_cycles_per_fire),
             ("max_cells_per_fire", self.max_cells_per_fire),
             ("max_timers_per_actor", self.max_timers_per_actor as u64),
             ("gc_cycles_per_block", self.gc_cycles_per_block),
             ("lane_cycles_per_block", self.lane_cycles_per_block),
+            ("max_fires_per_block", self.max_fires_per_block),
         ];
         for (field, value) in positive {
             if value == 0 {
@@ -127,14 +278,21 @@ impl TimerConfig {
                 format!("{} is absurd (at most 3,153,600,000)", self.max_ttl_blocks),
             );
         }
-        if self.max_cycles_per_fire > self.lane_cycles_per_block {
+        if self.max_cycles_per_fire + TIMER_FIRE_BASE_CYCLES > self.lane_cycles_per_block {
             return bad(
                 "max_cycles_per_fire",
                 format!(
-                    "{} exceeds lane_cycles_per_block {}: such a timer could never be admitted",
+                    "{} plus the fire base charge {TIMER_FIRE_BASE_CYCLES} exceeds lane_cycles_per_block {}: such a timer could never be admitted",
                     self.max_cycles_per_fire, self.lane_cycles_per_block
                 ),
             );
+        }
+        if self.max_fires_per_block > 1_000_000 {
+            return bad("max_fires_per_block", "must be at most 1,000,000".into());
+        }
+        // A deposit of 2^96 per byte over a 1 MiB timer still fits in u128.
+        if self.deposit_per_byte > 1 << 96 {
+            return bad("deposit_per_byte", "must be at most 2^96".into());
         }
         if self.lane_cycles_per_block > 1 << 40 {
             return bad("lane_cycles_per_block", "must be at most 2^40".into());
@@ -170,6 +328,7 @@ mod tests {
         assert_eq!(c.max_cells_per_fire, 550_000);
         assert_eq!(c.max_timers_per_actor, 1_024);
         assert_eq!(c.gc_cycles_per_block, 5_000_000);
+        assert_eq!(c.max_fires_per_block, 10_000);
         c.validate().unwrap();
     }
 
@@ -202,6 +361,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("gc_cycles_per_block"));
+    }
+
+    #[test]
+    fn handler_names_follow_one_rule() {
+        for ok in ["tick", "handle_timer", "a1", "On_Fire"] {
+            check_handler_name(ok).unwrap();
+        }
+        for bad in [
+            "", "_private", "__init__", "1x", "a-b", "deploy", "storage", "address", "deployer",
+            "é",
+        ] {
+            assert!(check_handler_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_handler_name(&"a".repeat(crate::MAX_HANDLER_BYTES)).is_ok());
+        assert!(
+            check_handler_name(&"a".repeat(crate::MAX_HANDLER_BYTES + 1))
+                .unwrap_err()
+                .contains("at most")
+        );
     }
 
     #[test]

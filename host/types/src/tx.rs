@@ -85,6 +85,11 @@ pub enum TxKind {
     },
     /// A governance instruction; the sender must be in `system_deployers`.
     System(SystemInstruction),
+    /// Revoke every timer that names the sender as fee payer and was
+    /// scheduled before this transaction (CAD018's account-takeover guard):
+    /// each is removed at its next classification without executing and
+    /// without charging the sender, its deposit refunded.
+    RevokeTimerPayments,
 }
 
 impl TxKind {
@@ -95,6 +100,7 @@ impl TxKind {
             TxKind::DeployActor { .. } => "DeployActor",
             TxKind::CallActor { .. } => "CallActor",
             TxKind::System(s) => s.name(),
+            TxKind::RevokeTimerPayments => "RevokeTimerPayments",
         }
     }
 }
@@ -119,11 +125,12 @@ impl BorshDeserialize for TxKind {
                 value: BorshDeserialize::deserialize_reader(reader)?,
             },
             3 => TxKind::System(BorshDeserialize::deserialize_reader(reader)?),
+            4 => TxKind::RevokeTimerPayments,
             other => {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
                     format!(
-                        "unknown transaction kind tag {other} (known: 0 Transfer, 1 DeployActor, 2 CallActor, 3 System)"
+                        "unknown transaction kind tag {other} (known: 0 Transfer, 1 DeployActor, 2 CallActor, 3 System, 4 RevokeTimerPayments)"
                     ),
                 ))
             }
@@ -152,6 +159,14 @@ pub enum SystemInstruction {
     },
     /// Replace the timer configuration (CIP-5 §6.4); takes effect from the next block.
     UpdateTimerConfig(TimerConfig),
+    /// Pause timers (AIP-125): nothing fires or is classified, scheduling is refused.
+    PauseTimers,
+    /// Resume timers after a pause or a shutdown.
+    ResumeTimers,
+    /// Shut timers down (AIP-125): every pending timer is removed over the
+    /// following blocks with its deposit refunded; scheduling is refused
+    /// until `ResumeTimers`.
+    ShutdownTimers,
 }
 
 impl SystemInstruction {
@@ -162,6 +177,9 @@ impl SystemInstruction {
             SystemInstruction::CancelTimer { .. } => "System(CancelTimer)",
             SystemInstruction::ExtendTimer { .. } => "System(ExtendTimer)",
             SystemInstruction::UpdateTimerConfig(_) => "System(UpdateTimerConfig)",
+            SystemInstruction::PauseTimers => "System(PauseTimers)",
+            SystemInstruction::ResumeTimers => "System(ResumeTimers)",
+            SystemInstruction::ShutdownTimers => "System(ShutdownTimers)",
         }
     }
 }
@@ -177,11 +195,14 @@ impl BorshDeserialize for SystemInstruction {
                 new_expires_at: BorshDeserialize::deserialize_reader(reader)?,
             },
             3 => SystemInstruction::UpdateTimerConfig(BorshDeserialize::deserialize_reader(reader)?),
+            4 => SystemInstruction::PauseTimers,
+            5 => SystemInstruction::ResumeTimers,
+            6 => SystemInstruction::ShutdownTimers,
             other => {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
                     format!(
-                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig, 1 CancelTimer, 2 ExtendTimer, 3 UpdateTimerConfig)"
+                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig, 1 CancelTimer, 2 ExtendTimer, 3 UpdateTimerConfig, 4 PauseTimers, 5 ResumeTimers, 6 ShutdownTimers)"
                     ),
                 ))
             }
@@ -217,7 +238,7 @@ impl Transaction {
         match &self.kind {
             TxKind::Transfer { amount, .. } => *amount,
             TxKind::DeployActor { value, .. } | TxKind::CallActor { value, .. } => *value,
-            TxKind::System(_) => 0,
+            TxKind::System(_) | TxKind::RevokeTimerPayments => 0,
         }
     }
 }

@@ -21,6 +21,9 @@ pub struct CompiledActor {
     pub class_name: String,
     /// Public methods of the actor class (including inherited ones), sorted.
     pub handlers: Vec<String>,
+    /// The handlers only a timer fire may invoke: `handle_timer` and every
+    /// method decorated `@pvm_host.timer_handler`, sorted.
+    pub timer_handlers: Vec<String>,
     pub(crate) bytecode: CodeObject,
 }
 
@@ -30,6 +33,7 @@ impl std::fmt::Debug for CompiledActor {
             .field("code_hash", &self.code_hash)
             .field("class_name", &self.class_name)
             .field("handlers", &self.handlers)
+            .field("timer_handlers", &self.timer_handlers)
             .finish_non_exhaustive()
     }
 }
@@ -59,7 +63,11 @@ pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejecti
     })?;
     let mut module = parsed.into_syntax();
     sandbox::validate(source, &module)?;
-    let (class_name, handlers) = find_actor_class(&module, &lines)?;
+    let ActorClass {
+        name: class_name,
+        handlers,
+        timer_handlers,
+    } = find_actor_class(&module, &lines)?;
     crate::instrument::instrument(&mut module);
 
     let source_file = SourceFileBuilder::new(format!("actor:{code_hash}"), source).finish();
@@ -77,15 +85,45 @@ pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejecti
         code_hash,
         class_name,
         handlers,
+        timer_handlers,
         bytecode,
     })
+}
+
+impl CompiledActor {
+    /// May only a timer fire invoke `handler`?
+    pub fn is_timer_handler(&self, handler: &str) -> bool {
+        self.timer_handlers
+            .binary_search_by(|h| h.as_str().cmp(handler))
+            .is_ok()
+    }
+}
+
+/// Is this decorator `@pvm_host.timer_handler` (or `@timer_handler`, imported
+/// from `pvm_host`)?
+pub(crate) fn is_timer_handler_decorator(decorator: &ast::Decorator) -> bool {
+    match &decorator.expression {
+        Expr::Attribute(attribute) => {
+            attribute.attr.as_str() == "timer_handler"
+                && matches!(attribute.value.as_ref(), Expr::Name(n) if n.id.as_str() == "pvm_host")
+        }
+        Expr::Name(name) => name.id.as_str() == "timer_handler",
+        _ => false,
+    }
+}
+
+/// The actor class of a module and what its methods are for.
+struct ActorClass {
+    name: String,
+    handlers: Vec<String>,
+    timer_handlers: Vec<String>,
 }
 
 /// The module's one class, or its one `@actor` class, and its public methods.
 fn find_actor_class(
     module: &ast::ModModule,
     lines: &LineIndex,
-) -> Result<(String, Vec<String>), DeployRejection> {
+) -> Result<ActorClass, DeployRejection> {
     let classes: Vec<&ast::StmtClassDef> = module
         .body
         .iter()
@@ -133,6 +171,7 @@ fn find_actor_class(
     let by_name: HashMap<&str, &ast::StmtClassDef> =
         classes.iter().map(|c| (c.name.as_str(), *c)).collect();
     let mut handlers = Vec::new();
+    let mut timer_handlers = vec![timerhost_types::timer::DEFAULT_TIMER_HANDLER.to_owned()];
     let mut pending = vec![chosen];
     let mut seen = 0;
     while let Some(class) = pending.pop() {
@@ -148,6 +187,13 @@ fn find_actor_class(
                 );
                 if !name.starts_with('_') && !is_static {
                     handlers.push(name.to_owned());
+                    if function
+                        .decorator_list
+                        .iter()
+                        .any(is_timer_handler_decorator)
+                    {
+                        timer_handlers.push(name.to_owned());
+                    }
                 }
             }
         }
@@ -163,5 +209,11 @@ fn find_actor_class(
     }
     handlers.sort();
     handlers.dedup();
-    Ok((chosen.name.to_string(), handlers))
+    timer_handlers.sort();
+    timer_handlers.dedup();
+    Ok(ActorClass {
+        name: chosen.name.to_string(),
+        handlers,
+        timer_handlers,
+    })
 }

@@ -68,12 +68,10 @@ pub mod host {
     pub const EMIT: u64 = 30;
     /// A nested actor call (plus its arguments in cells), before the callee runs.
     pub const CALL: u64 = 100;
-    /// CIP-5 §6.1 `SET_TIMER_BASE_CYCLES` (schedule_timer / schedule_timer_ex).
-    pub const SET_TIMER_BASE: u64 = 200;
-    /// CIP-5 §6.1 extend_timer.
-    pub const EXTEND_TIMER: u64 = 200;
-    /// CIP-5 §6.1 `CANCEL_TIMER_CYCLES`.
-    pub const CANCEL_TIMER: u64 = 200;
+    // The timer host-call costs (CIP-5 §6.1) are consensus constants the
+    // timers crate charges too: they live in `timerhost_types::timer`
+    // (`SET_TIMER_BASE_CYCLES`, `EXTEND_TIMER_CYCLES`, `CANCEL_TIMER_CYCLES`,
+    // `REVOKE_TIMER_PAYMENTS_CYCLES`).
     /// Block info, tx sender, actor address: constant per execution.
     pub const CONTEXT_READ: u64 = 2;
     /// Hashing (keccak256/sha256): base, plus [`super::size`] per input byte.

@@ -11,7 +11,7 @@
 //! in the actor. Running out of cycles or cells is never a host failure: the
 //! VM decides that from the returned cost.
 
-use timerhost_types::{Address, ErrorKind, Hash};
+use timerhost_types::{Address, ErrorKind, Hash, TimerRequest};
 
 /// Resources a host call consumed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -100,22 +100,6 @@ pub struct BlockInfo {
     pub timestamp: u64,
 }
 
-/// A CIP-5 §4.1 schedule request. `schedule_timer(height, payload)` is the
-/// request with every optional field `None` (protocol defaults apply).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TimerRequest {
-    /// Height at which the timer fires (must be in the future; the host checks).
-    pub height: u64,
-    /// Opaque payload handed to the handler.
-    pub payload: Vec<u8>,
-    /// Who pays each fire; `None` means the actor itself.
-    pub fee_payer: Option<Address>,
-    /// Cycles per fire; `None` means `TimerConfig.max_cycles_per_fire`.
-    pub gas_limit: Option<u64>,
-    /// Last height at which the timer may fire; `None` means the protocol TTL.
-    pub expires_at: Option<u64>,
-}
-
 /// Identifies a state checkpoint taken with [`Host::checkpoint`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CheckpointId(pub u64);
@@ -178,8 +162,15 @@ pub trait Host {
     fn revert(&mut self, checkpoint: CheckpointId);
 
     /// CIP-5 `schedule_timer` / `schedule_timer_ex` for `actor`; returns the
-    /// 32-byte timer id. Validation (§4.2) is the host's.
-    fn schedule_timer(&mut self, actor: &Address, request: TimerRequest) -> HostCall<Hash>;
+    /// 32-byte timer id. Validation (§4.2) is the host's. `nested`: `actor`
+    /// was reached through `pvm_host.call`, not targeted by the transaction
+    /// or fire itself (it may then name only itself as fee payer).
+    fn schedule_timer(
+        &mut self,
+        actor: &Address,
+        nested: bool,
+        request: TimerRequest,
+    ) -> HostCall<Hash>;
     /// CIP-5 `extend_timer` by `actor`.
     fn extend_timer(
         &mut self,
@@ -189,4 +180,7 @@ pub trait Host {
     ) -> HostCall<()>;
     /// CIP-5 `cancel_timer` by `actor`.
     fn cancel_timer(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()>;
+    /// `revoke_timer_payments()` by `actor`: every timer scheduled so far
+    /// that names `actor` as fee payer is revoked.
+    fn revoke_timer_payments(&mut self, actor: &Address) -> HostCall<()>;
 }

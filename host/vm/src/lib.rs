@@ -38,9 +38,7 @@ pub mod vm;
 pub use alloc::MeteredAllocator;
 pub use compile::CompiledActor;
 pub use error::{Result, VmError};
-pub use host::{
-    ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure, TimerRequest,
-};
+pub use host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
 pub use sandbox::DeployRejection;
 pub use vm::{ExecLimits, Outcome, Vm};
 

@@ -27,12 +27,12 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::scope::Scope;
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
 use scoped_tls_hkt::{scoped_thread_local, ReborrowMut};
-use timerhost_types::{Address, ErrorKind, Event, Hash, Value};
+use timerhost_types::{Address, ErrorKind, Event, Hash, Invocation, TimerRequest, Value};
 
 use crate::compile::CompiledActor;
 use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
-use crate::host::{BlockInfo, Host, HostCall, TimerRequest};
+use crate::host::{BlockInfo, Host, HostCall};
 use crate::vm::CodeCache;
 
 const ALL_ERROR_KINDS: &[ErrorKind] = &[
@@ -323,6 +323,8 @@ const EXCEPTIONS: &[&str] = &[
     "NameError",
     "NotImplementedError",
     "OverflowError",
+    // Access control in actors (`only the deployer …`).
+    "PermissionError",
     "RuntimeError",
     "StopIteration",
     "TypeError",
@@ -1776,6 +1778,29 @@ fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
             )
             .into(),
         ),
+        (
+            "revoke_timer_payments",
+            vm.new_function(
+                "revoke_timer_payments",
+                |vm: &VirtualMachine| -> PyResult<()> {
+                    let actor = current_actor();
+                    let call = HOST.with(|slot| slot.host.revoke_timer_payments(&actor));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            // `@pvm_host.timer_handler` marks a method only a timer fire may
+            // invoke. The mark is read from the source at deploy
+            // (`CompiledActor::timer_handlers`); at run time the decorator
+            // returns the method unchanged.
+            "timer_handler",
+            vm.new_function("timer_handler", |method: PyObjectRef| -> PyObjectRef {
+                method
+            })
+            .into(),
+        ),
     ]
 }
 
@@ -1788,7 +1813,9 @@ fn payload_bytes(payload: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>
 
 fn schedule(request: TimerRequest, vm: &VirtualMachine) -> PyResult {
     let actor = current_actor();
-    let call = HOST.with(|slot| slot.host.schedule_timer(&actor, request));
+    // The outermost frame is the actor the transaction (or fire) targets.
+    let nested = with_exec(|s| s.frames.len() > 1);
+    let call = HOST.with(|slot| slot.host.schedule_timer(&actor, nested, request));
     let timer_id = host_result(call, vm)?;
     Ok(vm.ctx.new_bytes(timer_id.as_bytes().to_vec()).into())
 }
@@ -1838,12 +1865,10 @@ fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
             vm,
         ));
     }
-    if !crate::vm::is_public_handler(&handler) {
-        return Err(runtime.host_error(
-            ErrorKind::InvalidInput,
-            &format!("'{handler}' is not a public handler"),
-            vm,
-        ));
+    if let Some((kind, message)) =
+        crate::vm::refuse_invocation(None, &handler, Invocation::Transaction)
+    {
+        return Err(runtime.host_error(kind, &message, vm));
     }
     let record =
         host_result(HOST.with(|slot| slot.host.actor_record(&target)), vm)?.ok_or_else(|| {
@@ -1859,6 +1884,12 @@ fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
                 vm,
             )
         })?;
+
+    if let Some((kind, message)) =
+        crate::vm::refuse_invocation(Some(&compiled), &handler, Invocation::Transaction)
+    {
+        return Err(runtime.host_error(kind, &message, vm));
+    }
 
     let checkpoint = HOST.with(|slot| slot.host.checkpoint());
     let events_before = with_exec(|s| s.events.len());

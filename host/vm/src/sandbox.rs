@@ -33,7 +33,9 @@ use ruff_text_size::{Ranged, TextSize};
 pub const IMPORTABLE_MODULES: &[&str] = &["pvm_host", "json", "base64", "hashing", "math"];
 
 /// Decorators an actor may use.
-const ALLOWED_DECORATORS: &[&str] = &["actor", "staticmethod"];
+/// Decorators by bare name; `@pvm_host.timer_handler` is allowed too
+/// ([`crate::compile::is_timer_handler_decorator`]).
+const ALLOWED_DECORATORS: &[&str] = &["actor", "staticmethod", "timer_handler"];
 
 /// Builtins that reflect on or escape the interpreter, named so the rejection
 /// is explicit (they are also absent from the actor's builtins).
@@ -453,15 +455,13 @@ impl<'a> Visitor<'a> for Validator<'_> {
 
 impl Validator<'_> {
     fn check_decorator(&mut self, decorator: &ast::Decorator) {
-        let allowed = matches!(&decorator.expression, Expr::Name(n) if ALLOWED_DECORATORS.contains(&n.id.as_str()));
+        let allowed = matches!(&decorator.expression, Expr::Name(n) if ALLOWED_DECORATORS.contains(&n.id.as_str()))
+            || crate::compile::is_timer_handler_decorator(decorator);
         if !allowed {
             self.reject(
                 decorator,
                 format!("@{}", self.snippet(&decorator.expression)),
-                format!(
-                    "only {} decorators are allowed",
-                    ALLOWED_DECORATORS.join(", ")
-                ),
+                "only @actor, @staticmethod and @pvm_host.timer_handler decorators are allowed",
             );
         }
     }

@@ -10,12 +10,13 @@
 
 use std::collections::BTreeMap;
 
-use timerhost_types::{keccak256, Address, ErrorKind, Hash};
+use timerhost_types::timer::{
+    CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, REVOKE_TIMER_PAYMENTS_CYCLES, SET_TIMER_BASE_CYCLES,
+};
+use timerhost_types::{keccak256, keys, Address, ErrorKind, Hash, TimerRequest};
 
 use crate::costs::{self, cells};
-use crate::host::{
-    ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure, TimerRequest,
-};
+use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
 
 /// A timer the mock accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,9 +35,11 @@ pub struct MockTimer {
 struct MockState {
     balances: BTreeMap<Address, u128>,
     actors: BTreeMap<Address, ActorRecord>,
-    storage: BTreeMap<(Address, Vec<u8>), Vec<u8>>,
+    /// By consensus key (`keys::storage`), so scans use the chain's ranges.
+    storage: BTreeMap<Vec<u8>, Vec<u8>>,
     timers: BTreeMap<Hash, MockTimer>,
     cancelled_timers: Vec<Hash>,
+    revoked_payers: Vec<Address>,
     schedule_nonce: u64,
 }
 
@@ -97,7 +100,7 @@ impl MockHost {
     pub fn storage_bytes(&self, actor: &Address, key: &str) -> Option<Vec<u8>> {
         self.state
             .storage
-            .get(&(*actor, key.as_bytes().to_vec()))
+            .get(&keys::storage(actor, key.as_bytes()))
             .cloned()
     }
 
@@ -115,6 +118,11 @@ impl MockHost {
     /// Timers cancelled by actors.
     pub fn cancelled_timers(&self) -> &[Hash] {
         &self.state.cancelled_timers
+    }
+
+    /// Actors that called `revoke_timer_payments`, in order.
+    pub fn revoked_payers(&self) -> &[Address] {
+        &self.state.revoked_payers
     }
 
     /// Open checkpoints (0 between executions, if the VM balanced them).
@@ -161,7 +169,7 @@ impl Host for MockHost {
 
     fn storage_get(&mut self, actor: &Address, key: &[u8]) -> HostCall<Option<Vec<u8>>> {
         HostCall::ok(
-            self.state.storage.get(&(*actor, key.to_vec())).cloned(),
+            self.state.storage.get(&keys::storage(actor, key)).cloned(),
             Cost::cycles(costs::host::STORAGE_READ),
         )
     }
@@ -170,12 +178,12 @@ impl Host for MockHost {
         let cost = Cost::new(costs::host::STORAGE_WRITE, Self::storage_cells(key, value));
         self.state
             .storage
-            .insert((*actor, key.to_vec()), value.to_vec());
+            .insert(keys::storage(actor, key), value.to_vec());
         HostCall::ok((), cost)
     }
 
     fn storage_delete(&mut self, actor: &Address, key: &[u8]) -> HostCall<()> {
-        self.state.storage.remove(&(*actor, key.to_vec()));
+        self.state.storage.remove(&keys::storage(actor, key));
         HostCall::ok((), Cost::cycles(costs::host::STORAGE_WRITE))
     }
 
@@ -185,18 +193,14 @@ impl Host for MockHost {
         prefix: &[u8],
         after: Option<&[u8]>,
     ) -> HostCall<Option<Vec<u8>>> {
-        let start = (
-            *actor,
-            after.map_or_else(|| prefix.to_vec(), <[u8]>::to_vec),
-        );
+        let (start, end) = keys::storage_scan_range(actor, prefix, after);
+        let base = keys::storage_prefix(actor).len();
         let found = self
             .state
             .storage
-            .range(start..)
-            .map(|((owner, key), _)| (owner, key))
-            .find(|(owner, key)| *owner != actor || after != Some(key.as_slice()))
-            .filter(|(owner, key)| *owner == actor && key.starts_with(prefix))
-            .map(|(_, key)| key.clone());
+            .range(start..end)
+            .next()
+            .map(|(key, _)| key[base..].to_vec());
         HostCall::ok(found, Cost::cycles(costs::host::STORAGE_NEXT_KEY))
     }
 
@@ -244,8 +248,22 @@ impl Host for MockHost {
         self.state = saved;
     }
 
-    fn schedule_timer(&mut self, actor: &Address, request: TimerRequest) -> HostCall<Hash> {
-        let cost = Cost::new(costs::host::SET_TIMER_BASE, request.payload.len() as u64);
+    fn schedule_timer(
+        &mut self,
+        actor: &Address,
+        nested: bool,
+        request: TimerRequest,
+    ) -> HostCall<Hash> {
+        let cost = Cost::new(SET_TIMER_BASE_CYCLES, request.payload.len() as u64);
+        if nested && request.fee_payer.is_some_and(|p| p != *actor) {
+            return HostCall::rejected(
+                HostFailure::new(
+                    ErrorKind::InvalidInput,
+                    "an actor reached through pvm_host.call may name only itself as fee payer",
+                ),
+                cost,
+            );
+        }
         if request.height <= self.block.height {
             return HostCall::rejected(
                 HostFailure::new(
@@ -281,7 +299,7 @@ impl Host for MockHost {
         timer_id: &Hash,
         new_expires_at: u64,
     ) -> HostCall<()> {
-        let cycles = costs::host::EXTEND_TIMER;
+        let cycles = EXTEND_TIMER_CYCLES;
         match self.state.timers.get_mut(timer_id) {
             Some(timer) if timer.actor == *actor => {
                 timer.expires_at = Some(new_expires_at);
@@ -296,7 +314,7 @@ impl Host for MockHost {
     }
 
     fn cancel_timer(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()> {
-        let cycles = costs::host::CANCEL_TIMER;
+        let cycles = CANCEL_TIMER_CYCLES;
         match self.state.timers.get(timer_id) {
             Some(timer) if timer.actor == *actor => {
                 self.state.timers.remove(timer_id);
@@ -309,6 +327,11 @@ impl Host for MockHost {
                 Cost::cycles(cycles),
             ),
         }
+    }
+
+    fn revoke_timer_payments(&mut self, actor: &Address) -> HostCall<()> {
+        self.state.revoked_payers.push(*actor);
+        HostCall::ok((), Cost::cycles(REVOKE_TIMER_PAYMENTS_CYCLES))
     }
 }
 
@@ -356,8 +379,8 @@ mod tests {
             gas_limit: None,
             expires_at: None,
         };
-        let call = host.schedule_timer(&a, request);
+        let call = host.schedule_timer(&a, false, request);
         assert_eq!(call.result.unwrap_err().kind, ErrorKind::InvalidInput);
-        assert_eq!(call.cost.cycles, costs::host::SET_TIMER_BASE);
+        assert_eq!(call.cost.cycles, SET_TIMER_BASE_CYCLES);
     }
 }

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
-use timerhost_types::{Address, ErrorKind, Event, ExecError, Hash, Value, MAX_HANDLER_BYTES};
+use timerhost_types::{
+    check_handler_name, Address, ErrorKind, Event, ExecError, Hash, Invocation, Value,
+};
 
 use crate::compile::{validate_and_compile, CompiledActor};
 use crate::convert::py_to_value;
@@ -128,13 +130,33 @@ pub struct Vm {
     cache: Arc<CodeCache>,
 }
 
-/// Can `name` be invoked by a transaction or `pvm_host.call`?
-pub fn is_public_handler(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_HANDLER_BYTES
-        && !name.starts_with('_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !matches!(name, "deploy" | "storage" | "address" | "deployer")
+/// Why `invocation` may not run `handler` of `compiled`, if it may not: a
+/// name that is no handler at all (the one rule of
+/// [`check_handler_name`]), or a timer handler invoked by anything but a
+/// timer fire.
+pub(crate) fn refuse_invocation(
+    compiled: Option<&CompiledActor>,
+    handler: &str,
+    invocation: Invocation,
+) -> Option<(ErrorKind, String)> {
+    if let Err(reason) = check_handler_name(handler) {
+        let shown: String = handler.chars().take(64).collect();
+        return Some((
+            ErrorKind::InvalidInput,
+            format!("'{shown}' is not a public handler: {reason}"),
+        ));
+    }
+    if invocation == Invocation::Transaction
+        && compiled.is_some_and(|c| c.is_timer_handler(handler))
+    {
+        return Some((
+            ErrorKind::Unauthorized,
+            format!(
+                "'{handler}' is a timer handler: only a timer fire can invoke it, not a transaction or pvm_host.call"
+            ),
+        ));
+    }
+    None
 }
 
 impl Vm {
@@ -202,7 +224,10 @@ impl Vm {
         )
     }
 
-    /// Runs public `handler` of the actor at `actor` with `args`.
+    /// Runs public `handler` of the actor at `actor` with `args`, as
+    /// `invocation` allows: a transaction pays its arguments in cells and
+    /// cannot reach timer handlers; a timer fire may, and its payload was
+    /// paid for when the timer was scheduled (it costs no cells here).
     pub fn call(
         &self,
         host: &mut dyn Host,
@@ -210,16 +235,16 @@ impl Vm {
         handler: &str,
         args: &[Value],
         limits: ExecLimits,
+        invocation: Invocation,
     ) -> Outcome {
-        let payload_cells =
-            handler.len() as u64 + Value::List(args.to_vec()).to_bytes().len() as u64;
-        if !is_public_handler(handler) {
-            return Outcome::failed(
-                ErrorKind::InvalidInput,
-                format!("'{handler}' is not a public handler"),
-                0,
-                payload_cells.min(limits.cells),
-            );
+        let payload_cells = match invocation {
+            Invocation::Transaction => {
+                handler.len() as u64 + Value::List(args.to_vec()).to_bytes().len() as u64
+            }
+            Invocation::TimerFire => 0,
+        };
+        if let Some((kind, message)) = refuse_invocation(None, handler, invocation) {
+            return Outcome::failed(kind, message, 0, payload_cells.min(limits.cells));
         }
         let lookup = host.actor_record(actor);
         let lookup_cycles = lookup.cost.cycles;
@@ -253,6 +278,14 @@ impl Vm {
                 payload_cells.min(limits.cells),
             );
         };
+        if let Some((kind, message)) = refuse_invocation(Some(&compiled), handler, invocation) {
+            return Outcome::failed(
+                kind,
+                message,
+                lookup_cycles.min(limits.cycles),
+                payload_cells.min(limits.cells),
+            );
+        }
         self.execute(
             host,
             actor,

@@ -5,7 +5,7 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 
 mod common;
 
-use common::{addr, call, deployed, limits, ok};
+use common::{addr, call, deployed, fire, limits, ok};
 use timerhost_types::{ErrorKind, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::Vm;
@@ -65,7 +65,7 @@ fn exception_reverts_writes_and_events_with_traceback() {
 #[test]
 fn timer_handler_receives_bytes() {
     let (vm, mut host, actor) = deployed(COUNTER, &[]);
-    let outcome = call(
+    let outcome = fire(
         &vm,
         &mut host,
         &actor,
@@ -76,6 +76,137 @@ fn timer_handler_receives_bytes() {
     assert_eq!(
         host.storage_value(&actor, "last_payload"),
         Some(Value::Bytes(b"tick".to_vec()))
+    );
+}
+
+const GUARDED: &str = r#"
+import pvm_host
+from pvm_host import timer_handler
+
+class Guarded:
+    def handle_timer(self, payload):
+        self.storage["default"] = payload
+
+    @pvm_host.timer_handler
+    def on_tick(self, payload):
+        self.storage["ticks"] = self.storage.get("ticks", 0) + 1
+
+    @timer_handler
+    def on_tock(self, payload):
+        self.storage["tocks"] = 1
+
+    def public(self):
+        return "anyone"
+
+    def poke(self, other, handler):
+        return pvm_host.call(other, handler, b"forged")
+"#;
+
+/// Bug 4: `handle_timer` and `@pvm_host.timer_handler` methods run only
+/// from a timer fire; a transaction naming one is refused, says why, pays
+/// only the failed call (the actor lookup and its argument cells) and
+/// writes nothing.
+#[test]
+fn timer_handlers_are_refused_to_transactions_and_run_from_fires() {
+    let (vm, mut host, actor) = deployed(GUARDED, &[]);
+    let compiled = vm.validate_and_compile(GUARDED).unwrap();
+    assert_eq!(
+        compiled.timer_handlers,
+        ["handle_timer", "on_tick", "on_tock"]
+    );
+    let payload = [Value::Bytes(b"x".to_vec())];
+    for handler in ["handle_timer", "on_tick", "on_tock"] {
+        let refused = call(&vm, &mut host, &actor, handler, &payload);
+        let error = refused.result.clone().unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Unauthorized, "{handler}");
+        assert!(
+            error.message.contains("only a timer fire can invoke it"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            refused.cycles_used,
+            timerhost_vm::costs::host::ACTOR_LOOKUP,
+            "{handler}: only the lookup is charged"
+        );
+        assert!(refused.cells_used > 0, "the arguments still cost cells");
+        assert_eq!(host.open_checkpoints(), 0);
+    }
+    assert_eq!(host.storage_value(&actor, "default"), None);
+    assert_eq!(host.storage_value(&actor, "ticks"), None);
+    assert_eq!(
+        ok(&call(&vm, &mut host, &actor, "public", &[])),
+        Value::str("anyone")
+    );
+
+    for handler in ["handle_timer", "on_tick", "on_tock"] {
+        let fired = fire(&vm, &mut host, &actor, handler, &payload);
+        assert!(fired.is_success(), "{handler}: {:?}", fired.result);
+    }
+    assert_eq!(host.storage_value(&actor, "ticks"), Some(Value::int(1)));
+    assert_eq!(host.storage_value(&actor, "tocks"), Some(Value::int(1)));
+}
+
+/// Bug 4 through `pvm_host.call`: an actor cannot forge a fire of another
+/// actor's timer handler; the callee is never entered.
+#[test]
+fn pvm_host_call_cannot_reach_a_timer_handler() {
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let (attacker, victim) = (addr(1), addr(2));
+    for a in [attacker, victim] {
+        host.install_actor(a, GUARDED);
+        assert!(vm
+            .deploy(&mut host, &a, GUARDED, &[], limits())
+            .is_success());
+    }
+    for handler in ["handle_timer", "on_tick"] {
+        let outcome = call(
+            &vm,
+            &mut host,
+            &attacker,
+            "poke",
+            &[Value::str(victim.to_hex()), Value::str(handler)],
+        );
+        let error = outcome.result.unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Unauthorized, "{handler}");
+        assert!(error.message.contains("timer handler"), "{}", error.message);
+    }
+    assert_eq!(host.storage_value(&victim, "ticks"), None);
+    assert_eq!(host.storage_value(&victim, "default"), None);
+}
+
+/// Bug 1 at the VM: a fire's payload was paid for at scheduling, so
+/// delivering a 1,000,000-byte payload costs no cells and the handler sees
+/// every byte.
+#[test]
+fn a_fire_delivers_a_megabyte_payload_without_charging_cells() {
+    const BIG: &str = r#"
+class Big:
+    def handle_timer(self, payload):
+        self.storage["len"] = len(payload)
+        self.storage["last"] = payload[-1]
+"#;
+    let (vm, mut host, actor) = deployed(BIG, &[]);
+    let mut payload = vec![7u8; 1_000_000];
+    payload[999_999] = 42;
+    let outcome = fire(
+        &vm,
+        &mut host,
+        &actor,
+        "handle_timer",
+        &[Value::Bytes(payload)],
+    );
+    assert!(outcome.is_success(), "{:?}", outcome.result);
+    assert_eq!(
+        host.storage_value(&actor, "len"),
+        Some(Value::int(1_000_000))
+    );
+    assert_eq!(host.storage_value(&actor, "last"), Some(Value::int(42)));
+    assert!(
+        outcome.cells_used < 1_000,
+        "only the handler's own writes cost cells, not the payload: {}",
+        outcome.cells_used
     );
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::addr;
 use rustpython_vm::scope::Scope;
-use timerhost_types::Value;
+use timerhost_types::{Invocation, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
 
@@ -77,7 +77,16 @@ fn throughput() {
     let calls = 20_000;
     let started = Instant::now();
     for _ in 0..calls {
-        assert!(vm.call(&mut host, &actor, "noop", &[], limits).is_success());
+        assert!(vm
+            .call(
+                &mut host,
+                &actor,
+                "noop",
+                &[],
+                limits,
+                Invocation::Transaction
+            )
+            .is_success());
     }
     let per_call = started.elapsed() / calls;
     println!(
@@ -93,7 +102,14 @@ fn throughput() {
         let mut cycles = 0;
         for _ in 0..ROUNDS {
             let started = Instant::now();
-            let outcome = vm.call(&mut host, &actor, name, &[Value::int(ITERATIONS)], limits);
+            let outcome = vm.call(
+                &mut host,
+                &actor,
+                name,
+                &[Value::int(ITERATIONS)],
+                limits,
+                Invocation::Transaction,
+            );
             metered = metered.min(started.elapsed());
             assert!(outcome.is_success());
             cycles = outcome.cycles_used;
@@ -159,7 +175,14 @@ fn cost_rates() {
         common::deploy_at(&vm, &mut host, actor, &source, &[], limits);
         let mut run = |n: i64| {
             let started = Instant::now();
-            let outcome = vm.call(&mut host, &actor, "run", &[Value::int(n)], limits);
+            let outcome = vm.call(
+                &mut host,
+                &actor,
+                "run",
+                &[Value::int(n)],
+                limits,
+                Invocation::Transaction,
+            );
             assert!(outcome.is_success(), "{step}: {:?}", outcome.result);
             (started.elapsed(), outcome.cycles_used)
         };

@@ -8,7 +8,7 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 mod common;
 
 use common::{addr, deploy_at, limits};
-use timerhost_types::{ErrorKind, Value};
+use timerhost_types::{ErrorKind, Invocation, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
 
@@ -49,7 +49,14 @@ fn scenario() -> String {
         deploy.result, deploy.cycles_used, deploy.cells_used
     ));
     for n in [10, 100, 1000] {
-        let outcome = vm.call(&mut host, &actor, "work", &[Value::int(n)], limits());
+        let outcome = vm.call(
+            &mut host,
+            &actor,
+            "work",
+            &[Value::int(n)],
+            limits(),
+            Invocation::Transaction,
+        );
         rendered.push_str(&format!(
             "work({n}) {:?} events={:?} cycles={} cells={}\n",
             outcome.result, outcome.events, outcome.cycles_used, outcome.cells_used
@@ -107,7 +114,14 @@ fn reference_cycle_count_is_pinned() {
     assert!(vm
         .deploy(&mut host, &actor, REFERENCE, &[], limits())
         .is_success());
-    let outcome = vm.call(&mut host, &actor, "work", &[Value::int(100)], limits());
+    let outcome = vm.call(
+        &mut host,
+        &actor,
+        "work",
+        &[Value::int(100)],
+        limits(),
+        Invocation::Transaction,
+    );
     assert!(outcome.is_success(), "{:?}", outcome.result);
     assert_eq!((outcome.cycles_used, outcome.cells_used), PINNED_WORK_100);
 }
@@ -139,7 +153,14 @@ fn out_of_memory_trips_at_the_same_point_on_cold_and_warm_interpreters() {
                 let warm_actor = addr(9);
                 deploy_at(&vm, &mut host, warm_actor, WARMUP, &[], limits);
                 for n in [10, 1000, 20_000] {
-                    let _ = vm.call(&mut host, &warm_actor, "run", &[Value::int(n)], limits);
+                    let _ = vm.call(
+                        &mut host,
+                        &warm_actor,
+                        "run",
+                        &[Value::int(n)],
+                        limits,
+                        Invocation::Transaction,
+                    );
                 }
             }
             let source = format!("class Hostile:\n    def run(self):\n{workload}");
@@ -147,7 +168,14 @@ fn out_of_memory_trips_at_the_same_point_on_cold_and_warm_interpreters() {
             deploy_at(&vm, &mut host, actor, &source, &[], limits);
             (0..2)
                 .map(|_| {
-                    let o = vm.call(&mut host, &actor, "run", &[], limits);
+                    let o = vm.call(
+                        &mut host,
+                        &actor,
+                        "run",
+                        &[],
+                        limits,
+                        Invocation::Transaction,
+                    );
                     (o.error_kind(), o.cycles_used, o.cells_used)
                 })
                 .collect()
@@ -201,7 +229,14 @@ fn memory_peak_does_not_depend_on_earlier_executions() {
             let polluter = addr(9);
             deploy_at(&vm, &mut host, polluter, POLLUTER, &[], limits);
             for &n in polluter_sizes {
-                let o = vm.call(&mut host, &polluter, "run", &[Value::int(n)], limits);
+                let o = vm.call(
+                    &mut host,
+                    &polluter,
+                    "run",
+                    &[Value::int(n)],
+                    limits,
+                    Invocation::Transaction,
+                );
                 assert!(o.is_success(), "{o:?}");
             }
             // A host of its own: only the interpreter's history differs.
@@ -209,7 +244,14 @@ fn memory_peak_does_not_depend_on_earlier_executions() {
             let source = format!("class Workload:\n    def run(self, n):\n{workload}");
             let actor = addr(1);
             deploy_at(&vm, &mut host, actor, &source, &[], limits);
-            let o = vm.call(&mut host, &actor, "run", &[Value::int(5_000)], limits);
+            let o = vm.call(
+                &mut host,
+                &actor,
+                "run",
+                &[Value::int(5_000)],
+                limits,
+                Invocation::Transaction,
+            );
             (
                 o.error_kind(),
                 o.cycles_used,
@@ -249,7 +291,14 @@ fn memory_peak_does_not_depend_on_other_threads() {
         let mut host = MockHost::new();
         let actor = addr(1);
         deploy_at(&vm, &mut host, actor, CYCLES, &[], limits);
-        let o = vm.call(&mut host, &actor, "run", &[Value::int(3_000)], limits);
+        let o = vm.call(
+            &mut host,
+            &actor,
+            "run",
+            &[Value::int(3_000)],
+            limits,
+            Invocation::Transaction,
+        );
         assert!(o.is_success(), "{o:?}");
         (o.cycles_used, timerhost_vm::alloc::last_peak_bytes())
     };
@@ -264,7 +313,14 @@ fn memory_peak_does_not_depend_on_other_threads() {
             deploy_at(&vm, &mut host, actor, CYCLES, &[], limits);
             let mut runs = 0u32;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs < 3 {
-                let _ = vm.call(&mut host, &actor, "run", &[Value::int(500)], limits);
+                let _ = vm.call(
+                    &mut host,
+                    &actor,
+                    "run",
+                    &[Value::int(500)],
+                    limits,
+                    Invocation::Transaction,
+                );
                 runs += 1;
             }
         })

@@ -10,7 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::addr;
-use timerhost_types::{ErrorKind, Value};
+use timerhost_types::{ErrorKind, Invocation, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
 
@@ -36,7 +36,14 @@ fn run_hostile(source: &str, args: &[Value]) -> timerhost_vm::Outcome {
         deployed.result
     );
     let started = Instant::now();
-    let outcome = vm.call(&mut host, &actor, "run", args, hostile_limits());
+    let outcome = vm.call(
+        &mut host,
+        &actor,
+        "run",
+        args,
+        hostile_limits(),
+        Invocation::Transaction,
+    );
     assert!(
         started.elapsed() < TIME_BOUND,
         "took {:?}",
@@ -193,7 +200,14 @@ fn h13_slow_growth_by_append() {
         cells: 100_000,
         memory_bytes: 16 * 1024 * 1024,
     };
-    let outcome = vm.call(&mut host, &actor, "run", &[], limits);
+    let outcome = vm.call(
+        &mut host,
+        &actor,
+        "run",
+        &[],
+        limits,
+        Invocation::Transaction,
+    );
     assert_eq!(
         outcome.error_kind(),
         Some(ErrorKind::OutOfMemory),
@@ -511,7 +525,14 @@ fn h40_comparison_charges_do_not_depend_on_warm_up() {
         let actor = addr(1);
         common::deploy_at(&vm, &mut host, actor, &source, &[], hostile_limits());
         let mut cycles = |n: u64| {
-            let outcome = vm.call(&mut host, &actor, "run", &[Value::int(n)], hostile_limits());
+            let outcome = vm.call(
+                &mut host,
+                &actor,
+                "run",
+                &[Value::int(n)],
+                hostile_limits(),
+                Invocation::Transaction,
+            );
             assert!(outcome.is_success(), "{step}: {:?}", outcome.result);
             outcome.cycles_used
         };

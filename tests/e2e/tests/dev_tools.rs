@@ -374,21 +374,32 @@ fn metrics_report_carried_over_timers_lane_and_gc_budget_use() {
     std::fs::write(&burst, BURST_PY).unwrap();
     let burst = burst.to_str().unwrap();
 
-    // Block 1: a lane that fits exactly one default fire (from block 2 on),
-    // two timers nobody pays for, three the actor pays for; all due at 3.
+    // Block 1: a lane that fits exactly one default fire and its base
+    // charge (from block 2 on), two timers nobody pays for (their actor can
+    // lend their deposits, not pay a fire), three the actor pays for; all
+    // due at 3.
     submit(
         &node,
         &[
             "gov",
             "set-timer-config",
-            "lane_cycles_per_block=550000",
+            "lane_cycles_per_block=553000",
             "--dev-account",
             "0",
         ],
     );
     let unfunded = submit(
         &node,
-        &["deploy", burst, "--args", "[2]", "--dev-account", "2"],
+        &[
+            "deploy",
+            burst,
+            "--args",
+            "[2]",
+            "--value",
+            "1000000",
+            "--dev-account",
+            "2",
+        ],
     );
     let funded = submit(
         &node,
@@ -409,7 +420,7 @@ fn metrics_report_carried_over_timers_lane_and_gc_budget_use() {
         assert_eq!(r["status"], "success", "{r}");
     }
     assert_eq!(node.metric("timerhost_timers_carried_over"), 0.0);
-    assert_eq!(node.metric("timerhost_timer_lane_budget_cycles"), 550_000.0);
+    assert_eq!(node.metric("timerhost_timer_lane_budget_cycles"), 553_000.0);
 
     // Block 3: the unfunded pair is collected (GC), one fire fits the lane,
     // two wait.
@@ -422,10 +433,10 @@ fn metrics_report_carried_over_timers_lane_and_gc_budget_use() {
     assert_eq!(node.metric("timerhost_timers_fired_total"), 1.0);
     assert_eq!(
         node.metric("timerhost_timer_lane_reserved_cycles"),
-        550_000.0
+        553_000.0
     );
     let used = node.metric("timerhost_timer_lane_cycles");
-    assert!(used > 0.0 && used < 550_000.0, "{used}");
+    assert!(used > 3_000.0 && used < 553_000.0, "{used}");
     assert_eq!(node.metric("timerhost_timers_carried_over"), 2.0);
 
     // Blocks 4 and 5 drain the carry-over, one fire each.
@@ -454,6 +465,6 @@ fn metrics_report_carried_over_timers_lane_and_gc_budget_use() {
         .unwrap_or_else(|| panic!("no block 3 line in {out}"));
     assert_eq!(block3["timers_carried_over"], 2, "{block3}");
     assert_eq!(block3["gc_cycles"], 2_000, "{block3}");
-    assert_eq!(block3["lane_reserved"], 550_000, "{block3}");
+    assert_eq!(block3["lane_reserved"], 553_000, "{block3}");
     node.terminate();
 }

@@ -1,7 +1,7 @@
 //! Shared helpers for the VM integration tests.
 #![allow(dead_code)]
 
-use timerhost_types::{Address, Value};
+use timerhost_types::{Address, Invocation, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Outcome, Vm};
 
@@ -49,7 +49,25 @@ pub fn call(
     handler: &str,
     args: &[Value],
 ) -> Outcome {
-    vm.call(host, actor, handler, args, limits())
+    vm.call(
+        host,
+        actor,
+        handler,
+        args,
+        limits(),
+        Invocation::Transaction,
+    )
+}
+
+/// Invokes `handler` as a timer fire would (timer handlers allowed, payload free).
+pub fn fire(
+    vm: &Vm,
+    host: &mut MockHost,
+    actor: &Address,
+    handler: &str,
+    args: &[Value],
+) -> Outcome {
+    vm.call(host, actor, handler, args, limits(), Invocation::TimerFire)
 }
 
 /// Unwraps a successful outcome's value.
