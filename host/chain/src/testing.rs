@@ -545,6 +545,16 @@ impl TxBuilder {
     pub fn update_basefee(&mut self, cfg: BasefeeConfig) -> SignedTransaction {
         self.sign(TxKind::System(SystemInstruction::UpdateBasefeeConfig(cfg)))
     }
+
+    /// A governance instruction without arguments (`PauseTimers`, …).
+    pub fn system(&mut self, instruction: SystemInstruction) -> SignedTransaction {
+        self.sign(TxKind::System(instruction))
+    }
+
+    /// Revokes every timer that names this sender as fee payer.
+    pub fn revoke_timer_payments(&mut self) -> SignedTransaction {
+        self.sign(TxKind::RevokeTimerPayments)
+    }
 }
 
 /// A fresh in-memory dev chain running the [`MockRuntime`] and no hooks.

@@ -1251,3 +1251,447 @@ fn cip5_8_unbounded_free_execution_ends_when_the_payer_runs_dry() {
     );
     assert_eq!(n.storage_int(&actor, "fires"), Some(1));
 }
+
+// ---- #14: every byte paid, every fire bounded, every payer in control ------------
+
+/// Bug 3: a fixed base charge per fire (reserved from the lane) and
+/// `max_fires_per_block` bound how many near-free fires a block admits; both
+/// carry the rest over in FIFO order.
+#[test]
+fn bug3_fire_quota_and_base_charge_bound_cheap_fires_in_fifo_order() {
+    let mut n = Net::new();
+    n.governance(|g| {
+        g.update_timer_config(TimerConfig {
+            max_fires_per_block: 5,
+            ..Default::default()
+        })
+    });
+    let actor = n.deploy(0, 10u128.pow(21));
+    let h = n.height() + 3;
+    assert!(n
+        .call(
+            0,
+            actor,
+            "schedule_many",
+            vec![Value::int(12), Value::int(h), Value::int(1)]
+        )
+        .is_success());
+    let expected: Vec<Hash> = (0..12u64)
+        .map(|i| timerhost_types::timer_id(&actor, h, &i.to_be_bytes(), i))
+        .collect();
+    let mut seen = Vec::new();
+    let mut per_block = Vec::new();
+    n.mine_to(h - 1);
+    while seen.len() < 12 {
+        let receipts = n.block(vec![]);
+        for r in receipts
+            .iter()
+            .filter(|r| matches!(r.source, TxSource::Deferred { .. }))
+        {
+            assert!(
+                r.cycles_used > TIMER_FIRE_BASE_CYCLES,
+                "every fire pays the base charge: {}",
+                r.cycles_used
+            );
+        }
+        let ids = fired_ids(&receipts);
+        per_block.push(ids.len());
+        seen.extend(ids);
+    }
+    assert_eq!(per_block, [5, 5, 2], "max_fires_per_block, then carry-over");
+    assert_eq!(seen, expected, "FIFO across the carry-over");
+
+    // The base charge is reserved from the lane: a lane of three
+    // gas-limit-1 fires admits three, whatever the quota.
+    n.governance(|g| {
+        g.update_timer_config(TimerConfig {
+            lane_cycles_per_block: 3 * (1 + TIMER_FIRE_BASE_CYCLES),
+            max_cycles_per_fire: 1,
+            ..Default::default()
+        })
+    });
+    let h = n.height() + 3;
+    assert!(n
+        .call(
+            0,
+            actor,
+            "schedule_many",
+            vec![Value::int(7), Value::int(h), Value::int(1)]
+        )
+        .is_success());
+    n.mine_to(h - 1);
+    let counts: Vec<usize> = (0..3).map(|_| fired_ids(&n.block(vec![])).len()).collect();
+    assert_eq!(counts, [3, 3, 1]);
+}
+
+/// Bug 6: extend — by the owner or by governance — refuses an `expires_at`
+/// below the firing height (the timer could never fire), like scheduling.
+#[test]
+fn bug6_extend_refuses_an_expiry_before_the_firing_height() {
+    let mut n = Net::new();
+    let actor = n.deploy(0, DEPOSITS);
+    let h = n.height() + 10;
+    let id = timer_id_of(&n.schedule(0, actor, h, b"", None, None, None));
+    let r = n.call(
+        0,
+        actor,
+        "extend",
+        vec![Value::Bytes(id.0.to_vec()), Value::int(h - 5)],
+    );
+    failed(&r, ErrorKind::InvalidInput, "extend_timer: expires_at");
+    failed(&r, ErrorKind::InvalidInput, "before the firing height");
+    let r = n.governance(|g| g.extend_timer(id, h - 5));
+    failed(&r, ErrorKind::InvalidInput, "ExtendTimer: expires_at");
+    assert_eq!(
+        n.timer(&id).unwrap().expires_at,
+        n.timer(&id).unwrap().expires_at
+    );
+    assert!(n.timer(&id).unwrap().expires_at >= h, "unchanged");
+    // At the firing height itself: allowed.
+    assert!(n
+        .call(
+            0,
+            actor,
+            "extend",
+            vec![Value::Bytes(id.0.to_vec()), Value::int(h)]
+        )
+        .is_success());
+    assert_eq!(n.timer(&id).unwrap().expires_at, h);
+}
+
+/// Bug 6: governance `CancelTimer` on a timer already classified and waiting
+/// in the GC backlog is the spec's no-op, and the timer's own removal event
+/// still appears when the GC reaches it.
+#[test]
+fn bug6_governance_cancel_of_a_backlogged_timer_is_a_noop_and_its_event_still_appears() {
+    let mut n = Net::new();
+    n.governance(|g| {
+        g.update_timer_config(TimerConfig {
+            gc_cycles_per_block: 1_000, // one removal, ten deferrals per block
+            ..Default::default()
+        })
+    });
+    let actor = n.deploy(0, DEPOSITS); // can lend deposits, cannot pay a fire
+    let h = n.height() + 6;
+    let ids: Vec<Hash> = (0..3u8)
+        .map(|i| timer_id_of(&n.schedule(0, actor, h, &[i], None, None, None)))
+        .collect();
+    let at_h = n.mine_to(h).pop().unwrap();
+    assert_eq!(
+        events_named(&at_h, "TimerCancelledInsufficientFunds").len(),
+        1
+    );
+    let backlog = timerhost_timers::queue::backlog(&n.chain.store().state(), 10).unwrap();
+    assert_eq!(backlog.len(), 2);
+    let r = n.governance(|g| g.cancel_timer(ids[2]));
+    assert!(r.is_success());
+    assert!(r.events.is_empty(), "a no-op: {:?}", r.events);
+    // That same block's GC removed ids[1]; the next removes ids[2] with its event.
+    let next = n.block(vec![]);
+    let removed: Vec<Hash> = events_named(&next, "TimerCancelledInsufficientFunds")
+        .into_iter()
+        .map(id_field)
+        .collect();
+    assert_eq!(removed, [ids[2]]);
+    assert!(n.timer(&ids[2]).is_none());
+}
+
+/// Bug 6: GC cycles are protocol work nobody pays for; a block whose only
+/// work is garbage collection moves the basefee like an empty block.
+#[test]
+fn bug6_gc_cycles_do_not_move_the_basefee() {
+    let mut n = Net::new();
+    n.governance(|g| {
+        g.update_timer_config(TimerConfig {
+            max_timers_per_actor: 2_000,
+            ..Default::default()
+        })
+    });
+    // A small block target (2,000,000 cycles), so that 100 removals (100,000
+    // GC cycles) would visibly move the basefee if they counted.
+    let small = timerhost_types::BasefeeConfig {
+        max_block_cycles: 4_000_000,
+        ..n.chain.basefee_config().unwrap()
+    };
+    n.governance(|g| g.update_basefee(small));
+    for b in &mut n.b {
+        b.cycles_limit = 3_000_000;
+    }
+    // Lends 100 deposits (~3.2e7); a fire costs ≥ 5.5e7 even at the floor basefee.
+    let dead = n.deploy(0, 40_000_000);
+    let h = n.height() + 3;
+    assert!(n
+        .call(
+            0,
+            dead,
+            "schedule_many",
+            vec![Value::int(100), Value::int(h), Value::int(1_000)]
+        )
+        .is_success());
+    n.mine_to(h - 1);
+    let before = n.chain.basefee_config().unwrap();
+    let receipts = n.block(vec![]);
+    assert_eq!(
+        events_named(&receipts, "TimerCancelledInsufficientFunds").len(),
+        100
+    );
+    let eob = receipts
+        .iter()
+        .find(|r| r.source == TxSource::EndOfBlock)
+        .unwrap();
+    assert_eq!(eob.cycles_used, 100_000, "the GC work is reported");
+    assert_ne!(
+        before.next(0, 0),
+        before.next(100_000, 0),
+        "the test can tell"
+    );
+    assert_eq!(
+        n.chain.basefee_config().unwrap(),
+        before.next(0, 0),
+        "but prices like an empty block"
+    );
+}
+
+/// Deposits (CAD018): taken from the fee payer that consented, refused with
+/// a clear error when it cannot cover them, refunded in full by every way a
+/// timer leaves; the escrow always holds exactly the live timers' deposits
+/// (checked after every block by `Net::block`).
+#[test]
+fn deposits_are_lent_by_the_payer_and_refunded_by_every_removal() {
+    let mut n = Net::new();
+    // Refused: the payer cannot cover the deposit; nothing is left behind.
+    let poor = n.deploy(0, 1_000);
+    let h = n.height() + 5;
+    let r = n.schedule(0, poor, h, b"", None, None, None);
+    failed(
+        &r,
+        ErrorKind::InvalidInput,
+        "cannot cover the timer's deposit",
+    );
+    assert_eq!(
+        store::live_count(&n.chain.store().state(), &poor).unwrap(),
+        0
+    );
+    assert_eq!(n.balance(&poor), 1_000);
+
+    // A signer who consents to pay lends the deposit; the actor lends nothing.
+    let actor = n.deploy(0, 0);
+    let signer = n.b[2].address();
+    let before = n.balance(&signer);
+    let r = n.schedule(2, actor, h, b"", Some(signer), None, None);
+    let id = timer_id_of(&r);
+    let deposit = n.timer(&id).unwrap().deposit;
+    assert_eq!(n.balance(&signer), before - r.fee_paid - deposit);
+    let scheduled = &events_named(std::slice::from_ref(&r), "TimerScheduled")[0];
+    assert_eq!(int(field(scheduled, "deposit")) as u128, deposit);
+    assert_eq!(n.balance(&actor), 0);
+    // The actor cancels it: the deposit goes back to the signer, who is
+    // where it would be without the timer, less the fees.
+    let r2 = n.call(0, actor, "cancel", vec![Value::Bytes(id.0.to_vec())]);
+    assert!(r2.is_success(), "{:?}", r2.error);
+    assert_eq!(n.balance(&signer), before - r.fee_paid);
+    assert_eq!(field(&r2.events[0], "reason"), &Value::str("actor"));
+}
+
+/// Payer revocation (CAD018's account-takeover guard): the signer revokes
+/// every timer that bills it; they are removed unexecuted and unbilled at
+/// their next classification with their deposits refunded; timers scheduled
+/// after the revocation, and timers billing others, are unaffected.
+#[test]
+fn revoke_timer_payments_removes_the_payers_timers_unexecuted_and_unbilled() {
+    let mut n = Net::new();
+    let actor = n.deploy(0, 10u128.pow(21));
+    let payer = n.b[2].address();
+    let h = n.height() + 12;
+    let revoked: Vec<Hash> = (0..2u8)
+        .map(|i| timer_id_of(&n.schedule(2, actor, h, &[i], Some(payer), None, None)))
+        .collect();
+    let own = timer_id_of(&n.schedule(0, actor, h, b"own", None, None, None));
+    // A stranger's revocation touches only its own timers.
+    let tx = n.b[4].revoke_timer_payments();
+    let r = n.block(vec![tx]).remove(0);
+    assert!(r.is_success());
+    // The payer's own revocation.
+    let tx = n.b[2].revoke_timer_payments();
+    let r = n.block(vec![tx]).remove(0);
+    assert!(r.is_success(), "{:?}", r.error);
+    assert_eq!(r.events[0].name, "TimerPaymentsRevoked");
+    assert_eq!(
+        field(&r.events[0], "fee_payer"),
+        &Value::str(payer.to_hex())
+    );
+    let later = timer_id_of(&n.schedule(2, actor, h, b"later", Some(payer), None, None));
+    let deposits: u128 = revoked.iter().map(|id| n.timer(id).unwrap().deposit).sum();
+    let later_deposit = n.timer(&later).unwrap().deposit;
+    n.mine_to(h - 1);
+    let before = n.balance(&payer);
+    let at_h = n.mine_to(h).pop().unwrap();
+    let gone: Vec<Hash> = events_named(&at_h, "TimerCancelledPaymentRevoked")
+        .into_iter()
+        .map(|e| {
+            assert_eq!(field(e, "fee_payer"), &Value::str(payer.to_hex()));
+            id_field(e)
+        })
+        .collect();
+    assert_eq!(gone, revoked);
+    assert_eq!(
+        fired_ids(&at_h),
+        [own, later],
+        "the rest fire, in FIFO order"
+    );
+    let later_cost = at_h
+        .iter()
+        .find(|r| matches!(r.source, TxSource::Deferred { fee_payer, .. } if fee_payer == payer))
+        .unwrap()
+        .fee_paid;
+    assert_eq!(
+        n.balance(&payer),
+        before + deposits + later_deposit - later_cost,
+        "revoked timers cost the payer nothing and return their deposits"
+    );
+    assert_eq!(n.storage_int(&actor, "fires"), Some(2));
+}
+
+/// `pvm_host.revoke_timer_payments()`: an actor revokes the timers it pays for.
+#[test]
+fn an_actor_revokes_the_timers_it_pays_for() {
+    let mut n = Net::new();
+    let actor = n.deploy(0, 10u128.pow(21));
+    let h = n.height() + 4;
+    let id = timer_id_of(&n.schedule(0, actor, h, b"", None, None, None));
+    let r = n.call(0, actor, "revoke", vec![]);
+    assert!(r.is_success(), "{:?}", r.error);
+    let at_h = n.mine_to(h).pop().unwrap();
+    assert_eq!(
+        events_named(&at_h, "TimerCancelledPaymentRevoked")
+            .into_iter()
+            .map(id_field)
+            .collect::<Vec<_>>(),
+        [id]
+    );
+    assert!(fired_ids(&at_h).is_empty());
+}
+
+fn gov_refused_to_strangers(n: &mut Net, instruction: timerhost_types::SystemInstruction) {
+    let tx = n.b[4].system(instruction);
+    let err = n.chain.check_tx(&tx).unwrap_err().to_string();
+    assert!(err.contains("not in system_deployers"), "{err}");
+}
+
+/// Pause (AIP-125): nothing fires or is classified and scheduling is refused;
+/// due timers wait in order and fire after `ResumeTimers`.
+#[test]
+fn pause_holds_due_timers_in_order_and_resume_fires_them() {
+    use timerhost_types::SystemInstruction as S;
+    let mut n = Net::new();
+    let actor = n.deploy(0, 10u128.pow(21));
+    gov_refused_to_strangers(&mut n, S::PauseTimers);
+    gov_refused_to_strangers(&mut n, S::ResumeTimers);
+    let h = n.height() + 4;
+    let ids: Vec<Hash> = (0..3u8)
+        .map(|i| timer_id_of(&n.schedule(0, actor, h, &[i], None, None, None)))
+        .collect();
+    let r = n.governance(|g| g.system(S::PauseTimers));
+    assert_eq!(r.events[0].name, "TimersPaused");
+    let r = n.schedule(0, actor, h + 5, b"", None, None, None);
+    failed(
+        &r,
+        ErrorKind::InvalidInput,
+        "timers are paused by governance",
+    );
+    let paused: Vec<Receipt> = n.mine_to(h + 3).into_iter().flatten().collect();
+    assert!(fired_ids(&paused).is_empty());
+    assert!(ids.iter().all(|id| n.timer(id).is_some()), "waiting");
+    let r = n.governance(|g| g.system(S::ResumeTimers));
+    assert_eq!(r.events[0].name, "TimersResumed");
+    // Resumed in the block that carried the instruction: they fired at its end.
+    assert_eq!(fired_ids(std::slice::from_ref(&r)), Vec::<Hash>::new());
+    let resumed = n.chain.store().receipts(n.height()).unwrap();
+    assert_eq!(fired_ids(&resumed), ids, "in FIFO order");
+    assert!(n
+        .schedule(0, actor, n.height() + 2, b"", None, None, None)
+        .is_success());
+}
+
+/// Shutdown (AIP-125): every pending timer, due or not, is removed over the
+/// following blocks under the GC budget with its deposit refunded and
+/// `TimerCancelled {reason: "shutdown"}`, then `TimersShutdown {complete:
+/// true}`; scheduling stays refused until `ResumeTimers`.
+#[test]
+fn shutdown_removes_every_timer_refunds_deposits_then_completes() {
+    use timerhost_types::SystemInstruction as S;
+    let mut n = Net::new();
+    gov_refused_to_strangers(&mut n, S::ShutdownTimers);
+    n.governance(|g| {
+        g.update_timer_config(TimerConfig {
+            gc_cycles_per_block: 2_000, // two removals per block
+            ..Default::default()
+        })
+    });
+    let actor = n.deploy(0, 10u128.pow(21));
+    let base = n.height();
+    let ids: Vec<Hash> = (0..5u64)
+        .map(|i| timer_id_of(&n.schedule(0, actor, base + 20 + i, b"", None, None, None)))
+        .collect();
+    let lent: u128 = ids.iter().map(|id| n.timer(id).unwrap().deposit).sum();
+    let before = n.balance(&actor);
+    let r = n.governance(|g| g.system(S::ShutdownTimers));
+    assert_eq!(r.events[0].name, "TimersShutdown");
+    assert_eq!(field(&r.events[0], "complete"), &Value::Bool(false));
+    let first = n.chain.store().receipts(n.height()).unwrap();
+    let mut cancelled: Vec<Hash> = events_named(&first, "TimerCancelled")
+        .into_iter()
+        .map(|e| {
+            assert_eq!(field(e, "reason"), &Value::str("shutdown"));
+            id_field(e)
+        })
+        .collect();
+    assert_eq!(cancelled.len(), 2, "under the GC budget");
+    let r = n.schedule(0, actor, n.height() + 30, b"", None, None, None);
+    failed(
+        &r,
+        ErrorKind::InvalidInput,
+        "timers are shutting_down by governance",
+    );
+    let receipts = n.chain.store().receipts(n.height()).unwrap();
+    cancelled.extend(
+        events_named(&receipts, "TimerCancelled")
+            .into_iter()
+            .map(id_field),
+    );
+    let mut completed = Vec::new();
+    for _ in 0..3 {
+        let receipts = n.block(vec![]);
+        cancelled.extend(
+            events_named(&receipts, "TimerCancelled")
+                .into_iter()
+                .map(id_field),
+        );
+        completed.extend(
+            events_named(&receipts, "TimersShutdown")
+                .into_iter()
+                .map(|e| field(e, "complete").clone()),
+        );
+    }
+    assert_eq!(cancelled, ids, "queue order");
+    assert_eq!(completed, [Value::Bool(true)]);
+    assert_eq!(
+        store::live_count(&n.chain.store().state(), &actor).unwrap(),
+        0
+    );
+    assert_eq!(
+        n.balance(&actor),
+        before + lent,
+        "every deposit came back to the actor that lent it"
+    );
+    let r = n.schedule(0, actor, n.height() + 30, b"", None, None, None);
+    failed(
+        &r,
+        ErrorKind::InvalidInput,
+        "timers are shutdown by governance",
+    );
+    n.governance(|g| g.system(S::ResumeTimers));
+    assert!(n
+        .schedule(0, actor, n.height() + 3, b"", None, None, None)
+        .is_success());
+}
