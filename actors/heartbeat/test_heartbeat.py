@@ -67,8 +67,28 @@ def test_stop_cancels_the_pending_beat(chain, deploy):
     assert chain.storage(actor, "beats") == beats
 
 
+def test_a_stranger_cannot_stop_the_heartbeat_or_add_a_loop(chain, accounts, deploy):
+    actor = deploy("heartbeat/heartbeat.py", 5, value=FUNDING)  # deployed by accounts[0]
+    stranger = accounts[3]
+    refused = chain.call(actor, "stop", sender=stranger)
+    assert refused.error.kind == "revert" and "only the deployer" in refused.error.message
+    forged = chain.call(actor, "handle_timer", b"", sender=stranger)
+    assert forged.error.kind == "unauthorized"
+    assert "only a timer fire can invoke it" in forged.error.message
+    assert chain.storage(actor, "beats") == 0
+    assert len(chain.timers(actor=actor)) == 1  # still one loop
+    # The stranger paid for its failed calls only; the actor paid nothing.
+    assert chain.balance(actor) == FUNDING - chain.timers(actor=actor)[0].deposit
+
+
+def test_a_heartbeat_that_cannot_lend_its_deposit_is_not_deployed(chain, deploy):
+    with pytest.raises(timerhost.DeployError, match="cannot cover the timer's deposit"):
+        deploy("heartbeat/heartbeat.py", 2, value=0)
+
+
 def test_unfunded_heartbeat_self_destructs(chain, deploy):
-    actor = deploy("heartbeat/heartbeat.py", 2, value=0)
+    # Enough to lend its timer's deposit, not to pay a single fire.
+    actor = deploy("heartbeat/heartbeat.py", 2, value=10**6)
     blocks = chain.mine(2)
     assert fires_in(blocks[-1], actor) == []
     unfunded = chain.events(name="TimerCancelledInsufficientFunds")
@@ -81,10 +101,12 @@ def test_deployer_funded_heartbeat_charges_the_deployer(chain, accounts, deploy)
     actor = deploy("heartbeat/heartbeat_deployer_funded.py", 3, 4, 200_000, sender=alice)
     assert [t.fee_payer for t in chain.timers(actor=actor)] == [alice.address] * 4
     assert all(t.gas_limit_per_fire == 200_000 for t in chain.timers(actor=actor))
+    deposits = {t.timer_id: t.deposit for t in chain.timers(actor=actor)}
     balance = chain.balance(alice)
     for block in blocks(chain, 12):
         fired = fires_in(block, actor)
-        assert chain.balance(alice) == balance - sum(e["cost"] for e in fired)
+        # Each fire costs alice its actual cost and returns the deposit she lent.
+        assert chain.balance(alice) == balance - sum(e["cost"] - deposits[e["timer_id"]] for e in fired)
         balance = chain.balance(alice)
     assert chain.storage(actor, "beats") == 4
     assert chain.balance(actor) == 0  # the actor never paid anything

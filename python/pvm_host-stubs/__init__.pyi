@@ -15,7 +15,10 @@ The actor base API (what the VM gives every actor instance)::
 
         def deploy(self, start: int = 0) -> None: ...   # runs once, at deployment
         def bump(self, by: int = 1) -> int: ...         # every public method is a handler
-        def handle_timer(self, payload: bytes) -> None: ...  # the default timer handler
+        def handle_timer(self, payload: bytes) -> None: ...  # the default timer handler (fires only)
+
+        @pvm_host.timer_handler                          # another handler only a timer fire may run
+        def on_tick(self, payload: bytes) -> None: ...
 
 Values crossing the host boundary (storage, arguments, return values, event
 data) are ``None``, ``bool``, ``int``, ``str``, ``bytes``, ``list``,
@@ -28,6 +31,7 @@ ActorValue = Union[None, bool, int, str, bytes, List[Any], Tuple[Any, ...], Dict
 """What storage, arguments, return values and event data may hold."""
 
 _C = TypeVar("_C", bound=type)
+_F = TypeVar("_F")
 
 class HostError(Exception):
     """A host call refused its arguments (a CIP-5 rule, an unknown actor,
@@ -52,6 +56,12 @@ class Storage:
 def actor(cls: _C) -> _C:
     """Marks the actor class when a module defines several classes."""
 
+def timer_handler(method: _F) -> _F:
+    """Marks a method only a timer fire may invoke (like ``handle_timer``):
+    a transaction or ``pvm_host.call`` naming it fails with kind
+    ``unauthorized``. Name it in a timer with the custom-handler payload
+    ``{"_handler": name, "_payload": base64}``."""
+
 def block_height() -> int:
     """Height of the block being executed."""
 
@@ -65,7 +75,11 @@ def tx_sender() -> str:
     """The transaction's signer (for a timer fire: the actor itself). Unchanged across nested calls."""
 
 def caller() -> str:
-    """Who called this execution: the sender, or the calling actor in a nested call."""
+    """Who invoked the running handler: the transaction's signer at the top
+    level, the calling actor in a nested call, this actor itself for a timer
+    fire. Use it for access checks (``tx_sender()`` stays the signer across
+    nested calls, so any actor the signer's transaction passes through would
+    look like the signer)."""
 
 def balance(address: str) -> int:
     """Balance of any account, in the smallest unit."""
@@ -95,12 +109,19 @@ def schedule_timer_ex(
     gas_limit: Optional[int] = None,
     expires_at: Optional[int] = None,
 ) -> bytes:
-    """``schedule_timer`` with every option: ``fee_payer`` (this actor or the
-    current ``tx_sender()``), ``gas_limit`` (≤ ``max_cycles_per_fire``),
-    ``expires_at`` (≤ height + ``max_ttl_blocks``)."""
+    """``schedule_timer`` with every option: ``fee_payer`` (this actor, or
+    ``tx_sender()`` — only when the transaction targets this actor directly,
+    not through ``pvm_host.call``), ``gas_limit`` (≤ ``max_cycles_per_fire``),
+    ``expires_at`` (≤ height + ``max_ttl_blocks``). The fee payer lends a
+    refundable deposit (``deposit_per_byte`` × the timer's bytes)."""
 
 def extend_timer(timer_id: bytes, new_expires_at: int) -> None:
     """Moves the expiry of one of this actor's timers."""
 
 def cancel_timer(timer_id: bytes) -> None:
-    """Cancels one of this actor's pending timers."""
+    """Cancels one of this actor's pending timers (its deposit goes back to its fee payer)."""
+
+def revoke_timer_payments() -> None:
+    """Revokes every timer scheduled so far that names this actor as fee
+    payer: each is removed when it comes due, without running and without
+    charging this actor, and its deposit is refunded."""

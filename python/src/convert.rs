@@ -291,6 +291,7 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
             ("gas_limit_per_fire", any(py, t.gas_limit_per_fire)?),
             ("expires_at", any(py, t.expires_at)?),
             ("seq", any(py, t.seq)?),
+            ("deposit", any(py, t.deposit)?),
         ],
     )
 }

@@ -150,6 +150,10 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<TxSpec> {
             timer_id: convert::hash(&req_any(d, "timer_id")?, "timer_id")?,
             new_expires_at: req(d, "new_expires_at")?,
         }),
+        "pause_timers" => TxKind::System(SystemInstruction::PauseTimers),
+        "resume_timers" => TxKind::System(SystemInstruction::ResumeTimers),
+        "shutdown_timers" => TxKind::System(SystemInstruction::ShutdownTimers),
+        "revoke_timer_payments" => TxKind::RevokeTimerPayments,
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown transaction op {other:?}"
@@ -458,6 +462,13 @@ impl NativeChain {
         let cfg = timerhost_chain::accounts::timer_config(&self.chain()?.store().state())
             .map_err(chain_err)?;
         serde_json::to_string(&cfg).map_err(chain_err)
+    }
+
+    /// The governance status of timers: `active`, `paused`, `shutting_down` or `shutdown`.
+    fn timer_status(&self) -> PyResult<&'static str> {
+        let status =
+            timerhost_timers::control::status(&self.chain()?.store().state()).map_err(chain_err)?;
+        Ok(status.as_str())
     }
 
     /// The basefee config in force for the next block, as JSON (u128 fields as strings).

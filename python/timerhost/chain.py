@@ -257,6 +257,9 @@ class Timer:
     expires_at: int
     seq: int
     """Global insertion sequence: FIFO order within a height."""
+    deposit: int
+    """State-memory deposit the fee payer lent at scheduling; refunded to it
+    in full whenever the timer leaves state."""
 
 
 def _actor_name(source: str, fallback: str) -> str:
@@ -374,8 +377,10 @@ class Governance:
         """Changes ``TimerConfig`` fields (the rest keep their current
         values); the new config applies from the next block (CIP-5 §7)."""
         __tracebackhide__ = True
+        config = self._chain.timer_config
+        del config["status"]  # governed by pause/resume/shutdown, not a config field
         return self._update_config(
-            "update_timer_config", "TimerConfig", self._chain.timer_config, fields, signer, dict
+            "update_timer_config", "TimerConfig", config, fields, signer, _timer_config_to_json
         )
 
     def update_basefee_config(self, *, signer: Optional[AddressLike] = None, **fields: int) -> Receipt:
@@ -391,9 +396,29 @@ class Governance:
         return self._run("cancel_timer", signer, timer_id=timer_id)
 
     def extend_timer(self, timer_id: Union[bytes, str], new_expires_at: int, *, signer: Optional[AddressLike] = None) -> Receipt:
-        """Moves a timer's ``expires_at`` (clamped to ``height + max_ttl_blocks``)."""
+        """Moves a timer's ``expires_at`` (clamped to ``height + max_ttl_blocks``,
+        never below its firing height)."""
         __tracebackhide__ = True
         return self._run("extend_timer", signer, timer_id=timer_id, new_expires_at=new_expires_at)
+
+    def pause_timers(self, *, signer: Optional[AddressLike] = None) -> Receipt:
+        """``PauseTimers`` (AIP-125): nothing fires or is classified, due
+        timers wait in order, scheduling is refused until :meth:`resume_timers`."""
+        __tracebackhide__ = True
+        return self._run("pause_timers", signer)
+
+    def resume_timers(self, *, signer: Optional[AddressLike] = None) -> Receipt:
+        """``ResumeTimers``: timers schedule and fire again (after a pause or a shutdown)."""
+        __tracebackhide__ = True
+        return self._run("resume_timers", signer)
+
+    def shutdown_timers(self, *, signer: Optional[AddressLike] = None) -> Receipt:
+        """``ShutdownTimers`` (AIP-125): every pending timer is removed over
+        the following blocks under the GC budget, its deposit refunded
+        (``TimerCancelled {reason: "shutdown"}``), then ``TimersShutdown
+        {complete: true}``; scheduling stays refused until :meth:`resume_timers`."""
+        __tracebackhide__ = True
+        return self._run("shutdown_timers", signer)
 
 
 #: BasefeeConfig fields that are u128 (strings in the node's JSON).
@@ -409,6 +434,14 @@ _BASEFEE_U128 = (
 
 def _basefee_to_json(config: Dict[str, int]) -> Dict[str, Any]:
     return {k: (str(v) if k in _BASEFEE_U128 else v) for k, v in config.items()}
+
+
+#: TimerConfig fields that are u128 (strings in the node's JSON).
+_TIMER_U128 = ("deposit_per_byte",)
+
+
+def _timer_config_to_json(config: Dict[str, int]) -> Dict[str, Any]:
+    return {k: (str(v) if k in _TIMER_U128 else v) for k, v in config.items()}
 
 
 class Chain:
@@ -740,9 +773,27 @@ class Chain:
         return [Event(**e) for e in rows]
 
     @property
-    def timer_config(self) -> Dict[str, int]:
-        """The ``TimerConfig`` in force (CIP-5 §6.4)."""
-        return json.loads(self._native.timer_config_json())
+    def timer_config(self) -> Dict[str, Any]:
+        """The ``TimerConfig`` in force (CIP-5 §6.4), plus ``status``: the
+        governance status of timers (see :attr:`timer_status`)."""
+        raw = json.loads(self._native.timer_config_json())
+        config: Dict[str, Any] = {k: (int(v) if k in _TIMER_U128 else v) for k, v in raw.items()}
+        config["status"] = self.timer_status
+        return config
+
+    @property
+    def timer_status(self) -> str:
+        """``"active"``, ``"paused"``, ``"shutting_down"`` or ``"shutdown"``
+        (governance's :meth:`Governance.pause_timers` and friends)."""
+        return self._native.timer_status()
+
+    def revoke_timer_payments(self, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
+        """``RevokeTimerPayments`` signed by ``sender``: every timer scheduled
+        so far that names ``sender`` as fee payer is removed when it comes
+        due, without running and without charging ``sender``; its deposit is
+        refunded (``TimerCancelledPaymentRevoked``). Later timers are unaffected."""
+        __tracebackhide__ = True
+        return self._single(self._spec("revoke_timer_payments", sender, opts))
 
     @property
     def basefee_config(self) -> Dict[str, int]:

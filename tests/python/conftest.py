@@ -37,4 +37,5 @@ def counter_source():
 
 @pytest.fixture
 def counter(chain, accounts):
-    return chain.deploy(COUNTER, sender=accounts[0], args=(0,))
+    # Funded: its timers lend a deposit (and it pays their fires).
+    return chain.deploy(COUNTER, sender=accounts[0], args=(0,), value=10**18)

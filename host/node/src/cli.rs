@@ -264,8 +264,17 @@ pub enum Command {
         #[command(flatten)]
         tx: TxArgs,
     },
-    /// Governance: show or update configs, cancel or extend timers (the
-    /// signer must be one of the genesis `system_deployers`).
+    /// Revoke every timer that names the signer as fee payer and was
+    /// scheduled before now: each is removed when it comes due, without
+    /// running and without charging the signer; its deposit is refunded.
+    RevokeTimerPayments {
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Governance: show or update configs, cancel or extend timers, pause,
+    /// resume or shut timers down (the signer must be one of the genesis
+    /// `system_deployers`).
     Gov {
         /// The governance action.
         #[command(subcommand)]
@@ -341,12 +350,34 @@ pub enum GovAction {
         #[command(flatten)]
         tx: TxArgs,
     },
-    /// Extend a pending timer's expiry (clamped to height + max_ttl_blocks).
+    /// Extend a pending timer's expiry (clamped to height + max_ttl_blocks,
+    /// never below its firing height).
     ExtendTimer {
         /// Timer id.
         id: String,
         /// New `expires_at` height.
         height: u64,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Pause timers: nothing fires or is classified, due timers wait in
+    /// order, scheduling is refused until resume-timers.
+    PauseTimers {
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Resume timers after a pause or a shutdown.
+    ResumeTimers {
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Shut timers down: every pending timer is removed over the following
+    /// blocks (GC budget) with its deposit refunded; scheduling is refused
+    /// until resume-timers.
+    ShutdownTimers {
         /// Signer, fees and node.
         #[command(flatten)]
         tx: TxArgs,
@@ -817,6 +848,15 @@ fn gov(j: bool, action: &GovAction) -> Result<()> {
                 new_expires_at: *height,
             }),
         )?,
+        GovAction::PauseTimers { tx } => {
+            send_and_report(j, tx, TxKind::System(SystemInstruction::PauseTimers))?
+        }
+        GovAction::ResumeTimers { tx } => {
+            send_and_report(j, tx, TxKind::System(SystemInstruction::ResumeTimers))?
+        }
+        GovAction::ShutdownTimers { tx } => {
+            send_and_report(j, tx, TxKind::System(SystemInstruction::ShutdownTimers))?
+        }
     }
     Ok(())
 }
@@ -948,6 +988,11 @@ fn client_command(cli: &Cli) -> Result<()> {
                 println!(
                     "mempool {}/{}; producer {}",
                     s["mempool"]["size"], s["mempool"]["capacity"], s["producer"]
+                );
+                println!(
+                    "timers {}; deposits held {}",
+                    s["timers"]["status"].as_str().unwrap_or("?"),
+                    s["timers"]["deposits_held"].as_str().unwrap_or("?")
                 );
             });
         }
@@ -1131,6 +1176,9 @@ fn client_command(cli: &Cli) -> Result<()> {
                 amount: client::parse_amount(amount)?,
             };
             send_and_report(j, tx, kind)?;
+        }
+        Command::RevokeTimerPayments { tx } => {
+            send_and_report(j, tx, TxKind::RevokeTimerPayments)?;
         }
         Command::Rpc {
             method,

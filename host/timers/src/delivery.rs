@@ -13,8 +13,8 @@
 //!    `gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL` moves per block, so the
 //!    work stays bounded while live timers behind them still get reached;
 //! 2. otherwise **admitted** if the block has fired fewer than
-//!    `max_fires_per_block` timers and its reservation — `gas_limit_per_fire
-//!    + TIMER_FIRE_BASE_CYCLES` — fits what is left of the lane
+//!    `max_fires_per_block` timers and its reservation (its
+//!    `gas_limit_per_fire` plus `TIMER_FIRE_BASE_CYCLES`) fits what is left of the lane
 //!    (`lane_cycles_per_block`): the timer is removed (its deposit refunded),
 //!    the fee payer is pre-charged `max_cost = (gas_limit + base) ×
 //!    cycle_basefee + max_cells_per_fire × cell_basefee`, and a [`Fire`] is
