@@ -45,6 +45,9 @@ fn genesis() -> Genesis {
     let mut g = Genesis::dev();
     g.timers = TimerConfig {
         max_timers_per_actor: 1_000_000,
+        // One 20,000-fire block, as before the per-block fire quota existed
+        // (its default, 10,000, would split it in two).
+        max_fires_per_block: 1_000_000,
         ..TimerConfig::default()
     };
     g.basefee.max_block_cycles = 1 << 38;
