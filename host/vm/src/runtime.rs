@@ -1865,9 +1865,7 @@ fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
             vm,
         ));
     }
-    if let Some((kind, message)) =
-        crate::vm::refuse_invocation(None, &handler, Invocation::Transaction)
-    {
+    if let Some((kind, message)) = crate::vm::refuse_name(&handler) {
         return Err(runtime.host_error(kind, &message, vm));
     }
     let record =
@@ -1886,7 +1884,7 @@ fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
         })?;
 
     if let Some((kind, message)) =
-        crate::vm::refuse_invocation(Some(&compiled), &handler, Invocation::Transaction)
+        crate::vm::refuse_timer_handler(&compiled, &handler, Invocation::Transaction)
     {
         return Err(runtime.host_error(kind, &message, vm));
     }

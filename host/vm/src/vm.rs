@@ -130,33 +130,33 @@ pub struct Vm {
     cache: Arc<CodeCache>,
 }
 
+/// Why `handler` is not a name any invocation may run, if it is not: the
+/// one rule of [`check_handler_name`].
+pub(crate) fn refuse_name(handler: &str) -> Option<(ErrorKind, String)> {
+    check_handler_name(handler).err().map(|reason| {
+        let shown: String = handler.chars().take(64).collect();
+        (
+            ErrorKind::InvalidInput,
+            format!("'{shown}' is not a public handler: {reason}"),
+        )
+    })
+}
+
 /// Why `invocation` may not run `handler` of `compiled`, if it may not: a
-/// name that is no handler at all (the one rule of
-/// [`check_handler_name`]), or a timer handler invoked by anything but a
-/// timer fire.
-pub(crate) fn refuse_invocation(
-    compiled: Option<&CompiledActor>,
+/// timer handler invoked by anything but a timer fire.
+pub(crate) fn refuse_timer_handler(
+    compiled: &CompiledActor,
     handler: &str,
     invocation: Invocation,
 ) -> Option<(ErrorKind, String)> {
-    if let Err(reason) = check_handler_name(handler) {
-        let shown: String = handler.chars().take(64).collect();
-        return Some((
-            ErrorKind::InvalidInput,
-            format!("'{shown}' is not a public handler: {reason}"),
-        ));
-    }
-    if invocation == Invocation::Transaction
-        && compiled.is_some_and(|c| c.is_timer_handler(handler))
-    {
-        return Some((
+    (invocation == Invocation::Transaction && compiled.is_timer_handler(handler)).then(|| {
+        (
             ErrorKind::Unauthorized,
             format!(
                 "'{handler}' is a timer handler: only a timer fire can invoke it, not a transaction or pvm_host.call"
             ),
-        ));
-    }
-    None
+        )
+    })
 }
 
 impl Vm {
@@ -243,7 +243,7 @@ impl Vm {
             }
             Invocation::TimerFire => 0,
         };
-        if let Some((kind, message)) = refuse_invocation(None, handler, invocation) {
+        if let Some((kind, message)) = refuse_name(handler) {
             return Outcome::failed(kind, message, 0, payload_cells.min(limits.cells));
         }
         let lookup = host.actor_record(actor);
@@ -278,7 +278,7 @@ impl Vm {
                 payload_cells.min(limits.cells),
             );
         };
-        if let Some((kind, message)) = refuse_invocation(Some(&compiled), handler, invocation) {
+        if let Some((kind, message)) = refuse_timer_handler(&compiled, handler, invocation) {
             return Outcome::failed(
                 kind,
                 message,

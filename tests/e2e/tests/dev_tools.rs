@@ -468,3 +468,65 @@ fn metrics_report_carried_over_timers_lane_and_gc_budget_use() {
     assert_eq!(block3["lane_reserved"], 553_000, "{block3}");
     node.terminate();
 }
+
+/// #14 from the command line: governance pauses, resumes and shuts timers
+/// down (and a stranger cannot), `status` and `th_status` show it, and any
+/// signer can revoke the timers that bill it.
+#[test]
+fn governance_pause_resume_shutdown_and_payment_revocation_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = dev_node(&dir.path().join("dev"), &[]);
+    let status = |node: &Node| node.cli_json(&["status"])["timers"]["status"].clone();
+    assert_eq!(status(&node), "active");
+    // A heartbeat's pending timer holds a deposit in the escrow.
+    submit(
+        &node,
+        &[
+            "deploy",
+            HEARTBEAT,
+            "--args",
+            "[5]",
+            "--value",
+            "1000000000000000000",
+            "--dev-account",
+            "1",
+        ],
+    );
+    node.cli_json(&["mine"]);
+    let held = node.cli_json(&["status"])["timers"]["deposits_held"].clone();
+    assert_ne!(held, "0", "{held}");
+
+    let out = node.cli(&["gov", "pause-timers", "--dev-account", "5", "--json"]);
+    assert!(!out.status.success());
+    let err =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("system_deployers"), "{err}");
+
+    submit(&node, &["gov", "pause-timers", "--dev-account", "0"]);
+    node.cli_json(&["mine"]);
+    assert_eq!(status(&node), "paused");
+    let human = node.cli(&["status"]);
+    assert!(
+        String::from_utf8_lossy(&human.stdout).contains("timers paused"),
+        "{human:?}"
+    );
+    submit(&node, &["gov", "resume-timers", "--dev-account", "0"]);
+    node.cli_json(&["mine"]);
+    assert_eq!(status(&node), "active");
+
+    let tx = submit(&node, &["revoke-timer-payments", "--dev-account", "3"]);
+    node.cli_json(&["mine"]);
+    let r = node.rpc("th_getReceipt", json!([tx]));
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(r["events"][0]["name"], "TimerPaymentsRevoked", "{r}");
+
+    submit(&node, &["gov", "shutdown-timers", "--dev-account", "0"]);
+    node.cli_json(&["mine"]);
+    assert_eq!(status(&node), "shutdown");
+    let cancelled = node.rpc("th_getEvents", json!([{ "name": "TimerCancelled" }]));
+    let cancelled = cancelled.as_array().unwrap();
+    assert!(!cancelled.is_empty());
+    assert!(cancelled.iter().all(|e| e["data"]["reason"] == "shutdown"));
+    assert_eq!(node.cli_json(&["status"])["timers"]["deposits_held"], "0");
+    node.terminate();
+}
