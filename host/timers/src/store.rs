@@ -134,16 +134,12 @@ pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
 /// (The index chunk keys and group heads are shared by up to 16 timers and
 /// not counted per timer.)
 pub fn state_bytes(timer: &Timer) -> u64 {
-    let record = TimerRecord {
-        timer: timer.clone(),
-        slots: IndexSlots {
-            height: 0,
-            actor: 0,
-            payer: 0,
-        },
-    };
-    let encoded = 1 + borsh::object_length(&record).expect("an in-memory record always encodes");
-    (record_key(&timer.timer_id).len() + encoded) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
+    // `TimerRecord` = version byte ‖ borsh(timer) ‖ three u64 slots; counted
+    // without building one (a payload can be 1 MiB).
+    const SLOTS_BYTES: usize = 3 * 8;
+    let timer_bytes = borsh::object_length(timer).expect("an in-memory timer always encodes");
+    let record = 1 + timer_bytes + SLOTS_BYTES;
+    (record_key(&timer.timer_id).len() + record) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
 }
 
 /// Inserts a new timer into the store and every index.
@@ -290,4 +286,39 @@ pub fn by_height(
         queue::at_height(state, height, limit)?,
         "timer height index",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerhost_state::EmptyState;
+
+    /// The deposit and the schedule's cells are computed from `state_bytes`
+    /// without storing the record: it must equal what is stored.
+    #[test]
+    fn state_bytes_are_the_stored_record_and_three_index_entries() {
+        let empty = EmptyState;
+        for (payload, handler) in [(vec![], "handle_timer"), (vec![9u8; 1000], "tick")] {
+            let mut state = Overlay::new(&empty);
+            let timer = Timer {
+                actor_address: Address([1; 20]),
+                height: 7,
+                payload,
+                timer_id: Hash([2; 32]),
+                handler: handler.into(),
+                fee_payer: Address([3; 20]),
+                gas_limit_per_fire: 10,
+                expires_at: 9,
+                seq: 4,
+                deposit: 123,
+            };
+            insert(&mut state, &timer).unwrap();
+            let key = record_key(&timer.timer_id);
+            let stored = state.get(&key).unwrap().unwrap();
+            assert_eq!(
+                state_bytes(&timer),
+                (key.len() + stored.len()) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
+            );
+        }
+    }
 }
