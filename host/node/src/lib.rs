@@ -12,14 +12,19 @@
 //! - [`producer`]: the single thread that writes the chain.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`client`]: the client commands, which talk to a node over JSON-RPC.
+//! - [`client_args`]: the node and signer options every client command
+//!   shares, sending a transaction and printing its receipt.
+//! - [`gov`]: `timerhost gov …`, the governance commands.
 //! - [`follow`]: `events --follow`, streaming events as blocks arrive.
 //! - [`keys`]: `keys new|list`, key files for `--key FILE`.
 
 pub mod cli;
 pub mod client;
+pub mod client_args;
 pub mod config;
 pub mod error;
 pub mod follow;
+pub mod gov;
 pub mod home;
 pub mod keys;
 pub mod metrics;
