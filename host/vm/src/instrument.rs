@@ -40,6 +40,7 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use crate::costs::code as cost;
+use crate::guards::{CompareCode, Guard, OperatorCode, GUARD_PREFIX};
 
 /// Method names whose work depends on the size of the receiver or arguments;
 /// calls to them go through `_pvm_method` (user methods with these names too,
@@ -114,26 +115,6 @@ pub const SIZED_METHODS: &[&str] = &[
     "bit_length",
     "bit_count",
 ];
-
-/// The operator code `_pvm_binop` / `_pvm_augop` receive.
-pub fn operator_code(op: ast::Operator) -> u8 {
-    use ast::Operator::*;
-    match op {
-        Add => 0,
-        Sub => 1,
-        Mult => 2,
-        MatMult => 3,
-        Div => 4,
-        Mod => 5,
-        Pow => 6,
-        LShift => 7,
-        RShift => 8,
-        BitOr => 9,
-        BitXor => 10,
-        BitAnd => 11,
-        FloorDiv => 12,
-    }
-}
 
 /// Rewrites `module` in place.
 pub fn instrument(module: &mut ast::ModModule) {
@@ -310,7 +291,7 @@ fn int_literal(value: u64, range: TextRange) -> Expr {
 
 fn meter_call(amount: u64, range: TextRange) -> Expr {
     guard_call(
-        "_pvm_meter",
+        Guard::Meter.name(),
         vec![int_literal(amount, range)],
         Vec::new(),
         range,
@@ -318,8 +299,8 @@ fn meter_call(amount: u64, range: TextRange) -> Expr {
 }
 
 fn meter_stmt(amount: u64, range: TextRange) -> Stmt {
-    let parsed =
-        ruff_python_parser::parse_module("_pvm_meter(0)").expect("VM-generated template parses");
+    let source = format!("{}(0)", Guard::Meter.name());
+    let parsed = ruff_python_parser::parse_module(&source).expect("VM-generated template parses");
     let mut stmt = parsed
         .into_syntax()
         .body
@@ -443,9 +424,14 @@ pub(crate) fn unsplittable_chain_operand(compare: &ast::ExprCompare) -> Option<&
 /// `a op b` as a guarded or plain comparison expression.
 fn comparison(op: ast::CmpOp, left: Expr, right: Expr, range: TextRange) -> Expr {
     if needs_compare_guard(op, &left, &right) {
-        let code = u64::from(op == ast::CmpOp::NotEq);
+        let code = if op == ast::CmpOp::NotEq {
+            CompareCode::NotEq
+        } else {
+            CompareCode::Eq
+        };
+        let code = u64::from(code.code());
         return guard_call(
-            "_pvm_cmp",
+            Guard::Cmp.name(),
             vec![int_literal(code, range), left, right],
             Vec::new(),
             range,
@@ -462,7 +448,7 @@ fn comparison(op: ast::CmpOp, left: Expr, right: Expr, range: TextRange) -> Expr
 }
 
 fn is_guard_name(expr: &Expr) -> bool {
-    matches!(expr, Expr::Name(name) if name.id.as_str().starts_with("_pvm_"))
+    matches!(expr, Expr::Name(name) if name.id.as_str().starts_with(GUARD_PREFIX))
 }
 
 struct Rewriter {
@@ -581,9 +567,9 @@ impl Transformer for Rewriter {
                 set_load_context(&mut reread);
                 let value = take(&mut assign.value);
                 *assign.value = guard_call(
-                    "_pvm_augop",
+                    Guard::Augop.name(),
                     vec![
-                        int_literal(u64::from(operator_code(assign.op)), range),
+                        int_literal(u64::from(OperatorCode::of(assign.op).code()), range),
                         reread,
                         value,
                     ],
@@ -605,10 +591,15 @@ impl Transformer for Rewriter {
                 if !is_exempt_with_number(binop.op, &binop.left, &binop.right)
                     && !self.exempt_products.borrow().contains(&range) =>
             {
-                let code = int_literal(u64::from(operator_code(binop.op)), range);
+                let code = int_literal(u64::from(OperatorCode::of(binop.op).code()), range);
                 let left = take(&mut binop.left);
                 let right = take(&mut binop.right);
-                *expr = guard_call("_pvm_binop", vec![code, left, right], Vec::new(), range);
+                *expr = guard_call(
+                    Guard::Binop.name(),
+                    vec![code, left, right],
+                    Vec::new(),
+                    range,
+                );
             }
             Expr::Compare(compare) => {
                 let ops = compare.ops.clone();
@@ -616,8 +607,12 @@ impl Transformer for Rewriter {
                     if matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn) {
                         let inner_range = comparator.range();
                         let container = take(comparator);
-                        *comparator =
-                            guard_call("_pvm_contains", vec![container], Vec::new(), inner_range);
+                        *comparator = guard_call(
+                            Guard::Contains.name(),
+                            vec![container],
+                            Vec::new(),
+                            inner_range,
+                        );
                     }
                 }
                 let guarded = {
@@ -665,7 +660,7 @@ impl Transformer for Rewriter {
                         let inner_range = keyword.value.range();
                         let value = take(&mut keyword.value);
                         keyword.value =
-                            guard_call("_pvm_kwargs", vec![value], Vec::new(), inner_range);
+                            guard_call(Guard::Kwargs.name(), vec![value], Vec::new(), inner_range);
                     }
                 }
                 let sized_method = match call.func.as_ref() {
@@ -688,39 +683,47 @@ impl Transformer for Rewriter {
                     let keywords: Vec<ast::Keyword> = std::mem::take(&mut call.arguments.keywords)
                         .into_iter()
                         .collect();
-                    *expr = guard_call("_pvm_method", args, keywords, range);
+                    *expr = guard_call(Guard::Method.name(), args, keywords, range);
                 }
             }
             Expr::Starred(starred) if starred.ctx == ast::ExprContext::Load => {
                 let inner_range = starred.value.range();
                 let value = take(&mut starred.value);
-                *starred.value =
-                    guard_call("_pvm_materialize", vec![value], Vec::new(), inner_range);
+                *starred.value = guard_call(
+                    Guard::Materialize.name(),
+                    vec![value],
+                    Vec::new(),
+                    inner_range,
+                );
             }
             Expr::Subscript(subscript)
                 if subscript.ctx == ast::ExprContext::Load
                     && matches!(subscript.slice.as_ref(), Expr::Slice(_)) =>
             {
                 let sliced = take(expr);
-                *expr = guard_call("_pvm_result", vec![sliced], Vec::new(), range);
+                *expr = guard_call(Guard::Result.name(), vec![sliced], Vec::new(), range);
             }
             Expr::Dict(dict) => {
                 // `{**mapping}` copies every entry inside Rust, like a splat.
                 for item in dict.items.iter_mut().filter(|item| item.key.is_none()) {
                     let inner_range = item.value.range();
                     let value = take(&mut item.value);
-                    item.value =
-                        guard_call("_pvm_materialize", vec![value], Vec::new(), inner_range);
+                    item.value = guard_call(
+                        Guard::Materialize.name(),
+                        vec![value],
+                        Vec::new(),
+                        inner_range,
+                    );
                 }
             }
             Expr::FString(_) => {
                 let formatted = take(expr);
-                *expr = guard_call("_pvm_result", vec![formatted], Vec::new(), range);
+                *expr = guard_call(Guard::Result.name(), vec![formatted], Vec::new(), range);
             }
             Expr::Lambda(lambda) => {
                 let body_cost = cost::FUNCTION_ENTRY + expr_cost(&lambda.body);
                 let body = take(&mut lambda.body);
-                let mut and = template("_pvm_meter(0) and None", range);
+                let mut and = template(&format!("{}(0) and None", Guard::Meter.name()), range);
                 if let Expr::BoolOp(bool_op) = &mut and {
                     bool_op.values = vec![meter_call(body_cost, range), body];
                 }
@@ -787,7 +790,7 @@ fn meter_iteration(iterable: &mut Expr, per_item: u64, index_multipliers: &[u64]
 }
 
 /// The native that meters iteration (see the module docs).
-const ITER_GUARD: &str = "_pvm_iter";
+const ITER_GUARD: &str = Guard::Iter.name();
 
 /// Cost of a suite's own statements, excluding its nested suites.
 fn suite_cost(body: &ast::Suite) -> u64 {
@@ -866,8 +869,7 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
             }
             if is_guard_name(&call.func) {
                 // Guards stand in for one operator; they charge sizes themselves.
-                let is_meter =
-                    matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == "_pvm_meter");
+                let is_meter = matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Meter.name());
                 if is_meter {
                     0
                 } else {
@@ -974,7 +976,9 @@ mod tests {
         let Expr::Call(call) = expr.value.as_ref() else {
             panic!("expected a call")
         };
-        assert!(matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == "_pvm_meter"));
+        assert!(
+            matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Meter.name())
+        );
         int_value(&call.arguments.args[0])
     }
 
@@ -1028,10 +1032,10 @@ mod tests {
         assert_eq!(
             names,
             [
-                "_pvm_binop",
+                Guard::Binop.name(),
                 "in:_pvm_contains",
-                "_pvm_result",
-                "_pvm_method",
+                Guard::Result.name(),
+                Guard::Method.name(),
                 ""
             ]
         );
@@ -1058,9 +1062,16 @@ mod tests {
                 }
             }
         };
-        assert_eq!(callee_name(&tuple.elts[1]), "_pvm_method");
+        assert_eq!(callee_name(&tuple.elts[1]), Guard::Method.name());
         let guards: Vec<String> = tuple.elts.iter().map(splat_guard).collect();
-        assert_eq!(guards, ["_pvm_kwargs", "_pvm_kwargs", "_pvm_materialize"]);
+        assert_eq!(
+            guards,
+            [
+                Guard::Kwargs.name(),
+                Guard::Kwargs.name(),
+                Guard::Materialize.name()
+            ]
+        );
     }
 
     #[test]
@@ -1091,7 +1102,7 @@ mod tests {
         let Expr::Call(call) = expr else {
             panic!("expected _pvm_iter, got {expr:?}")
         };
-        assert_eq!(callee_name(expr), "_pvm_iter");
+        assert_eq!(callee_name(expr), Guard::Iter.name());
         int_value(&call.arguments.args[1])
     }
 
@@ -1125,7 +1136,8 @@ mod tests {
                 _ => None,
             })
             .expect("a for loop");
-        let guarded = format!("{:?}", for_stmt.body).contains("\"_pvm_binop\"");
+        let guarded =
+            format!("{:?}", for_stmt.body).contains(&format!("{:?}", Guard::Binop.name()));
         let Expr::Call(call) = for_stmt.iter.as_ref() else {
             panic!()
         };
@@ -1187,7 +1199,7 @@ mod tests {
             .collect();
         // `i * 2 % 7` is a number whatever `i` is (or a TypeError), so `t`
         // must be one too; `x` may be a list.
-        assert_eq!(values, ["", "_pvm_augop", ""]);
+        assert_eq!(values, ["", Guard::Augop.name(), ""]);
         let Stmt::AugAssign(first) = &body[1] else {
             panic!()
         };
@@ -1196,7 +1208,7 @@ mod tests {
         };
         assert_eq!(
             callee_name(&modulo.left),
-            "_pvm_binop",
+            Guard::Binop.name(),
             "`*` is still guarded"
         );
     }
@@ -1216,14 +1228,25 @@ mod tests {
         // ("in:" is how the helper names a plain comparison.)
         assert_eq!(
             names,
-            ["_pvm_cmp", "_pvm_cmp", "in:", "in:", "in:", "in:", "in:"]
+            [
+                Guard::Cmp.name(),
+                Guard::Cmp.name(),
+                "in:",
+                "in:",
+                "in:",
+                "in:",
+                "in:"
+            ]
         );
         let long_literal = format!("def f(a):\n    return a == '{}'\n", "x".repeat(300));
         let module = rewritten(&long_literal);
         let Stmt::Return(ret) = &function_body(&module)[1] else {
             panic!()
         };
-        assert_eq!(callee_name(ret.value.as_deref().unwrap()), "_pvm_cmp");
+        assert_eq!(
+            callee_name(ret.value.as_deref().unwrap()),
+            Guard::Cmp.name()
+        );
     }
 
     #[test]
@@ -1236,7 +1259,7 @@ mod tests {
             panic!("expected `and`")
         };
         let names: Vec<String> = and.values.iter().map(callee_name).collect();
-        assert_eq!(names, ["_pvm_cmp", "in:"]);
+        assert_eq!(names, [Guard::Cmp.name(), "in:"]);
         assert!(matches!(&and.values[1], Expr::Compare(c) if c.ops.len() == 1));
     }
 }

@@ -25,6 +25,7 @@ pub mod compile;
 mod convert;
 pub mod costs;
 pub mod error;
+pub mod guards;
 pub mod helpers;
 pub mod host;
 pub mod instrument;

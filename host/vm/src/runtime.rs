@@ -32,6 +32,7 @@ use timerhost_types::{Address, ErrorKind, Event, Hash, Invocation, TimerRequest,
 use crate::compile::CompiledActor;
 use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
+use crate::guards::{CompareCode, Guard, OperatorCode};
 use crate::host::{BlockInfo, Host, HostCall};
 use crate::vm::CodeCache;
 
@@ -459,48 +460,23 @@ impl Runtime {
             Some(vec![vm.ctx.exceptions.exception_type.to_owned()]),
         );
 
-        set(
-            "_pvm_meter",
-            vm.new_function("_pvm_meter", meter_native).into(),
-        );
-        set(
-            "_pvm_iter",
-            vm.new_function("_pvm_iter", crate::iteration::iter_native)
-                .into(),
-        );
-        set(
-            "_pvm_cmp",
-            vm.new_function("_pvm_cmp", compare_native).into(),
-        );
-        set(
-            "_pvm_binop",
-            vm.new_function("_pvm_binop", binop_native).into(),
-        );
-        set(
-            "_pvm_augop",
-            vm.new_function("_pvm_augop", augop_native).into(),
-        );
-        set(
-            "_pvm_contains",
-            vm.new_function("_pvm_contains", contains_native).into(),
-        );
-        set(
-            "_pvm_method",
-            vm.new_function("_pvm_method", method_native).into(),
-        );
-        set(
-            "_pvm_result",
-            vm.new_function("_pvm_result", result_native).into(),
-        );
-        set(
-            "_pvm_materialize",
-            vm.new_function("_pvm_materialize", materialize_native)
-                .into(),
-        );
-        set(
-            "_pvm_kwargs",
-            vm.new_function("_pvm_kwargs", kwargs_native).into(),
-        );
+        // One native per guard the instrumenter can emit (crate::guards).
+        for guard in Guard::ALL {
+            let name = guard.name();
+            let native: PyObjectRef = match guard {
+                Guard::Meter => vm.new_function(name, meter_native).into(),
+                Guard::Iter => vm.new_function(name, crate::iteration::iter_native).into(),
+                Guard::Cmp => vm.new_function(name, compare_native).into(),
+                Guard::Binop => vm.new_function(name, binop_native).into(),
+                Guard::Augop => vm.new_function(name, augop_native).into(),
+                Guard::Contains => vm.new_function(name, contains_native).into(),
+                Guard::Method => vm.new_function(name, method_native).into(),
+                Guard::Result => vm.new_function(name, result_native).into(),
+                Guard::Materialize => vm.new_function(name, materialize_native).into(),
+                Guard::Kwargs => vm.new_function(name, kwargs_native).into(),
+            };
+            set(name, native);
+        }
 
         // The prelude is trusted VM code: compiled without instrumentation and
         // run once; its globals hold the storage natives actors cannot name.
@@ -1092,18 +1068,24 @@ fn meter_native(amount: u64, vm: &VirtualMachine) -> PyResult<bool> {
     Ok(true)
 }
 
+/// The operator behind a guard's code; anything else is a VM bug.
+fn operator(code: u8, vm: &VirtualMachine) -> PyResult<OperatorCode> {
+    OperatorCode::from_code(code)
+        .ok_or_else(|| vm.new_runtime_error(format!("unknown operator code {code}")))
+}
+
 /// Pre-checks and charges `left op right` by operand sizes.
 fn charge_operator(
-    code: u8,
+    op: OperatorCode,
     left: &PyObjectRef,
     right: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult<()> {
     let left_size = size_of(left);
     let right_size = size_of(right);
-    match code {
+    match op {
         // Sequence repetition: the result is len × count.
-        2 => {
+        OperatorCode::Mult => {
             let repetition = match (int_value(left), int_value(right)) {
                 (Some(_), Some(_)) => None,
                 (Some(count), None) => Some((count, right_size)),
@@ -1128,7 +1110,7 @@ fn charge_operator(
             }
         }
         // Integer power: the result has about bits(a) × b bits.
-        6 => {
+        OperatorCode::Pow => {
             if let (Some(base), Some(exponent)) = (int_value(left), int_value(right)) {
                 let exponent = int_to_i64(exponent);
                 let base_bits = int_bits(base);
@@ -1144,7 +1126,7 @@ fn charge_operator(
             }
         }
         // Left shift: bits(a) + n.
-        7 => {
+        OperatorCode::LShift => {
             if let (Some(value), Some(shift)) = (int_value(left), int_value(right)) {
                 let shift = int_to_i64(shift).max(0) as u128;
                 let result_bits = u128::from(int_bits(value)) + shift;
@@ -1156,7 +1138,10 @@ fn charge_operator(
             }
         }
         // printf-style formatting can request unbounded widths ("%999999999d").
-        5 if left.downcast_ref::<PyStr>().is_some() || left.downcast_ref::<PyBytes>().is_some() => {
+        OperatorCode::Mod
+            if left.downcast_ref::<PyStr>().is_some()
+                || left.downcast_ref::<PyBytes>().is_some() =>
+        {
             return Err(
                 vm.new_type_error("%-formatting is not supported by the actor VM; use f-strings")
             );
@@ -1167,32 +1152,32 @@ fn charge_operator(
 }
 
 fn apply_operator(
-    code: u8,
+    op: OperatorCode,
     left: &PyObjectRef,
     right: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
-    match code {
-        0 => vm._add(left, right),
-        1 => vm._sub(left, right),
-        2 => vm._mul(left, right),
-        3 => vm._matmul(left, right),
-        4 => vm._truediv(left, right),
-        5 => vm._mod(left, right),
-        6 => vm._pow(left, right, vm.ctx.none.as_object()),
-        7 => vm._lshift(left, right),
-        8 => vm._rshift(left, right),
-        9 => vm._or(left, right),
-        10 => vm._xor(left, right),
-        11 => vm._and(left, right),
-        12 => vm._floordiv(left, right),
-        other => Err(vm.new_runtime_error(format!("unknown operator code {other}"))),
+    match op {
+        OperatorCode::Add => vm._add(left, right),
+        OperatorCode::Sub => vm._sub(left, right),
+        OperatorCode::Mult => vm._mul(left, right),
+        OperatorCode::MatMult => vm._matmul(left, right),
+        OperatorCode::Div => vm._truediv(left, right),
+        OperatorCode::Mod => vm._mod(left, right),
+        OperatorCode::Pow => vm._pow(left, right, vm.ctx.none.as_object()),
+        OperatorCode::LShift => vm._lshift(left, right),
+        OperatorCode::RShift => vm._rshift(left, right),
+        OperatorCode::BitOr => vm._or(left, right),
+        OperatorCode::BitXor => vm._xor(left, right),
+        OperatorCode::BitAnd => vm._and(left, right),
+        OperatorCode::FloorDiv => vm._floordiv(left, right),
     }
 }
 
 fn binop_native(code: u8, left: PyObjectRef, right: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-    charge_operator(code, &left, &right, vm)?;
-    let result = apply_operator(code, &left, &right, vm)?;
+    let op = operator(code, vm)?;
+    charge_operator(op, &left, &right, vm)?;
+    let result = apply_operator(op, &left, &right, vm)?;
     charge_size(&result, vm)?;
     Ok(result)
 }
@@ -1207,10 +1192,10 @@ fn compare_native(
     vm: &VirtualMachine,
 ) -> PyResult {
     use rustpython_vm::types::PyComparisonOp;
-    let op = if code == 0 {
-        PyComparisonOp::Eq
-    } else {
-        PyComparisonOp::Ne
+    let op = match CompareCode::from_code(code) {
+        Some(CompareCode::Eq) => PyComparisonOp::Eq,
+        Some(CompareCode::NotEq) => PyComparisonOp::Ne,
+        None => return Err(vm.new_runtime_error(format!("unknown comparison code {code}"))),
     };
     left.rich_compare(right, op, vm)
 }
@@ -1222,9 +1207,10 @@ fn augop_native(
     value: PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
-    charge_operator(code, &current, &value, vm)?;
+    let op = operator(code, vm)?;
+    charge_operator(op, &current, &value, vm)?;
     // `list += iterator` would drain the iterator inside Rust.
-    if code == 0 && current.downcast_ref::<PyList>().is_some() {
+    if op == OperatorCode::Add && current.downcast_ref::<PyList>().is_some() {
         return materialize(value, vm);
     }
     Ok(value)
@@ -1406,7 +1392,7 @@ fn converting_builtin(original: &PyObjectRef, mut args: FuncArgs, vm: &VirtualMa
         {
             let second = args.args[1].clone();
             if args.args.len() == 2 {
-                charge_operator(6, &first, &second, vm)?;
+                charge_operator(OperatorCode::Pow, &first, &second, vm)?;
             } else {
                 // One modular squaring (and at most one multiplication) per
                 // exponent bit, each quadratic in the modulus' limbs: a
@@ -1957,6 +1943,22 @@ fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The instrumenter names guards only through `crate::guards`; every one
+    /// of them must be a callable builtin of the interpreter actors run in.
+    #[test]
+    fn every_guard_the_instrumenter_can_emit_is_a_builtin() {
+        let runtime = runtime();
+        runtime.interpreter.enter(|vm| {
+            for guard in Guard::ALL {
+                let native = runtime
+                    .builtins
+                    .get_item(guard.name(), vm)
+                    .unwrap_or_else(|_| panic!("{} is not a builtin", guard.name()));
+                assert!(native.is_callable(), "{}", guard.name());
+            }
+        });
+    }
 
     #[test]
     fn meter_aborts_are_sticky_and_saturate() {

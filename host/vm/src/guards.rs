@@ -1,0 +1,212 @@
+//! The contract between the instrumenter ([`crate::instrument`]) and the
+//! runtime: which guard natives rewritten actor code calls, and the codes
+//! they receive. One definition both sides use — the instrumenter emits
+//! [`Guard::name`]s and operator codes from here, the runtime registers a
+//! native for every [`Guard::ALL`] and decodes the codes with
+//! [`OperatorCode::from_code`] and [`CompareCode::from_code`] — so neither
+//! side can name a guard or number an operator the other does not know.
+//!
+//! Imports nothing from the rest of the crate.
+
+use ruff_python_ast as ast;
+
+/// Every guard name starts with this; actor code may not use it
+/// (`crate::sandbox`), so a call to such a name is always a guard.
+pub const GUARD_PREFIX: &str = "_pvm_";
+
+/// A guard native the instrumenter may insert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Guard {
+    /// `_pvm_meter(n)`: charge `n` cycles (a basic block's static weight).
+    Meter,
+    /// `_pvm_iter(it, n[, (c, …)])`: an iterator charging `n` per item.
+    Iter,
+    /// `_pvm_cmp(code, a, b)`: `==`/`!=` through the charging slots ([`CompareCode`]).
+    Cmp,
+    /// `_pvm_binop(code, a, b)`: a binary operator charged by size ([`OperatorCode`]).
+    Binop,
+    /// `_pvm_augop(code, current, value)`: the pre-check of `x op= y`.
+    Augop,
+    /// `_pvm_contains(container)`: `in` over a container charged by size.
+    Contains,
+    /// `_pvm_method(receiver, name, …)`: a method call charged by its work.
+    Method,
+    /// `_pvm_result(value)`: charge a produced value by size.
+    Result,
+    /// `_pvm_materialize(value)`: turn a lazy iterable into a charged list.
+    Materialize,
+    /// `_pvm_kwargs(mapping)`: a `**` splat charged by its keys.
+    Kwargs,
+}
+
+impl Guard {
+    /// Every guard, in one order.
+    pub const ALL: [Guard; 10] = [
+        Guard::Meter,
+        Guard::Iter,
+        Guard::Cmp,
+        Guard::Binop,
+        Guard::Augop,
+        Guard::Contains,
+        Guard::Method,
+        Guard::Result,
+        Guard::Materialize,
+        Guard::Kwargs,
+    ];
+
+    /// The builtin name the rewritten code calls.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Guard::Meter => "_pvm_meter",
+            Guard::Iter => "_pvm_iter",
+            Guard::Cmp => "_pvm_cmp",
+            Guard::Binop => "_pvm_binop",
+            Guard::Augop => "_pvm_augop",
+            Guard::Contains => "_pvm_contains",
+            Guard::Method => "_pvm_method",
+            Guard::Result => "_pvm_result",
+            Guard::Materialize => "_pvm_materialize",
+            Guard::Kwargs => "_pvm_kwargs",
+        }
+    }
+
+    /// The guard called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Guard> {
+        Guard::ALL.into_iter().find(|g| g.name() == name)
+    }
+}
+
+/// The operator code `_pvm_binop` and `_pvm_augop` receive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum OperatorCode {
+    /// `+`
+    Add = 0,
+    /// `-`
+    Sub = 1,
+    /// `*`
+    Mult = 2,
+    /// `@`
+    MatMult = 3,
+    /// `/`
+    Div = 4,
+    /// `%`
+    Mod = 5,
+    /// `**`
+    Pow = 6,
+    /// `<<`
+    LShift = 7,
+    /// `>>`
+    RShift = 8,
+    /// `|`
+    BitOr = 9,
+    /// `^`
+    BitXor = 10,
+    /// `&`
+    BitAnd = 11,
+    /// `//`
+    FloorDiv = 12,
+}
+
+impl OperatorCode {
+    /// Every code, in code order.
+    pub const ALL: [OperatorCode; 13] = [
+        OperatorCode::Add,
+        OperatorCode::Sub,
+        OperatorCode::Mult,
+        OperatorCode::MatMult,
+        OperatorCode::Div,
+        OperatorCode::Mod,
+        OperatorCode::Pow,
+        OperatorCode::LShift,
+        OperatorCode::RShift,
+        OperatorCode::BitOr,
+        OperatorCode::BitXor,
+        OperatorCode::BitAnd,
+        OperatorCode::FloorDiv,
+    ];
+
+    /// The code of a Python operator.
+    pub fn of(op: ast::Operator) -> OperatorCode {
+        use ast::Operator as O;
+        match op {
+            O::Add => OperatorCode::Add,
+            O::Sub => OperatorCode::Sub,
+            O::Mult => OperatorCode::Mult,
+            O::MatMult => OperatorCode::MatMult,
+            O::Div => OperatorCode::Div,
+            O::Mod => OperatorCode::Mod,
+            O::Pow => OperatorCode::Pow,
+            O::LShift => OperatorCode::LShift,
+            O::RShift => OperatorCode::RShift,
+            O::BitOr => OperatorCode::BitOr,
+            O::BitXor => OperatorCode::BitXor,
+            O::BitAnd => OperatorCode::BitAnd,
+            O::FloorDiv => OperatorCode::FloorDiv,
+        }
+    }
+
+    /// The number written into the rewritten code.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The operator a code stands for, if it is one.
+    pub fn from_code(code: u8) -> Option<OperatorCode> {
+        OperatorCode::ALL.get(usize::from(code)).copied()
+    }
+}
+
+/// The comparison code `_pvm_cmp` receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CompareCode {
+    /// `==`
+    Eq = 0,
+    /// `!=`
+    NotEq = 1,
+}
+
+impl CompareCode {
+    /// The number written into the rewritten code.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The comparison a code stands for, if it is one.
+    pub fn from_code(code: u8) -> Option<CompareCode> {
+        match code {
+            0 => Some(CompareCode::Eq),
+            1 => Some(CompareCode::NotEq),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_are_listed_once_with_the_prefix() {
+        for (i, g) in Guard::ALL.iter().enumerate() {
+            assert!(g.name().starts_with(GUARD_PREFIX), "{g:?}");
+            assert_eq!(Guard::from_name(g.name()), Some(*g));
+            assert!(!Guard::ALL[i + 1..].contains(g), "{g:?} listed twice");
+        }
+        assert_eq!(Guard::from_name("_pvm_frame"), None);
+    }
+
+    #[test]
+    fn operator_codes_round_trip_and_are_dense() {
+        for (i, op) in OperatorCode::ALL.iter().enumerate() {
+            assert_eq!(usize::from(op.code()), i);
+            assert_eq!(OperatorCode::from_code(op.code()), Some(*op));
+        }
+        assert_eq!(OperatorCode::from_code(13), None);
+        for c in [CompareCode::Eq, CompareCode::NotEq] {
+            assert_eq!(CompareCode::from_code(c.code()), Some(c));
+        }
+        assert_eq!(CompareCode::from_code(2), None);
+    }
+}
