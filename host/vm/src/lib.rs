@@ -30,6 +30,7 @@ pub mod helpers;
 pub mod host;
 pub mod instrument;
 mod iteration;
+pub mod meter;
 pub mod runtime;
 pub mod sandbox;
 mod slot_meter;

@@ -34,6 +34,7 @@ use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
 use crate::guards::{CompareCode, Guard, OperatorCode};
 use crate::host::{BlockInfo, Host, HostCall};
+use crate::meter::{Abort, Meter};
 use crate::vm::CodeCache;
 
 const ALL_ERROR_KINDS: &[ErrorKind] = &[
@@ -88,74 +89,6 @@ impl<'a, 'b> ReborrowMut<'a> for HostSlot<'b> {
 }
 
 scoped_thread_local!(pub(crate) static mut HOST: for<'a> HostSlot<'a>);
-
-/// Why an execution was aborted by the meter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Abort {
-    Cycles,
-    Cells,
-    Memory,
-}
-
-impl Abort {
-    pub(crate) fn kind(self) -> ErrorKind {
-        match self {
-            Abort::Cycles => ErrorKind::OutOfCycles,
-            Abort::Cells => ErrorKind::OutOfCells,
-            Abort::Memory => ErrorKind::OutOfMemory,
-        }
-    }
-}
-
-/// The resource meter of one execution (shared by nested calls).
-#[derive(Debug, Default)]
-pub(crate) struct Meter {
-    pub(crate) cycles_used: u64,
-    pub(crate) cycles_limit: u64,
-    pub(crate) cells_used: u64,
-    pub(crate) cells_limit: u64,
-    pub(crate) abort: Option<Abort>,
-}
-
-impl Meter {
-    pub(crate) fn charge(&mut self, cycles: u64, cells: u64) -> Result<(), Abort> {
-        if let Some(abort) = self.abort {
-            return Err(abort);
-        }
-        if crate::alloc::MemoryBudget::exceeded() {
-            // Where exactly the budget trips depends on the interpreter's
-            // allocation history (caches warmed by earlier executions), not on
-            // the code alone: charge the whole budget, as for running out of
-            // cycles, so every node that trips records the same receipt.
-            self.cycles_used = self.cycles_limit;
-            self.cells_used = self.cells_limit;
-            self.abort = Some(Abort::Memory);
-            return Err(Abort::Memory);
-        }
-        let cycles_after = self.cycles_used.saturating_add(cycles);
-        if cycles_after > self.cycles_limit {
-            self.cycles_used = self.cycles_limit;
-            self.abort = Some(Abort::Cycles);
-            return Err(Abort::Cycles);
-        }
-        let cells_after = self.cells_used.saturating_add(cells);
-        if cells_after > self.cells_limit {
-            self.cycles_used = cycles_after;
-            self.cells_used = self.cells_limit;
-            self.abort = Some(Abort::Cells);
-            return Err(Abort::Cells);
-        }
-        self.cycles_used = cycles_after;
-        self.cells_used = cells_after;
-        Ok(())
-    }
-
-    pub(crate) fn trip(&mut self, abort: Abort) {
-        if self.abort.is_none() {
-            self.abort = Some(abort);
-        }
-    }
-}
 
 /// One actor on the call stack.
 #[derive(Clone, Copy, Debug)]
@@ -867,7 +800,8 @@ fn make_module(
 
 /// Charges the meter; on an abort returns the exception to raise.
 pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<()> {
-    with_exec(|state| state.meter.charge(cycles, cells))
+    let memory_exceeded = crate::alloc::MemoryBudget::exceeded();
+    with_exec(|state| state.meter.charge(cycles, cells, memory_exceeded))
         .map_err(|abort| runtime().abort_exception(abort, vm))
 }
 
@@ -876,9 +810,13 @@ pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<(
 /// the execution state, nothing is charged.
 pub(crate) fn charge_if_executing(cycles: u64, vm: &VirtualMachine) -> PyResult<()> {
     let charged = EXEC.with(|cell| {
-        cell.try_borrow_mut()
-            .ok()
-            .and_then(|mut state| state.as_mut().map(|state| state.meter.charge(cycles, 0)))
+        cell.try_borrow_mut().ok().and_then(|mut state| {
+            state.as_mut().map(|state| {
+                state
+                    .meter
+                    .charge(cycles, 0, crate::alloc::MemoryBudget::exceeded())
+            })
+        })
     });
     match charged {
         Some(Err(abort)) => Err(runtime().abort_exception(abort, vm)),
@@ -1958,27 +1896,5 @@ mod tests {
                 assert!(native.is_callable(), "{}", guard.name());
             }
         });
-    }
-
-    #[test]
-    fn meter_aborts_are_sticky_and_saturate() {
-        let mut meter = Meter {
-            cycles_limit: 100,
-            cells_limit: 10,
-            ..Meter::default()
-        };
-        meter.charge(60, 5).unwrap();
-        assert_eq!(meter.charge(50, 0), Err(Abort::Cycles));
-        assert_eq!(meter.cycles_used, 100);
-        // Once tripped, every later charge fails the same way, even a free one.
-        assert_eq!(meter.charge(0, 0), Err(Abort::Cycles));
-        let mut meter = Meter {
-            cycles_limit: 100,
-            cells_limit: 10,
-            ..Meter::default()
-        };
-        assert_eq!(meter.charge(1, 11), Err(Abort::Cells));
-        assert_eq!((meter.cycles_used, meter.cells_used), (1, 10));
-        assert_eq!(Abort::Memory.kind(), ErrorKind::OutOfMemory);
     }
 }

@@ -14,7 +14,8 @@ use crate::compile::{validate_and_compile, CompiledActor};
 use crate::convert::py_to_value;
 use crate::error::{Result, VmError};
 use crate::host::Host;
-use crate::runtime::{runtime, ExecState, Frame, HostSlot, Meter, EXEC, HOST};
+use crate::meter::Meter;
+use crate::runtime::{runtime, ExecState, Frame, HostSlot, EXEC, HOST};
 use crate::sandbox::DeployRejection;
 
 /// Resource limits of one execution.
@@ -335,7 +336,13 @@ impl Vm {
             cells_limit: limits.cells,
             ..Meter::default()
         };
-        let admitted = meter.charge(pre_charged_cycles, payload_cells).is_ok();
+        let admitted = meter
+            .charge(
+                pre_charged_cycles,
+                payload_cells,
+                crate::alloc::MemoryBudget::exceeded(),
+            )
+            .is_ok();
         EXEC.with(|cell| {
             *cell.borrow_mut() = Some(ExecState {
                 meter,
