@@ -47,6 +47,10 @@ pub struct Metrics {
     pub timers_expired: Gauge,
     /// Timers destroyed for lack of funds (total).
     pub timers_unfunded: Gauge,
+    /// Timers whose fee payer revoked them (total).
+    pub timers_revoked: Gauge,
+    /// Timers removed by governance shutdowns (total).
+    pub timers_shut_down: Gauge,
     /// Timers due but left in the queue by the last block (lane full).
     pub timers_carried_over: Gauge,
     /// Dead timers waiting in the GC backlog after the last block.
@@ -76,6 +80,8 @@ impl Metrics {
         self.timers_fired.add(s.timers_fired);
         self.timers_expired.add(s.timers_expired);
         self.timers_unfunded.add(s.timers_unfunded);
+        self.timers_revoked.add(s.timers_revoked);
+        self.timers_shut_down.add(s.timers_shut_down);
         self.timers_carried_over.set(s.timers_carried_over);
         self.gc_backlog.set(s.gc_backlog);
         self.lane_cycles.set(s.lane_cycles);
@@ -88,7 +94,7 @@ impl Metrics {
 
     /// The text exposition.
     pub fn render(&self) -> String {
-        let rows: [(&str, &str, &str, f64); 15] = [
+        let rows: [(&str, &str, &str, f64); 17] = [
             (
                 "timerhost_block_height",
                 "gauge",
@@ -124,6 +130,18 @@ impl Metrics {
                 "counter",
                 "Timers destroyed because their fee payer could not pay.",
                 self.timers_unfunded.get() as f64,
+            ),
+            (
+                "timerhost_timers_revoked_total",
+                "counter",
+                "Timers removed unexecuted because their fee payer revoked their payments.",
+                self.timers_revoked.get() as f64,
+            ),
+            (
+                "timerhost_timers_shutdown_total",
+                "counter",
+                "Timers removed by governance shutdowns (deposits refunded).",
+                self.timers_shut_down.get() as f64,
             ),
             (
                 "timerhost_timers_carried_over",
@@ -251,6 +269,8 @@ mod tests {
             timers_fired: 3,
             timers_expired: 1,
             timers_unfunded: 2,
+            timers_revoked: 1,
+            timers_shut_down: 3,
             timers_carried_over: 5,
             gc_backlog: 4,
             lane_cycles: 1_234,
@@ -273,6 +293,8 @@ mod tests {
             ("timerhost_timers_fired_total", 6.0),
             ("timerhost_timers_expired_total", 2.0),
             ("timerhost_timers_unfunded_total", 4.0),
+            ("timerhost_timers_revoked_total", 2.0),
+            ("timerhost_timers_shutdown_total", 6.0),
             ("timerhost_timers_carried_over", 0.0),
             ("timerhost_timers_gc_backlog", 4.0),
             ("timerhost_timer_lane_cycles", 1_234.0),
@@ -286,8 +308,8 @@ mod tests {
             assert_eq!(value(&text, name), v, "{name}");
         }
         // Every metric has HELP and TYPE lines.
-        assert_eq!(text.matches("# HELP ").count(), 15);
-        assert_eq!(text.matches("# TYPE ").count(), 15);
+        assert_eq!(text.matches("# HELP ").count(), 17);
+        assert_eq!(text.matches("# TYPE ").count(), 17);
         assert!(text.contains("# TYPE timerhost_timers_fired_total counter"));
         assert!(text.contains("# TYPE timerhost_timers_carried_over gauge"));
     }

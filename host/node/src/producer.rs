@@ -66,6 +66,11 @@ pub struct BlockSummary {
     pub timers_expired: u64,
     /// Timers destroyed for lack of funds (`TimerCancelledInsufficientFunds`).
     pub timers_unfunded: u64,
+    /// Timers removed unexecuted because their fee payer revoked them
+    /// (`TimerCancelledPaymentRevoked`).
+    pub timers_revoked: u64,
+    /// Timers removed by a governance shutdown (`TimerCancelled {reason: "shutdown"}`).
+    pub timers_shut_down: u64,
     /// Timers still due after the block (height ≤ this block's), left in
     /// the due queue for a later block because the lane was full; counted up
     /// to [`CARRY_COUNT_LIMIT`].
@@ -432,6 +437,8 @@ impl<B: KvBackend> Producer<B> {
             timers_fired: fired,
             timers_expired: expired,
             timers_unfunded: unfunded,
+            timers_revoked: stats.revoked,
+            timers_shut_down: stats.shut_down,
             timers_carried_over: carried as u64,
             gc_backlog: backlog as u64,
             lane_cycles: lane,

@@ -90,6 +90,8 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
                     "timers_fired": s.timers_fired,
                     "timers_expired": s.timers_expired,
                     "timers_unfunded": s.timers_unfunded,
+                    "timers_revoked": s.timers_revoked,
+                    "timers_shut_down": s.timers_shut_down,
                     "timers_carried_over": s.timers_carried_over,
                     "gc_backlog": s.gc_backlog,
                     "lane_cycles": s.lane_cycles,

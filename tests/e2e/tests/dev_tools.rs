@@ -475,7 +475,7 @@ fn metrics_report_carried_over_timers_lane_and_gc_budget_use() {
 #[test]
 fn governance_pause_resume_shutdown_and_payment_revocation_from_the_cli() {
     let dir = tempfile::tempdir().unwrap();
-    let node = dev_node(&dir.path().join("dev"), &[]);
+    let node = dev_node(&dir.path().join("dev"), &["--metrics", "127.0.0.1:0"]);
     let status = |node: &Node| node.cli_json(&["status"])["timers"]["status"].clone();
     assert_eq!(status(&node), "active");
     // A heartbeat's pending timer holds a deposit in the escrow.
@@ -528,5 +528,9 @@ fn governance_pause_resume_shutdown_and_payment_revocation_from_the_cli() {
     assert!(!cancelled.is_empty());
     assert!(cancelled.iter().all(|e| e["data"]["reason"] == "shutdown"));
     assert_eq!(node.cli_json(&["status"])["timers"]["deposits_held"], "0");
+    assert_eq!(
+        node.metric("timerhost_timers_shutdown_total"),
+        cancelled.len() as f64
+    );
     node.terminate();
 }
