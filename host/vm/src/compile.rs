@@ -8,7 +8,7 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_source_file::{LineIndex, SourceFileBuilder};
 use ruff_text_size::Ranged;
 use rustpython_compiler_core::bytecode::CodeObject;
-use timerhost_types::{keccak256, Hash, MAX_CODE_BYTES};
+use timerhost_types::{check_handler_name, keccak256, ErrorKind, Hash, Invocation, MAX_CODE_BYTES};
 
 use crate::sandbox::{self, DeployRejection};
 
@@ -99,19 +99,6 @@ impl CompiledActor {
     }
 }
 
-/// Is this decorator `@pvm_host.timer_handler` (or `@timer_handler`, imported
-/// from `pvm_host`)?
-pub(crate) fn is_timer_handler_decorator(decorator: &ast::Decorator) -> bool {
-    match &decorator.expression {
-        Expr::Attribute(attribute) => {
-            attribute.attr.as_str() == "timer_handler"
-                && matches!(attribute.value.as_ref(), Expr::Name(n) if n.id.as_str() == "pvm_host")
-        }
-        Expr::Name(name) => name.id.as_str() == "timer_handler",
-        _ => false,
-    }
-}
-
 /// The actor class of a module and what its methods are for.
 struct ActorClass {
     name: String,
@@ -190,7 +177,7 @@ fn find_actor_class(
                     if function
                         .decorator_list
                         .iter()
-                        .any(is_timer_handler_decorator)
+                        .any(sandbox::is_timer_handler_decorator)
                     {
                         timer_handlers.push(name.to_owned());
                     }
@@ -215,5 +202,34 @@ fn find_actor_class(
         name: chosen.name.to_string(),
         handlers,
         timer_handlers,
+    })
+}
+
+/// Why `handler` is not a name any invocation may run, if it is not: the
+/// one rule of [`check_handler_name`].
+pub(crate) fn refuse_name(handler: &str) -> Option<(ErrorKind, String)> {
+    check_handler_name(handler).err().map(|reason| {
+        let shown: String = handler.chars().take(64).collect();
+        (
+            ErrorKind::InvalidInput,
+            format!("'{shown}' is not a public handler: {reason}"),
+        )
+    })
+}
+
+/// Why `invocation` may not run `handler` of `compiled`, if it may not: a
+/// timer handler invoked by anything but a timer fire.
+pub(crate) fn refuse_timer_handler(
+    compiled: &CompiledActor,
+    handler: &str,
+    invocation: Invocation,
+) -> Option<(ErrorKind, String)> {
+    (invocation == Invocation::Transaction && compiled.is_timer_handler(handler)).then(|| {
+        (
+            ErrorKind::Unauthorized,
+            format!(
+                "'{handler}' is a timer handler: only a timer fire can invoke it, not a transaction or pvm_host.call"
+            ),
+        )
     })
 }

@@ -14,6 +14,12 @@ use ruff_python_ast as ast;
 /// (`crate::sandbox`), so a call to such a name is always a guard.
 pub const GUARD_PREFIX: &str = "_pvm_";
 
+/// `str` comparisons up to this many bytes (of the shorter operand) are
+/// free in the runtime's comparison slots (`crate::slot_meter`); longer ones
+/// cost by their bytes. Also the longest string literal the instrumenter
+/// lets `==`/`!=` compare without `_pvm_cmp`.
+pub const FREE_STR_COMPARE_BYTES: u64 = 256;
+
 /// A guard native the instrumenter may insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Guard {

@@ -11,7 +11,7 @@ use timerhost_types::Value;
 
 use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
-use crate::runtime::charge;
+use crate::exec::charge;
 
 fn bytes_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
     if let Some(bytes) = obj.downcast_ref::<PyBytes>() {
@@ -168,7 +168,7 @@ pub(crate) fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                 "dumps",
                 |value: PyObjectRef, vm: &VirtualMachine| -> PyResult<String> {
                     let value = py_to_value(&value, vm)?;
-                    crate::runtime::charge_conversion(&value, 1, vm)?;
+                    crate::sizes::charge_conversion(&value, 1, vm)?;
                     let mut out = String::new();
                     json::encode(&value, &mut out).map_err(|e| vm.new_type_error(e))?;
                     charge_bytes(1, out.len(), vm)?;
@@ -188,7 +188,7 @@ pub(crate) fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         .map_err(|_| vm.new_value_error("json text must be UTF-8"))?;
                     let value = json::decode(&text)
                         .map_err(|e| vm.new_value_error(format!("invalid json: {e}")))?;
-                    crate::runtime::charge_conversion(&value, 1, vm)?;
+                    crate::sizes::charge_conversion(&value, 1, vm)?;
                     Ok(value_to_py(&value, vm))
                 },
             )

@@ -338,7 +338,7 @@ fn is_numeric(expr: &Expr) -> bool {
 /// or an expression [`is_numeric`] proves yields one): the other operand must
 /// then be a number too (str/list/set raise `TypeError`; `str % x` is
 /// disabled at the type level), and integers are capped at
-/// [`crate::runtime::MAX_INT_BITS`], so the operation is cheap. For augmented
+/// [`crate::sizes::MAX_INT_BITS`], so the operation is cheap. For augmented
 /// assignment the same holds of the target: `xs += 1` raises before any work.
 /// `*`, `**` and `<<` are never exempt: they amplify (`s * 2`, `2 ** n`).
 fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
@@ -350,14 +350,14 @@ fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
 }
 
 /// Whether `expr` is certainly not a `str` longer than
-/// [`crate::slot_meter::FREE_STR_COMPARE_BYTES`]: a number, a constant, a
+/// [`crate::guards::FREE_STR_COMPARE_BYTES`]: a number, a constant, a
 /// short string literal, or a display that builds a list/tuple/dict/set.
 /// `==`/`!=` with such an operand costs the same whether RustPython inlines
 /// it or calls the type's slot, so it needs no `_pvm_cmp`.
 fn is_cheap_to_compare(expr: &Expr) -> bool {
     match expr {
         Expr::StringLiteral(literal) => {
-            literal.value.to_str().len() as u64 <= crate::slot_meter::FREE_STR_COMPARE_BYTES
+            literal.value.to_str().len() as u64 <= crate::guards::FREE_STR_COMPARE_BYTES
         }
         Expr::BytesLiteral(_)
         | Expr::NoneLiteral(_)

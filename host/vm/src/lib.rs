@@ -21,19 +21,26 @@
 //! — [`Vm::new`] refuses to run without it.
 
 pub mod alloc;
+mod builtin_natives;
+mod code_cache;
 pub mod compile;
 mod convert;
 pub mod costs;
 pub mod error;
+mod exec;
+mod guard_natives;
 pub mod guards;
 pub mod helpers;
 pub mod host;
 pub mod instrument;
 mod iteration;
 pub mod meter;
+mod pvm_host;
 pub mod runtime;
 pub mod sandbox;
+mod sizes;
 mod slot_meter;
+mod storage_natives;
 pub mod testing;
 pub mod vm;
 

@@ -34,7 +34,7 @@ pub const IMPORTABLE_MODULES: &[&str] = &["pvm_host", "json", "base64", "hashing
 
 /// Decorators an actor may use.
 /// Decorators by bare name; `@pvm_host.timer_handler` is allowed too
-/// ([`crate::compile::is_timer_handler_decorator`]).
+/// ([`is_timer_handler_decorator`]).
 const ALLOWED_DECORATORS: &[&str] = &["actor", "staticmethod", "timer_handler"];
 
 /// Builtins that reflect on or escape the interpreter, named so the rejection
@@ -453,10 +453,23 @@ impl<'a> Visitor<'a> for Validator<'_> {
     }
 }
 
+/// Is this decorator `@pvm_host.timer_handler` (or `@timer_handler`, imported
+/// from `pvm_host`)?
+pub(crate) fn is_timer_handler_decorator(decorator: &ast::Decorator) -> bool {
+    match &decorator.expression {
+        Expr::Attribute(attribute) => {
+            attribute.attr.as_str() == "timer_handler"
+                && matches!(attribute.value.as_ref(), Expr::Name(n) if n.id.as_str() == "pvm_host")
+        }
+        Expr::Name(name) => name.id.as_str() == "timer_handler",
+        _ => false,
+    }
+}
+
 impl Validator<'_> {
     fn check_decorator(&mut self, decorator: &ast::Decorator) {
         let allowed = matches!(&decorator.expression, Expr::Name(n) if ALLOWED_DECORATORS.contains(&n.id.as_str()))
-            || crate::compile::is_timer_handler_decorator(decorator);
+            || is_timer_handler_decorator(decorator);
         if !allowed {
             self.reject(
                 decorator,

@@ -38,12 +38,9 @@ use rustpython_vm::types::PyComparisonOp;
 use rustpython_vm::{Py, PyObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use crate::costs;
-use crate::runtime::{charge_if_executing, size_cycles, size_of};
-
-/// `str` comparisons up to this many bytes (of the shorter operand) are
-/// free; longer ones cost by their bytes. Also the longest string literal
-/// the instrumenter lets `==`/`!=` compare without `_pvm_cmp`.
-pub const FREE_STR_COMPARE_BYTES: u64 = 256;
+use crate::exec::charge_if_executing;
+use crate::guards::FREE_STR_COMPARE_BYTES;
+use crate::sizes::{size_cycles, size_of};
 
 type CompareSlot = fn(
     &PyObject,

@@ -1,21 +1,20 @@
 //! [`Vm`]: the entry points the chain calls — compile at deploy, run
 //! `deploy(self, *args)` once, run handlers — and their [`Outcome`]s.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rustpython_vm::builtins::PyBaseExceptionRef;
-use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
-use timerhost_types::{
-    check_handler_name, Address, ErrorKind, Event, ExecError, Hash, Invocation, Value,
-};
+use rustpython_vm::{PyObjectRef, VirtualMachine};
+use timerhost_types::{Address, ErrorKind, Event, ExecError, Invocation, Value};
 
-use crate::compile::{validate_and_compile, CompiledActor};
+use crate::code_cache::CodeCache;
+use crate::compile::{refuse_name, refuse_timer_handler, CompiledActor};
 use crate::convert::py_to_value;
 use crate::error::{Result, VmError};
+use crate::exec::{exception_message, host_error_kind, ExecState, Frame, HostSlot, EXEC, HOST};
 use crate::host::Host;
 use crate::meter::Meter;
-use crate::runtime::{runtime, ExecState, Frame, HostSlot, EXEC, HOST};
+use crate::runtime::runtime;
 use crate::sandbox::DeployRejection;
 
 /// Resource limits of one execution.
@@ -87,77 +86,9 @@ impl Outcome {
     }
 }
 
-/// Compiled actors by code hash, shared by all threads of a [`Vm`].
-#[derive(Default)]
-pub struct CodeCache {
-    compiled: Mutex<HashMap<Hash, Arc<CompiledActor>>>,
-}
-
-impl CodeCache {
-    fn compile(&self, source: &str) -> std::result::Result<Arc<CompiledActor>, DeployRejection> {
-        let code_hash = timerhost_types::keccak256(source.as_bytes());
-        if let Some(found) = self.lock().get(&code_hash) {
-            return Ok(found.clone());
-        }
-        let compiled = Arc::new(validate_and_compile(source)?);
-        self.lock().insert(code_hash, compiled.clone());
-        Ok(compiled)
-    }
-
-    /// Cached code for `code_hash`, compiling the host's source on a miss.
-    pub(crate) fn get_or_compile(
-        &self,
-        code_hash: &Hash,
-        host: &mut dyn Host,
-    ) -> Option<Arc<CompiledActor>> {
-        if let Some(found) = self.lock().get(code_hash) {
-            return Some(found.clone());
-        }
-        let source = host.load_code(code_hash)?;
-        self.compile(&source).ok()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Hash, Arc<CompiledActor>>> {
-        // A panic while holding the lock cannot leave the map inconsistent
-        // (single inserts), so a poisoned lock is still usable.
-        self.compiled
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
 /// The actor VM. Cheap to share: clone the `Arc` or keep one per node.
 pub struct Vm {
     cache: Arc<CodeCache>,
-}
-
-/// Why `handler` is not a name any invocation may run, if it is not: the
-/// one rule of [`check_handler_name`].
-pub(crate) fn refuse_name(handler: &str) -> Option<(ErrorKind, String)> {
-    check_handler_name(handler).err().map(|reason| {
-        let shown: String = handler.chars().take(64).collect();
-        (
-            ErrorKind::InvalidInput,
-            format!("'{shown}' is not a public handler: {reason}"),
-        )
-    })
-}
-
-/// Why `invocation` may not run `handler` of `compiled`, if it may not: a
-/// timer handler invoked by anything but a timer fire.
-pub(crate) fn refuse_timer_handler(
-    compiled: &CompiledActor,
-    handler: &str,
-    invocation: Invocation,
-) -> Option<(ErrorKind, String)> {
-    (invocation == Invocation::Transaction && compiled.is_timer_handler(handler)).then(|| {
-        (
-            ErrorKind::Unauthorized,
-            format!(
-                "'{handler}' is a timer handler: only a timer fire can invoke it, not a transaction or pvm_host.call"
-            ),
-        )
-    })
 }
 
 impl Vm {
@@ -354,6 +285,7 @@ impl Vm {
                 code_cache: self.cache.clone(),
                 block: host.block(),
                 tx_sender,
+                invoke: crate::runtime::invoke_handler,
             })
         });
 
@@ -451,25 +383,8 @@ fn finish_invocation(
     };
     let value = py_to_value(&returned, vm).map_err(|exc| exec_error(&exc, vm))?;
     let cells = value.to_bytes().len() as u64;
-    crate::runtime::charge(0, cells, vm).map_err(|exc| exec_error(&exc, vm))?;
+    crate::exec::charge(0, cells, vm).map_err(|exc| exec_error(&exc, vm))?;
     Ok(value)
-}
-
-/// `TypeName: message` of a Python exception.
-pub(crate) fn exception_message(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> String {
-    let name = exc.class().name().to_string();
-    let text = exc
-        .as_object()
-        .str(vm)
-        .ok()
-        .and_then(|s| s.to_str().map(str::to_owned))
-        .unwrap_or_default();
-    let text: String = text.chars().take(512).collect();
-    if text.is_empty() {
-        name
-    } else {
-        format!("{name}: {text}")
-    }
 }
 
 /// The receipt form of an actor exception: kind, message and a short
@@ -506,9 +421,7 @@ fn exec_error(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> ExecError {
         ))
     };
     // An uncaught host rejection keeps its kind (insufficient_funds, …).
-    let kind = runtime()
-        .host_error_kind(exc, vm)
-        .unwrap_or(ErrorKind::Revert);
+    let kind = host_error_kind(exc, vm).unwrap_or(ErrorKind::Revert);
     ExecError {
         kind,
         message,

@@ -1,0 +1,305 @@
+//! The natives the instrumenter inserts ([`crate::guards`] names them):
+//! the block meter, guarded operators and comparisons, `in`, method calls,
+//! produced results, materialisation and `**` splats — each charging the
+//! work its operation does before (or as) it runs.
+
+use rustpython_vm::builtins::{PyBytes, PyDict, PyFrozenSet, PyList, PyRange, PySet, PyStr};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::costs;
+use crate::exec::charge;
+use crate::guards::{CompareCode, OperatorCode};
+use crate::sizes::*;
+
+pub(crate) fn meter_native(amount: u64, vm: &VirtualMachine) -> PyResult<bool> {
+    charge(amount, 0, vm)?;
+    Ok(true)
+}
+
+/// The operator behind a guard's code; anything else is a VM bug.
+pub(crate) fn operator(code: u8, vm: &VirtualMachine) -> PyResult<OperatorCode> {
+    OperatorCode::from_code(code)
+        .ok_or_else(|| vm.new_runtime_error(format!("unknown operator code {code}")))
+}
+
+/// Pre-checks and charges `left op right` by operand sizes.
+pub(crate) fn charge_operator(
+    op: OperatorCode,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let left_size = size_of(left);
+    let right_size = size_of(right);
+    match op {
+        // Sequence repetition: the result is len × count.
+        OperatorCode::Mult => {
+            let repetition = match (int_value(left), int_value(right)) {
+                (Some(_), Some(_)) => None,
+                (Some(count), None) => Some((count, right_size)),
+                (None, Some(count)) => Some((count, left_size)),
+                (None, None) => None,
+            };
+            if let Some((count, (elements, bytes))) = repetition {
+                let count = int_to_i64(count).max(0) as u128;
+                let result_bytes = (u128::from(elements) * 8 + u128::from(bytes)) * count;
+                precheck_result_bytes(result_bytes, vm)?;
+                let elements_out = u128::from(elements) * count;
+                return charge(
+                    (elements_out as u64) * costs::size::PER_ELEMENT
+                        + costs::for_bytes(u128::from(bytes) as u64 * count as u64),
+                    0,
+                    vm,
+                );
+            }
+            if let (Some(a), Some(b)) = (int_value(left), int_value(right)) {
+                check_int_bits(u128::from(int_bits(a)) + u128::from(int_bits(b)), vm)?;
+                return charge(int_product_cycles(int_bits(a), int_bits(b)), 0, vm);
+            }
+        }
+        // Integer power: the result has about bits(a) × b bits.
+        OperatorCode::Pow => {
+            if let (Some(base), Some(exponent)) = (int_value(left), int_value(right)) {
+                let exponent = int_to_i64(exponent);
+                let base_bits = int_bits(base);
+                if exponent > 0 && base_bits > 1 {
+                    let result_bits = u128::from(base_bits) * exponent as u128;
+                    precheck_result_bytes(result_bits / 8, vm)?;
+                    check_int_bits(result_bits, vm)?;
+                    let result_limbs = (result_bits / 64) as u64 + 1;
+                    let squarings = 64 - (exponent as u64).leading_zeros() as u64;
+                    return charge(result_limbs * squarings, 0, vm);
+                }
+                return charge(1, 0, vm);
+            }
+        }
+        // Left shift: bits(a) + n.
+        OperatorCode::LShift => {
+            if let (Some(value), Some(shift)) = (int_value(left), int_value(right)) {
+                let shift = int_to_i64(shift).max(0) as u128;
+                let result_bits = u128::from(int_bits(value)) + shift;
+                precheck_result_bytes(result_bits / 8, vm)?;
+                if int_bits(value) > 0 {
+                    check_int_bits(result_bits, vm)?;
+                }
+                return charge((result_bits / 64) as u64 / 4, 0, vm);
+            }
+        }
+        // printf-style formatting can request unbounded widths ("%999999999d").
+        OperatorCode::Mod
+            if left.downcast_ref::<PyStr>().is_some()
+                || left.downcast_ref::<PyBytes>().is_some() =>
+        {
+            return Err(
+                vm.new_type_error("%-formatting is not supported by the actor VM; use f-strings")
+            );
+        }
+        _ => {}
+    }
+    charge(size_cycles(left_size) + size_cycles(right_size), 0, vm)
+}
+
+pub(crate) fn apply_operator(
+    op: OperatorCode,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    match op {
+        OperatorCode::Add => vm._add(left, right),
+        OperatorCode::Sub => vm._sub(left, right),
+        OperatorCode::Mult => vm._mul(left, right),
+        OperatorCode::MatMult => vm._matmul(left, right),
+        OperatorCode::Div => vm._truediv(left, right),
+        OperatorCode::Mod => vm._mod(left, right),
+        OperatorCode::Pow => vm._pow(left, right, vm.ctx.none.as_object()),
+        OperatorCode::LShift => vm._lshift(left, right),
+        OperatorCode::RShift => vm._rshift(left, right),
+        OperatorCode::BitOr => vm._or(left, right),
+        OperatorCode::BitXor => vm._xor(left, right),
+        OperatorCode::BitAnd => vm._and(left, right),
+        OperatorCode::FloorDiv => vm._floordiv(left, right),
+    }
+}
+
+pub(crate) fn binop_native(
+    code: u8,
+    left: PyObjectRef,
+    right: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let op = operator(code, vm)?;
+    charge_operator(op, &left, &right, vm)?;
+    let result = apply_operator(op, &left, &right, vm)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+/// `a == b` (`code` 0) or `a != b` (1) through the types' comparison slots,
+/// which charge by size ([`crate::slot_meter`]); RustPython may otherwise
+/// compare two `str`s inline, uncharged, once the instruction is hot.
+pub(crate) fn compare_native(
+    code: u8,
+    left: PyObjectRef,
+    right: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    use rustpython_vm::types::PyComparisonOp;
+    let op = match CompareCode::from_code(code) {
+        Some(CompareCode::Eq) => PyComparisonOp::Eq,
+        Some(CompareCode::NotEq) => PyComparisonOp::Ne,
+        None => return Err(vm.new_runtime_error(format!("unknown comparison code {code}"))),
+    };
+    left.rich_compare(right, op, vm)
+}
+
+/// `x op= y`: pre-checks like `_pvm_binop` and returns `y` for the in-place op.
+pub(crate) fn augop_native(
+    code: u8,
+    current: PyObjectRef,
+    value: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let op = operator(code, vm)?;
+    charge_operator(op, &current, &value, vm)?;
+    // `list += iterator` would drain the iterator inside Rust.
+    if op == OperatorCode::Add && current.downcast_ref::<PyList>().is_some() {
+        return materialize(value, vm);
+    }
+    Ok(value)
+}
+
+pub(crate) fn contains_native(container: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let hashed = container.downcast_ref::<PyDict>().is_some()
+        || container.downcast_ref::<PySet>().is_some()
+        || container.downcast_ref::<PyFrozenSet>().is_some()
+        || container.downcast_ref::<PyRange>().is_some();
+    if hashed {
+        return Ok(container);
+    }
+    if is_sized(&container) {
+        charge_size(&container, vm)?;
+        return Ok(container);
+    }
+    // Objects with their own `__contains__` (the storage view: it charges a
+    // host read) are left alone; only `in` over a lazy iterator, which would
+    // be drained inside Rust, is materialised with per-item charges.
+    if container
+        .class()
+        .has_attr(vm.ctx.intern_str("__contains__"))
+    {
+        return Ok(container);
+    }
+    materialize(container, vm)
+}
+
+pub(crate) fn result_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    charge_size(&value, vm)?;
+    Ok(value)
+}
+
+pub(crate) fn materialize_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    materialize(value, vm)
+}
+
+/// `f(**mapping)`: besides walking the mapping, RustPython copies every key
+/// into a Rust string and hashes it again for the callee's keyword
+/// arguments, on every call — a 1 MB key cost ~0.8 ms per call for ~20
+/// cycles before this charge. Keys are charged by their bytes.
+pub(crate) fn kwargs_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let value = materialize(value, vm)?;
+    if let Some(dict) = value.downcast_ref::<PyDict>() {
+        let key_bytes: u64 = dict.into_iter().map(|(key, _)| size_of(&key).1).sum();
+        charge(costs::for_bytes(key_bytes), 0, vm)?;
+    }
+    Ok(value)
+}
+
+/// `obj.name(*args, **kwargs)` for methods whose cost depends on sizes.
+pub(crate) fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    if args.args.len() < 2 {
+        return Err(vm.new_type_error("_pvm_method needs a receiver and a name"));
+    }
+    let receiver = args.args.remove(0);
+    let name_obj = args.args.remove(0);
+    let name = name_obj
+        .downcast_ref::<PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(|| vm.new_type_error("method name must be str"))?;
+    let (elements, bytes) = size_of(&receiver);
+    let receiver_chars = bytes;
+    let int_arg =
+        |index: usize| -> Option<i64> { args.args.get(index).and_then(int_value).map(int_to_i64) };
+    match name.as_str() {
+        "ljust" | "rjust" | "center" | "zfill" => {
+            let width = int_arg(0).unwrap_or(0).max(0) as u128;
+            precheck_result_bytes(width * 4, vm)?;
+            charge(costs::for_bytes(width as u64), 0, vm)?;
+        }
+        "expandtabs" => {
+            let tab = int_arg(0).unwrap_or(8).max(1) as u128;
+            precheck_result_bytes(tab * u128::from(receiver_chars), vm)?;
+        }
+        "from_bytes" => {
+            let (_, input_bytes) = args.args.first().map_or((0, 0), |a| size_of(a));
+            check_int_bits(u128::from(input_bytes) * 8, vm)?;
+        }
+        "to_bytes" => {
+            let length = int_arg(0).unwrap_or(1).max(0) as u128;
+            precheck_result_bytes(length, vm)?;
+        }
+        "replace" if args.args.len() >= 2 => {
+            let (_, old_bytes) = size_of(&args.args[0]);
+            let (_, new_bytes) = size_of(&args.args[1]);
+            // An empty `old` matches between every two characters.
+            let occurrences = receiver_chars
+                .checked_div(old_bytes)
+                .unwrap_or(receiver_chars + 1);
+            let occurrences = match int_arg(2) {
+                Some(count) if count >= 0 => occurrences.min(count as u64),
+                _ => occurrences,
+            };
+            precheck_result_bytes(
+                u128::from(receiver_chars) + u128::from(occurrences) * u128::from(new_bytes),
+                vm,
+            )?;
+            // Slow per byte in RustPython (see `count` below).
+            charge(2 * costs::for_bytes(bytes), 0, vm)?;
+        }
+        "join"
+        | "extend"
+        | "update"
+        | "union"
+        | "intersection"
+        | "difference"
+        | "symmetric_difference"
+        | "issubset"
+        | "issuperset"
+        | "isdisjoint" => {
+            if let Some(first) = args.args.first().cloned() {
+                args.args[0] = materialize(first.clone(), vm)?;
+            }
+        }
+        "sort" => {
+            let log = 64 - elements.leading_zeros() as u64;
+            charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
+        }
+        // RustPython does several times the reference work per byte in these
+        // (measured, docs/METERING.md "Size surcharges"): `translate` looks
+        // every character up in the table, `count` (and `replace`, above)
+        // scan slowly.
+        "translate" => {
+            let items = items_of_text(&receiver).unwrap_or(0);
+            charge(items * costs::size::PER_ELEMENT, 0, vm)?;
+        }
+        "count" => charge(3 * costs::for_bytes(bytes), 0, vm)?,
+        _ => {}
+    }
+    let argument_cycles: u64 = args.args.iter().map(|a| size_cycles(size_of(a))).sum();
+    charge(size_cycles((elements, bytes)) + argument_cycles, 0, vm)?;
+    let method = receiver.get_attr(&vm.ctx.new_str(name), vm)?;
+    let result = method.call(args, vm)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}

@@ -1,0 +1,442 @@
+//! The `pvm_host` module actors import: block and caller context,
+//! balances and transfers, events, nested calls and the timer host calls.
+
+use rustpython_vm::builtins::{PyBytes, PyStr};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+use timerhost_types::{Address, ErrorKind, Event, Hash, Invocation, TimerRequest, Value};
+
+use crate::convert::{py_to_value, value_to_py};
+use crate::costs;
+use crate::exec::{
+    abort_exception, charge, current_actor, host_error, host_error_kind, host_result, with_exec,
+    Frame, HOST,
+};
+use crate::sizes::*;
+
+/// Deepest chain of nested `pvm_host.call`s (the outermost handler is depth 1).
+pub const MAX_CALL_DEPTH: usize = 32;
+
+pub(crate) fn parse_address(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Address> {
+    if let Some(text) = obj.downcast_ref::<PyStr>() {
+        let text = text.to_str().unwrap_or_default();
+        return text
+            .parse::<Address>()
+            .map_err(|e| vm.new_value_error(format!("bad address: {e}")));
+    }
+    if let Some(bytes) = obj.downcast_ref::<PyBytes>() {
+        return Address::from_slice(bytes.as_bytes())
+            .map_err(|e| vm.new_value_error(format!("bad address: {e}")));
+    }
+    Err(vm.new_type_error("an address is a '0x…' str or 20 bytes"))
+}
+
+pub(crate) fn parse_u64(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> PyResult<u64> {
+    int_value(obj)
+        .and_then(|i| u64::try_from(int_to_i128(i)?).ok())
+        .ok_or_else(|| vm.new_value_error(format!("{what} must be a non-negative int below 2**64")))
+}
+
+pub(crate) fn parse_u128(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> PyResult<u128> {
+    int_value(obj)
+        .and_then(|i| u128::try_from(int_to_i128(i)?).ok())
+        .ok_or_else(|| {
+            vm.new_value_error(format!("{what} must be a non-negative int below 2**128"))
+        })
+}
+
+pub(crate) fn parse_timer_id(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Hash> {
+    obj.downcast_ref::<PyBytes>()
+        .and_then(|b| Hash::from_slice(b.as_bytes()).ok())
+        .ok_or_else(|| vm.new_value_error("a timer id is 32 bytes"))
+}
+
+pub(crate) fn optional(obj: Option<&PyObjectRef>, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    obj.filter(|o| !vm.is_none(o)).cloned()
+}
+
+pub(crate) fn take_kwarg(args: &mut FuncArgs, name: &str) -> Option<PyObjectRef> {
+    args.kwargs.swap_remove(name)
+}
+
+pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    let context_read = |vm: &VirtualMachine| charge(costs::host::CONTEXT_READ, 0, vm);
+    vec![
+        (
+            "block_height",
+            vm.new_function(
+                "block_height",
+                move |vm: &VirtualMachine| -> PyResult<u64> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.block.height))
+                },
+            )
+            .into(),
+        ),
+        (
+            "block_timestamp",
+            vm.new_function(
+                "block_timestamp",
+                move |vm: &VirtualMachine| -> PyResult<u64> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.block.timestamp))
+                },
+            )
+            .into(),
+        ),
+        (
+            "actor_address",
+            vm.new_function(
+                "actor_address",
+                move |vm: &VirtualMachine| -> PyResult<String> {
+                    context_read(vm)?;
+                    Ok(current_actor().to_hex())
+                },
+            )
+            .into(),
+        ),
+        (
+            "tx_sender",
+            vm.new_function(
+                "tx_sender",
+                move |vm: &VirtualMachine| -> PyResult<String> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.tx_sender).to_hex())
+                },
+            )
+            .into(),
+        ),
+        (
+            "caller",
+            vm.new_function("caller", move |vm: &VirtualMachine| -> PyResult<String> {
+                context_read(vm)?;
+                Ok(with_exec(|s| s.frames.last().expect("a frame").caller).to_hex())
+            })
+            .into(),
+        ),
+        (
+            "balance",
+            vm.new_function(
+                "balance",
+                |account: PyObjectRef, vm: &VirtualMachine| -> PyResult {
+                    let account = parse_address(&account, vm)?;
+                    let call = HOST.with(|slot| slot.host.balance(&account));
+                    let balance = host_result(call, vm)?;
+                    Ok(vm.ctx.new_int(balance).into())
+                },
+            )
+            .into(),
+        ),
+        (
+            "transfer",
+            vm.new_function(
+                "transfer",
+                |to: PyObjectRef, amount: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let to = parse_address(&to, vm)?;
+                    let amount = parse_u128(&amount, "amount", vm)?;
+                    let from = current_actor();
+                    let call = HOST.with(|slot| slot.host.transfer(&from, &to, amount));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "emit",
+            vm.new_function(
+                "emit",
+                |name: PyObjectRef, data: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let name = name
+                        .downcast_ref::<PyStr>()
+                        .and_then(|s| s.to_str().map(str::to_owned))
+                        .ok_or_else(|| vm.new_type_error("event name must be str"))?;
+                    let data = py_to_value(&data, vm)?;
+                    charge_conversion(&data, 1, vm)?;
+                    let encoded = data.to_bytes();
+                    precheck_result_bytes(encoded.len() as u128, vm)?;
+                    let emitter = current_actor();
+                    let call = HOST.with(|slot| slot.host.emit(&emitter, &name, &encoded));
+                    host_result(call, vm)?;
+                    with_exec(|s| {
+                        s.events.push(Event {
+                            emitter,
+                            name,
+                            data,
+                        })
+                    });
+                    Ok(())
+                },
+            )
+            .into(),
+        ),
+        ("call", vm.new_function("call", call_native).into()),
+        (
+            "schedule_timer",
+            vm.new_function(
+                "schedule_timer",
+                |height: PyObjectRef, payload: PyObjectRef, vm: &VirtualMachine| -> PyResult {
+                    let request = TimerRequest {
+                        height: parse_u64(&height, "height", vm)?,
+                        payload: payload_bytes(&payload, vm)?,
+                        fee_payer: None,
+                        gas_limit: None,
+                        expires_at: None,
+                    };
+                    schedule(request, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "schedule_timer_ex",
+            vm.new_function(
+                "schedule_timer_ex",
+                |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                    let mut positional = args.args.clone().into_iter();
+                    let height = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "height"));
+                    let payload = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "payload"));
+                    let fee_payer = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "fee_payer"));
+                    let gas_limit = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "gas_limit"));
+                    let expires_at = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "expires_at"));
+                    if let Some((name, _)) = args.kwargs.iter().next() {
+                        return Err(vm.new_type_error(format!(
+                            "schedule_timer_ex() got an unexpected keyword argument '{name}'"
+                        )));
+                    }
+                    let (Some(height), Some(payload)) = (height, payload) else {
+                        return Err(
+                            vm.new_type_error("schedule_timer_ex() needs height and payload")
+                        );
+                    };
+                    let request = TimerRequest {
+                        height: parse_u64(&height, "height", vm)?,
+                        payload: payload_bytes(&payload, vm)?,
+                        fee_payer: optional(fee_payer.as_ref(), vm)
+                            .map(|a| parse_address(&a, vm))
+                            .transpose()?,
+                        gas_limit: optional(gas_limit.as_ref(), vm)
+                            .map(|g| parse_u64(&g, "gas_limit", vm))
+                            .transpose()?,
+                        expires_at: optional(expires_at.as_ref(), vm)
+                            .map(|e| parse_u64(&e, "expires_at", vm))
+                            .transpose()?,
+                    };
+                    schedule(request, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "extend_timer",
+            vm.new_function(
+                "extend_timer",
+                |timer_id: PyObjectRef,
+                 new_expires_at: PyObjectRef,
+                 vm: &VirtualMachine|
+                 -> PyResult<()> {
+                    let timer_id = parse_timer_id(&timer_id, vm)?;
+                    let new_expires_at = parse_u64(&new_expires_at, "new_expires_at", vm)?;
+                    let actor = current_actor();
+                    let call =
+                        HOST.with(|slot| slot.host.extend_timer(&actor, &timer_id, new_expires_at));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "cancel_timer",
+            vm.new_function(
+                "cancel_timer",
+                |timer_id: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let timer_id = parse_timer_id(&timer_id, vm)?;
+                    let actor = current_actor();
+                    let call = HOST.with(|slot| slot.host.cancel_timer(&actor, &timer_id));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "revoke_timer_payments",
+            vm.new_function(
+                "revoke_timer_payments",
+                |vm: &VirtualMachine| -> PyResult<()> {
+                    let actor = current_actor();
+                    let call = HOST.with(|slot| slot.host.revoke_timer_payments(&actor));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            // `@pvm_host.timer_handler` marks a method only a timer fire may
+            // invoke. The mark is read from the source at deploy
+            // (`CompiledActor::timer_handlers`); at run time the decorator
+            // returns the method unchanged.
+            "timer_handler",
+            vm.new_function("timer_handler", |method: PyObjectRef| -> PyObjectRef {
+                method
+            })
+            .into(),
+        ),
+    ]
+}
+
+pub(crate) fn payload_bytes(payload: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
+    payload
+        .downcast_ref::<PyBytes>()
+        .map(|b| b.as_bytes().to_vec())
+        .ok_or_else(|| vm.new_type_error("timer payload must be bytes"))
+}
+
+pub(crate) fn schedule(request: TimerRequest, vm: &VirtualMachine) -> PyResult {
+    let actor = current_actor();
+    // The outermost frame is the actor the transaction (or fire) targets.
+    let nested = with_exec(|s| s.frames.len() > 1);
+    let call = HOST.with(|slot| slot.host.schedule_timer(&actor, nested, request));
+    let timer_id = host_result(call, vm)?;
+    Ok(vm.ctx.new_bytes(timer_id.as_bytes().to_vec()).into())
+}
+
+/// `pvm_host.call(actor, handler, *args, value=0)`: runs another actor's
+/// handler synchronously inside a host checkpoint. Its failure reverts its
+/// effects and raises `HostError` in the caller (or re-raises an abort,
+/// which the whole execution shares).
+pub(crate) fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    let value = take_kwarg(&mut args, "value");
+    if let Some((name, _)) = args.kwargs.iter().next() {
+        return Err(vm.new_type_error(format!(
+            "call() got an unexpected keyword argument '{name}'"
+        )));
+    }
+    if args.args.len() < 2 {
+        return Err(vm.new_type_error("call(actor, handler, *args, value=0)"));
+    }
+    let target = parse_address(&args.args[0], vm)?;
+    let handler = args.args[1]
+        .downcast_ref::<PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(|| vm.new_type_error("handler must be str"))?;
+    let call_args: Vec<Value> = args.args[2..]
+        .iter()
+        .map(|a| py_to_value(a, vm))
+        .collect::<PyResult<_>>()?;
+    // Converted here and rebuilt as objects in the callee.
+    for arg in &call_args {
+        charge_conversion(arg, 2, vm)?;
+    }
+    let amount = match &value {
+        Some(v) => parse_u128(v, "value", vm)?,
+        None => 0,
+    };
+    let payload_cells =
+        Value::List(call_args.clone()).to_bytes().len() as u64 + handler.len() as u64;
+    charge(costs::host::CALL, payload_cells, vm)?;
+
+    let caller = current_actor();
+    let depth = with_exec(|s| s.frames.len());
+    if depth >= MAX_CALL_DEPTH {
+        return Err(host_error(
+            ErrorKind::CallDepthExceeded,
+            &format!("nested calls are limited to depth {MAX_CALL_DEPTH}"),
+            vm,
+        ));
+    }
+    if let Some((kind, message)) = crate::compile::refuse_name(&handler) {
+        return Err(host_error(kind, &message, vm));
+    }
+    let record = host_result(HOST.with(|slot| slot.host.actor_record(&target)), vm)?
+        .ok_or_else(|| host_error(ErrorKind::NotFound, &format!("no actor at {target}"), vm))?;
+    let code_cache = with_exec(|s| s.code_cache.clone());
+    let compiled = HOST
+        .with(|slot| code_cache.get_or_compile(&record.code_hash, &mut *slot.host))
+        .ok_or_else(|| {
+            host_error(
+                ErrorKind::NotFound,
+                &format!("code of {target} is unavailable"),
+                vm,
+            )
+        })?;
+
+    if let Some((kind, message)) =
+        crate::compile::refuse_timer_handler(&compiled, &handler, Invocation::Transaction)
+    {
+        return Err(host_error(kind, &message, vm));
+    }
+
+    let checkpoint = HOST.with(|slot| slot.host.checkpoint());
+    let events_before = with_exec(|s| s.events.len());
+    let result = (|| -> PyResult {
+        if amount > 0 {
+            host_result(
+                HOST.with(|slot| slot.host.transfer(&caller, &target, amount)),
+                vm,
+            )?;
+        }
+        with_exec(|s| {
+            s.frames.push(Frame {
+                actor: target,
+                caller,
+            })
+        });
+        let invoke = with_exec(|s| s.invoke);
+        let outcome = invoke(
+            &compiled,
+            &target,
+            &record.deployer,
+            &handler,
+            &call_args,
+            vm,
+        );
+        with_exec(|s| s.frames.pop());
+        let returned = outcome?.ok_or_else(|| {
+            host_error(
+                ErrorKind::NotFound,
+                &format!("actor {target} has no handler '{handler}'"),
+                vm,
+            )
+        })?;
+        // Values cross actor boundaries by copy, never by reference; the
+        // copy is paid by size like any other conversion.
+        let value = py_to_value(&returned, vm)?;
+        charge(costs::for_bytes(value.to_bytes().len() as u64), 0, vm)?;
+        charge_conversion(&value, 2, vm)?;
+        Ok(value_to_py(&value, vm))
+    })();
+    match result {
+        Ok(value) => {
+            HOST.with(|slot| slot.host.commit(checkpoint));
+            Ok(value)
+        }
+        Err(exc) => {
+            HOST.with(|slot| slot.host.revert(checkpoint));
+            with_exec(|s| s.events.truncate(events_before));
+            if let Some(abort) = with_exec(|s| s.meter.abort) {
+                return Err(abort_exception(abort, vm));
+            }
+            // A HostError escaping the callee (a host rejection or a deeper
+            // call's failure) already names the root cause and its kind:
+            // pass it up unchanged instead of nesting messages 32 deep.
+            if host_error_kind(&exc, vm).is_some() {
+                return Err(exc);
+            }
+            let message = crate::exec::exception_message(&exc, vm);
+            Err(host_error(
+                ErrorKind::Revert,
+                &format!("call to {target}.{handler} failed: {message}"),
+                vm,
+            ))
+        }
+    }
+}
