@@ -177,6 +177,7 @@ impl MemoryBudget {
     }
 
     /// Has the execution gone over its budget?
+    #[inline]
     pub fn exceeded() -> bool {
         EXCEEDED.get()
     }

@@ -80,6 +80,7 @@ thread_local! {
     pub(crate) static EXEC: RefCell<Option<ExecState>> = const { RefCell::new(None) };
 }
 
+#[inline]
 pub(crate) fn with_exec<R>(f: impl FnOnce(&mut ExecState) -> R) -> R {
     EXEC.with(|cell| f(cell.borrow_mut().as_mut().expect("inside an execution")))
 }
@@ -159,6 +160,7 @@ pub(crate) fn host_error(
 }
 
 /// Charges the meter; on an abort returns the exception to raise.
+#[inline]
 pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<()> {
     let memory_exceeded = crate::alloc::MemoryBudget::exceeded();
     with_exec(|state| state.meter.charge(cycles, cells, memory_exceeded))
@@ -168,6 +170,7 @@ pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<(
 /// [`charge`] for code that also runs outside executions (the metered type
 /// slots, [`crate::slot_meter`]): outside one, or while the host itself holds
 /// the execution state, nothing is charged.
+#[inline]
 pub(crate) fn charge_if_executing(cycles: u64, vm: &VirtualMachine) -> PyResult<()> {
     let charged = EXEC.with(|cell| {
         cell.try_borrow_mut().ok().and_then(|mut state| {

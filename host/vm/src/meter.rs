@@ -49,6 +49,7 @@ impl Meter {
     /// Charges `cycles` and `cells`; `memory_exceeded` says whether the
     /// execution's memory budget has been overrun since the last charge (the
     /// caller reads `crate::alloc`: the meter itself depends on nothing).
+    #[inline]
     pub fn charge(&mut self, cycles: u64, cells: u64, memory_exceeded: bool) -> Result<(), Abort> {
         if let Some(abort) = self.abort {
             return Err(abort);
