@@ -591,7 +591,8 @@ class Chain:
                 if spec["op"] == "call":
                     actor, handler = spec["actor"], spec["handler"]
                 elif spec["op"] == "deploy":
-                    actor, handler = r.created_actor or "", "deploy"
+                    # A failed deployment creates no actor: report it under its class name.
+                    actor, handler = r.created_actor or spec["name"], "deploy"
                 else:
                     continue
             elif r.source == "deferred":
