@@ -138,3 +138,22 @@ def test_failures_show_the_actor_traceback_not_rust(pytester):
     assert "panicked" not in out and "PanicException" not in out
     # The package's own frames are hidden: the test line is what pytest shows.
     assert "timerhost/chain.py" not in out
+
+
+def test_gas_table_names_a_failed_deployment_by_its_class(pytester):
+    pytester.mkdir("actors")
+    (pytester.path / "actors" / "beeper.py").write_text(BEEPER_FILE)
+    pytester.makepyfile(
+        """
+        import pytest
+        import timerhost
+
+        def test_unfunded(chain, deploy):
+            # Its deploy schedules a timer it cannot lend the deposit for.
+            with pytest.raises(timerhost.DeployError):
+                deploy("beeper.py", value=0)
+        """
+    )
+    result = pytester.runpytest("--timerhost-gas")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["Beeper*deploy*1*1*"])
