@@ -207,6 +207,12 @@ PROGRAMS = {
             except NotOwner as e:
                 return str(e)
     """,
+    "math_factorial_and_comb": """
+        import math
+
+        def run():
+            return [math.gcd(84, 36), math.isqrt(10 ** 12 + 7), math.factorial(12), math.comb(10, 3)]
+    """,
     "class_with_plain_methods": """
         class Ledger:
             def total(self, xs):
@@ -235,12 +241,6 @@ REFUSED = {
             data = {"b": [1, 2, {"c": None}], "a": True}
             text = json.dumps(data, sort_keys=True)
             return [text, json.loads(text) == data]
-    """,
-    "math_factorial_and_comb": """
-        import math
-
-        def run():
-            return [math.gcd(84, 36), math.isqrt(10 ** 12 + 7), math.factorial(12), math.comb(10, 3)]
     """,
     "repr_builtin": """
         def run():

@@ -12,6 +12,7 @@ use timerhost_types::Value;
 use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
 use crate::exec::charge;
+use crate::sizes::check_int_bits;
 
 fn bytes_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
     if let Some(bytes) = obj.downcast_ref::<PyBytes>() {
@@ -127,7 +128,66 @@ pub(crate) fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             )
             .into(),
         ),
+        (
+            "factorial",
+            vm.new_function(
+                "factorial",
+                |n: PyObjectRef, vm: &VirtualMachine| -> PyResult {
+                    let n =
+                        small_nonnegative(&n, "factorial() not defined for negative values", vm)?;
+                    let mut product = num_bigint::BigInt::from(1u8);
+                    for k in 2..=n {
+                        // One limb-by-word product per step, charged before it
+                        // runs; the bit cap ends a huge `n` long before its cost.
+                        charge(product.bits() / 64 + 1, 0, vm)?;
+                        product *= k;
+                        check_int_bits(u128::from(product.bits()), vm)?;
+                    }
+                    Ok(value_to_py(&Value::Int(product), vm))
+                },
+            )
+            .into(),
+        ),
+        (
+            "comb",
+            vm.new_function(
+                "comb",
+                |n: PyObjectRef, k: PyObjectRef, vm: &VirtualMachine| -> PyResult {
+                    let message = "n must be a non-negative integer";
+                    let n = small_nonnegative(&n, message, vm)?;
+                    let k = small_nonnegative(&k, "k must be a non-negative integer", vm)?;
+                    if k > n {
+                        return Ok(value_to_py(&Value::Int(0u8.into()), vm));
+                    }
+                    let k = k.min(n - k);
+                    let mut result = num_bigint::BigInt::from(1u8);
+                    for i in 0..k {
+                        // A limb-by-word product and division per step.
+                        charge(2 * (result.bits() / 64 + 1), 0, vm)?;
+                        result = result * (n - i) / (i + 1);
+                        check_int_bits(u128::from(result.bits()) + 64, vm)?;
+                    }
+                    Ok(value_to_py(&Value::Int(result), vm))
+                },
+            )
+            .into(),
+        ),
     ]
+}
+
+/// A non-negative int argument that fits a `u64` (anything larger could
+/// only produce a result over the integer cap).
+fn small_nonnegative(obj: &PyObjectRef, negative: &str, vm: &VirtualMachine) -> PyResult<u64> {
+    let value = int_arg(obj, vm)?;
+    if value.sign() == num_bigint::Sign::Minus {
+        return Err(vm.new_value_error(negative.to_owned()));
+    }
+    u64::try_from(&value).map_err(|_| {
+        vm.new_overflow_error(format!(
+            "integer results are limited to {} bits in actors",
+            crate::sizes::MAX_INT_BITS
+        ))
+    })
 }
 
 fn int_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<num_bigint::BigInt> {

@@ -722,3 +722,61 @@ fn h47_formatting_containers_is_charged_per_element() {
         assert!(cycles >= at_least, "{step}: {cycles}");
     }
 }
+
+/// `math.factorial` and `math.comb` cannot buy unbounded big-int work: a
+/// huge argument ends at the integer cap (a clear, catchable error) after
+/// work proportional to what was charged, and the values agree with CPython.
+#[test]
+fn h48_factorial_and_comb_stop_at_the_integer_cap() {
+    let source = r#"
+import math
+
+class A:
+    def run(self, n):
+        return math.factorial(n)
+
+    def comb(self, n, k):
+        return math.comb(n, k)
+"#;
+    for n in [10_000i64, 1_000_000, 10i64.pow(18)] {
+        let outcome = run_hostile(source, &[Value::int(n)]);
+        let error = outcome.result.unwrap_err();
+        assert!(
+            error.message.contains("limited to 65536 bits"),
+            "factorial({n}): {}",
+            error.message
+        );
+    }
+    let ok = run_hostile(source, &[Value::int(20)]);
+    assert_eq!(ok.result.unwrap(), Value::int(2_432_902_008_176_640_000i64));
+    // comb through a second handler: exact, and refused past the cap.
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    host.install_actor(actor, source);
+    assert!(vm
+        .deploy(&mut host, &actor, source, &[], hostile_limits())
+        .is_success());
+    let comb = |n: i64, k: i64, host: &mut MockHost| {
+        vm.call(
+            host,
+            &actor,
+            "comb",
+            &[Value::int(n), Value::int(k)],
+            hostile_limits(),
+            Invocation::Transaction,
+        )
+    };
+    assert_eq!(comb(10, 3, &mut host).result.unwrap(), Value::int(120));
+    assert_eq!(comb(3, 10, &mut host).result.unwrap(), Value::int(0));
+    let big = comb(200_000, 100_000, &mut host);
+    // Its steps are charged as they grow: the cycles run out before the cap.
+    let error = big.result.unwrap_err();
+    assert!(
+        error.message.contains("limited to 65536 bits") || error.kind == ErrorKind::OutOfCycles,
+        "{:?}: {} ({} cycles)",
+        error.kind,
+        error.message,
+        big.cycles_used
+    );
+}
