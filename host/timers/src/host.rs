@@ -141,10 +141,12 @@ pub fn schedule(
             available,
         }));
     }
-    // The actor's account is read again: the deposit may have come from it.
-    account = state
-        .get_decoded::<Account>(&keys::account(&caller.actor))?
-        .unwrap_or_default();
+    // The actor's account is read again only if the deposit came from it.
+    if fee_payer == caller.actor && timer.deposit > 0 {
+        account = state
+            .get_decoded::<Account>(&keys::account(&caller.actor))?
+            .unwrap_or_default();
+    }
     account.schedule_nonce += 1;
     state.put_encoded(keys::account(&caller.actor), &account);
     store::take_seq(state, timer.seq);
