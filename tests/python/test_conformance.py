@@ -229,19 +229,6 @@ PROGRAMS = {
                     out.append(y)
             return [out, "even" if len(out) % 2 == 0 else "odd"]
     """,
-}
-
-#: Everyday Python the VM still refuses (issue #15's table). Each must fail
-#: today; a fix turns it into an unexpected pass.
-REFUSED = {
-    "json_dumps_sort_keys": """
-        import json
-
-        def run():
-            data = {"b": [1, 2, {"c": None}], "a": True}
-            text = json.dumps(data, sort_keys=True)
-            return [text, json.loads(text) == data]
-    """,
     "repr_builtin": """
         def run():
             return [str(42), int("-17"), int("ff", 16), hex(255), bin(5), oct(8), repr("q"), str([1, "a"])]
@@ -253,10 +240,6 @@ REFUSED = {
     "str_format_method": """
         def run():
             return "{} {}".format("a", 1)
-    """,
-    "percent_formatting": """
-        def run():
-            return "%d items" % 3
     """,
     "fstring_conversion_and_spec": """
         def run():
@@ -309,6 +292,23 @@ REFUSED = {
 
         def run():
             return inc(1)
+    """,
+    "percent_formatting": """
+        def run():
+            return "%d items" % 3
+    """,
+}
+
+#: Everyday Python the VM still refuses (issue #15's table). Each must fail
+#: today; a fix turns it into an unexpected pass.
+REFUSED = {
+    "json_dumps_sort_keys": """
+        import json
+
+        def run():
+            data = {"b": [1, 2, {"c": None}], "a": True}
+            text = json.dumps(data, sort_keys=True)
+            return [text, json.loads(text) == data]
     """,
     "typing_and_dataclasses": """
         from dataclasses import dataclass

@@ -196,6 +196,39 @@ impl MemoryBudget {
     }
 }
 
+/// Stops counting this thread's allocations until dropped (then the
+/// counting state is back exactly as it was): what a module load allocates
+/// is the interpreter's, not the running execution's.
+pub struct SuspendedBudget {
+    saved: (bool, i64, i64, i64, bool),
+}
+
+impl SuspendedBudget {
+    /// Suspends the budget in force, if any.
+    pub fn start() -> SuspendedBudget {
+        let saved = (
+            ACTIVE.get(),
+            LIVE_BYTES.get(),
+            PEAK_BYTES.get(),
+            BUDGET.get(),
+            EXCEEDED.get(),
+        );
+        ACTIVE.set(false);
+        SuspendedBudget { saved }
+    }
+}
+
+impl Drop for SuspendedBudget {
+    fn drop(&mut self) {
+        let (active, live, peak, budget, exceeded) = self.saved;
+        LIVE_BYTES.set(live);
+        PEAK_BYTES.set(peak);
+        BUDGET.set(budget);
+        EXCEEDED.set(exceeded);
+        ACTIVE.set(active);
+    }
+}
+
 /// Peak net allocation of the last execution that finished on this thread.
 ///
 /// Diagnostics only (tests, profiling): it is a real byte count, so it is not

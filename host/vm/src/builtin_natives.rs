@@ -1,8 +1,12 @@
 //! Guarded builtins: the builtins whose work grows with their arguments
-//! (`sorted`, `sum`, `str`, `int`, `pow`, …) are replaced by natives that
-//! charge that work and then call the original.
+//! (`sorted`, `sum`, `pow`, and the constructors of [`crate::builtin_types`])
+//! charge that work and then call the original; the reflective builtins
+//! (`getattr`, `setattr`, `format`, `iter`, …) check the names and specs
+//! they are given at run time the way the deploy validator checks written
+//! ones.
 
-use rustpython_vm::function::FuncArgs;
+use rustpython_vm::builtins::PyStr;
+use rustpython_vm::function::{FuncArgs, OptionalArg};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
@@ -11,11 +15,14 @@ use crate::guard_natives::charge_operator;
 use crate::guards::OperatorCode;
 use crate::sizes::*;
 
+/// A builtin that walks its first argument (`list`, `sorted`, `sum`, …):
+/// charges the walk (drawing a lazy iterator here, one charged item at a
+/// time), calls `call` and charges the result's size.
 pub(crate) fn consuming_builtin(
-    original: &PyObjectRef,
     sort: bool,
     mut args: FuncArgs,
     vm: &VirtualMachine,
+    call: impl FnOnce(FuncArgs) -> PyResult,
 ) -> PyResult {
     if args.args.len() == 1 {
         let first = args.args.remove(0);
@@ -32,15 +39,18 @@ pub(crate) fn consuming_builtin(
             charge_size(arg, vm)?;
         }
     }
-    let result = original.call(args, vm)?;
+    let result = call(args)?;
     charge_size(&result, vm)?;
     Ok(result)
 }
 
+/// A conversion (`str`, `int`, `bytes`, `pow`, …) charged by the sizes of
+/// its arguments and result; `original` names which builtin it is.
 pub(crate) fn converting_builtin(
     original: &PyObjectRef,
     mut args: FuncArgs,
     vm: &VirtualMachine,
+    call: impl FnOnce(FuncArgs) -> PyResult,
 ) -> PyResult {
     let is_bytes_ctor = original.is(vm.ctx.types.bytes_type.as_object())
         || original.is(vm.ctx.types.bytearray_type.as_object());
@@ -78,7 +88,131 @@ pub(crate) fn converting_builtin(
     for arg in &args.args {
         charge_size(arg, vm)?;
     }
-    let result = original.call(args, vm)?;
+    let result = call(args)?;
     charge_size(&result, vm)?;
     Ok(result)
+}
+
+/// The attribute name a reflective builtin was given, if actors may reach it.
+fn reachable_attribute(name: &PyObjectRef, vm: &VirtualMachine) -> PyResult<PyObjectRef> {
+    let text = name
+        .downcast_ref::<PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(|| vm.new_type_error("attribute name must be a string"))?;
+    if let Some(reason) = crate::names::refuse_attribute(&text) {
+        return Err(vm.new_attribute_error(format!("attribute '{text}': {reason}")));
+    }
+    if crate::names::FORMAT_METHODS.contains(&text.as_str()) {
+        return Err(vm.new_attribute_error(format!(
+            "attribute '{text}': call it in place (\"…\".{text}(…)) so the VM can check the template"
+        )));
+    }
+    Ok(name.clone())
+}
+
+/// `getattr`, `hasattr`, `setattr`, `delattr` on the names actors may write
+/// ([`crate::names::refuse_attribute`]), `format(value, spec)` with a
+/// checked spec, and one-argument `iter`.
+pub(crate) fn reflective_builtins(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    vec![
+        (
+            "getattr",
+            vm.new_function(
+                "getattr",
+                |obj: PyObjectRef, name: PyObjectRef, default: OptionalArg<PyObjectRef>, vm: &VirtualMachine| -> PyResult {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    match (obj.get_attr(&name, vm), default) {
+                        (Ok(value), _) => Ok(value),
+                        (Err(error), OptionalArg::Present(default))
+                            if error.fast_isinstance(vm.ctx.exceptions.attribute_error) =>
+                        {
+                            Ok(default)
+                        }
+                        (Err(error), _) => Err(error),
+                    }
+                },
+            )
+            .into(),
+        ),
+        (
+            "hasattr",
+            vm.new_function(
+                "hasattr",
+                |obj: PyObjectRef, name: PyObjectRef, vm: &VirtualMachine| -> PyResult<bool> {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    match obj.get_attr(&name, vm) {
+                        Ok(_) => Ok(true),
+                        Err(error) if error.fast_isinstance(vm.ctx.exceptions.attribute_error) => {
+                            Ok(false)
+                        }
+                        Err(error) => Err(error),
+                    }
+                },
+            )
+            .into(),
+        ),
+        (
+            "setattr",
+            vm.new_function(
+                "setattr",
+                |obj: PyObjectRef, name: PyObjectRef, value: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    obj.set_attr(&name, value, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "delattr",
+            vm.new_function(
+                "delattr",
+                |obj: PyObjectRef, name: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    obj.del_attr(&name, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "format",
+            vm.new_function(
+                "format",
+                |value: PyObjectRef, spec: OptionalArg<PyObjectRef>, vm: &VirtualMachine| -> PyResult {
+                    let spec = match spec {
+                        OptionalArg::Present(spec) => spec
+                            .downcast::<PyStr>()
+                            .map_err(|_| vm.new_type_error("format spec must be a str"))?,
+                        OptionalArg::Missing => vm.ctx.new_str(""),
+                    };
+                    crate::formatting::check_format_spec(spec.to_str().unwrap_or(""))
+                        .map_err(|reason| vm.new_value_error(reason))?;
+                    charge_size(&value, vm)?;
+                    let result = vm.format(&value, spec)?;
+                    let result: PyObjectRef = result.into();
+                    charge_size(&result, vm)?;
+                    Ok(result)
+                },
+            )
+            .into(),
+        ),
+        (
+            "iter",
+            vm.new_function(
+                "iter",
+                |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                    if args.args.len() != 1 || !args.kwargs.is_empty() {
+                        return Err(vm.new_type_error(
+                            "iter() takes one argument in an actor; for iter(callable, sentinel) write a while loop",
+                        ));
+                    }
+                    Ok(args.args[0].get_iter(vm)?.into())
+                },
+            )
+            .into(),
+        ),
+    ]
 }

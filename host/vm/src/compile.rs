@@ -24,6 +24,13 @@ pub struct CompiledActor {
     /// The handlers only a timer fire may invoke: `handle_timer` and every
     /// method decorated `@pvm_host.timer_handler`, sorted.
     pub timer_handlers: Vec<String>,
+    /// Variables some function of the module rebinds with `nonlocal`: a
+    /// closure made at load over one of them would be shared state
+    /// ([`crate::load::freeze`] refuses it).
+    pub(crate) nonlocal_names: Vec<String>,
+    /// Does the module rebind its globals (`global x`)? Then they are reset
+    /// to what the load made at every invocation.
+    pub(crate) rebinds_globals: bool,
     pub(crate) bytecode: CodeObject,
 }
 
@@ -68,6 +75,7 @@ pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejecti
         handlers,
         timer_handlers,
     } = find_actor_class(&module, &lines)?;
+    let (nonlocal_names, rebinds_globals) = scoped_names(&module);
     crate::instrument::instrument(&mut module);
 
     let source_file = SourceFileBuilder::new(format!("actor:{code_hash}"), source).finish();
@@ -86,8 +94,40 @@ pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejecti
         class_name,
         handlers,
         timer_handlers,
+        nonlocal_names,
+        rebinds_globals,
         bytecode,
     })
+}
+
+/// The names the module declares `nonlocal`, and whether it declares any
+/// `global`.
+fn scoped_names(module: &ast::ModModule) -> (Vec<String>, bool) {
+    use ruff_python_ast::visitor::{walk_stmt, Visitor};
+    #[derive(Default)]
+    struct Declarations {
+        nonlocal: Vec<String>,
+        global: bool,
+    }
+    impl<'a> Visitor<'a> for Declarations {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::Nonlocal(nonlocal) => self
+                    .nonlocal
+                    .extend(nonlocal.names.iter().map(|n| n.to_string())),
+                Stmt::Global(_) => self.global = true,
+                _ => {}
+            }
+            walk_stmt(self, stmt);
+        }
+    }
+    let mut declarations = Declarations::default();
+    for stmt in &module.body {
+        declarations.visit_stmt(stmt);
+    }
+    declarations.nonlocal.sort();
+    declarations.nonlocal.dedup();
+    (declarations.nonlocal, declarations.global)
 }
 
 impl CompiledActor {
@@ -128,6 +168,17 @@ fn find_actor_class(
                 .any(|d| matches!(&d.expression, Expr::Name(n) if n.id.as_str() == "actor"))
         })
         .collect();
+    // Without `@actor`, the actor is the one class with public methods
+    // (helper classes with only `__init__` and dunders, exceptions, and
+    // dataclasses without methods do not count).
+    let with_handlers: Vec<&&ast::StmtClassDef> = classes
+        .iter()
+        .filter(|class| {
+            class.body.iter().any(
+                |stmt| matches!(stmt, Stmt::FunctionDef(f) if !f.name.as_str().starts_with('_')),
+            )
+        })
+        .collect();
     let chosen = match (classes.len(), marked.len()) {
         (0, _) => {
             return Err(rejection(
@@ -138,12 +189,13 @@ fn find_actor_class(
         }
         (_, 1) => *marked[0],
         (1, 0) => classes[0],
+        (_, 0) if with_handlers.len() == 1 => with_handlers[0],
         (_, 0) => {
             let line = lines.line_index(classes[1].start()).get();
             return Err(rejection(
                 line,
                 "class",
-                "several classes: mark exactly one with @actor",
+                "several classes with public methods: mark the actor with @actor",
             ));
         }
         (_, _) => {
@@ -169,6 +221,14 @@ fn find_actor_class(
         for stmt in &class.body {
             if let Stmt::FunctionDef(function) = stmt {
                 let name = function.name.as_str();
+                if crate::names::ACTOR_REFUSED_DUNDER_METHODS.contains(&name) {
+                    let line = lines.line_index(function.start()).get();
+                    return Err(rejection(
+                        line,
+                        &format!("def {name}"),
+                        "not on the actor class: it would intercept self.storage, self.address and self.deployer, which the VM sets on every invocation (helper classes may define it)",
+                    ));
+                }
                 let is_static = function.decorator_list.iter().any(
                     |d| matches!(&d.expression, Expr::Name(n) if n.id.as_str() == "staticmethod"),
                 );

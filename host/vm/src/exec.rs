@@ -133,14 +133,18 @@ pub(crate) fn host_error_kind(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> 
     ALL_ERROR_KINDS.iter().copied().find(|k| k.as_str() == kind)
 }
 
-/// The exception an abort raises.
-pub(crate) fn abort_exception(abort: Abort, vm: &VirtualMachine) -> PyBaseExceptionRef {
-    let message = match abort {
+/// What an abort is called in messages.
+pub(crate) fn abort_message(abort: Abort) -> &'static str {
+    match abort {
         Abort::Cycles => "out of cycles",
         Abort::Cells => "out of cells",
         Abort::Memory => "out of memory",
-    };
-    vm.new_exception_msg(error_types().abort, message.into())
+    }
+}
+
+/// The exception an abort raises.
+pub(crate) fn abort_exception(abort: Abort, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    vm.new_exception_msg(error_types().abort, abort_message(abort).into())
 }
 
 /// A `pvm_host.HostError` of `kind`.
@@ -165,6 +169,61 @@ pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<(
     let memory_exceeded = crate::alloc::MemoryBudget::exceeded();
     with_exec(|state| state.meter.charge(cycles, cells, memory_exceeded))
         .map_err(|abort| abort_exception(abort, vm))
+}
+
+/// Runs `load` (a module load, [`crate::load`]) under an execution state
+/// of its own: a meter of [`crate::load::LOAD_CYCLES`], a memory budget of
+/// [`crate::load::LOAD_MEMORY_BYTES`] in place of the execution's, a
+/// host that refuses everything. Whatever execution is in progress on the
+/// thread is set aside and restored unchanged. Returns the load's result,
+/// or the abort that stopped it.
+pub(crate) fn run_load<R>(invoke: Invoke, load: impl FnOnce() -> R) -> Result<R, Abort> {
+    let outer = EXEC.with(|cell| cell.borrow_mut().take());
+    let code_cache = outer
+        .as_ref()
+        .map(|state| state.code_cache.clone())
+        .unwrap_or_default();
+    EXEC.with(|cell| {
+        *cell.borrow_mut() = Some(ExecState {
+            meter: Meter {
+                cycles_limit: crate::load::LOAD_CYCLES,
+                cells_limit: 0,
+                ..Meter::default()
+            },
+            frames: vec![Frame {
+                actor: Address::ZERO,
+                caller: Address::ZERO,
+            }],
+            events: Vec::new(),
+            code_cache,
+            block: BlockInfo::default(),
+            tx_sender: Address::ZERO,
+            invoke,
+        })
+    });
+    let suspended = crate::alloc::SuspendedBudget::start();
+    let budget = crate::alloc::MemoryBudget::start(crate::load::LOAD_MEMORY_BYTES);
+    let mut host = crate::load::LoadHost;
+    let result = HOST.set(HostSlot { host: &mut host }, load);
+    drop(budget);
+    drop(suspended);
+    let state = EXEC
+        .with(|cell| std::mem::replace(&mut *cell.borrow_mut(), outer))
+        .expect("the load state is in place");
+    match state.meter.abort {
+        Some(abort) => Err(abort),
+        None => Ok(result),
+    }
+}
+
+/// Is an execution in progress on this thread (and not borrowed by the host)?
+#[inline]
+pub(crate) fn is_executing() -> bool {
+    EXEC.with(|cell| {
+        cell.try_borrow()
+            .map(|state| state.is_some())
+            .unwrap_or(false)
+    })
 }
 
 /// [`charge`] for code that also runs outside executions (the metered type

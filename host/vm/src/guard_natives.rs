@@ -87,13 +87,20 @@ pub(crate) fn charge_operator(
             }
         }
         // printf-style formatting can request unbounded widths ("%999999999d").
-        OperatorCode::Mod
-            if left.downcast_ref::<PyStr>().is_some()
-                || left.downcast_ref::<PyBytes>().is_some() =>
-        {
-            return Err(
-                vm.new_type_error("%-formatting is not supported by the actor VM; use f-strings")
-            );
+        OperatorCode::Mod => {
+            let template = if let Some(text) = left.downcast_ref::<PyStr>() {
+                Some(text.as_bytes().to_vec())
+            } else {
+                left.downcast_ref::<PyBytes>()
+                    .map(|b| b.as_bytes().to_vec())
+            };
+            if let Some(template) = template {
+                crate::formatting::check_percent_template(&template)
+                    .map_err(|reason| vm.new_value_error(reason))?;
+                // Every argument may be formatted (by `repr`, through the
+                // charging slots); the result is charged by the caller.
+                return charge(size_cycles(left_size) + size_cycles(right_size), 0, vm);
+            }
         }
         _ => {}
     }
@@ -112,7 +119,10 @@ pub(crate) fn apply_operator(
         OperatorCode::Mult => vm._mul(left, right),
         OperatorCode::MatMult => vm._matmul(left, right),
         OperatorCode::Div => vm._truediv(left, right),
-        OperatorCode::Mod => vm._mod(left, right),
+        OperatorCode::Mod => match printf_slot(left, vm) {
+            Some(format) => format(left, right, vm),
+            None => vm._mod(left, right),
+        },
         OperatorCode::Pow => vm._pow(left, right, vm.ctx.none.as_object()),
         OperatorCode::LShift => vm._lshift(left, right),
         OperatorCode::RShift => vm._rshift(left, right),
@@ -121,6 +131,51 @@ pub(crate) fn apply_operator(
         OperatorCode::BitAnd => vm._and(left, right),
         OperatorCode::FloorDiv => vm._floordiv(left, right),
     }
+}
+
+type PrintfSlot = rustpython_vm::protocol::PyNumberBinaryFunc;
+
+/// The `%` slots of `str` and `bytes`, taken off the types so that `%`
+/// formatting only runs here, after its template was checked
+/// ([`take_printf_slots`]).
+static PRINTF_SLOTS: std::sync::OnceLock<(PrintfSlot, PrintfSlot)> = std::sync::OnceLock::new();
+
+/// Removes `%` from `str`, `bytes` and `bytearray` (so an unchecked
+/// `"%999999999d" % 1` is a plain `TypeError` everywhere) and keeps the
+/// originals for the operator guard. Idempotent per thread.
+pub(crate) fn take_printf_slots(vm: &VirtualMachine) {
+    let types = &vm.ctx.types;
+    if let (Some(str_format), Some(bytes_format)) = (
+        types.str_type.slots.as_number.remainder.load(),
+        types.bytes_type.slots.as_number.remainder.load(),
+    ) {
+        let _ = PRINTF_SLOTS.set((str_format, bytes_format));
+    }
+    for class in [types.str_type, types.bytes_type, types.bytearray_type] {
+        class.slots.as_number.remainder.store(None);
+        class.slots.as_number.right_remainder.store(None);
+        class.slots.as_number.inplace_remainder.store(None);
+    }
+}
+
+fn printf_slot(left: &PyObjectRef, vm: &VirtualMachine) -> Option<PrintfSlot> {
+    let (str_format, bytes_format) = *PRINTF_SLOTS.get()?;
+    if left.class().is(vm.ctx.types.str_type) {
+        Some(str_format)
+    } else if left.class().is(vm.ctx.types.bytes_type) {
+        Some(bytes_format)
+    } else {
+        None
+    }
+}
+
+/// Is `method` a bound Python function (a method the actor wrote)?
+fn is_python_method(method: &PyObjectRef) -> bool {
+    use rustpython_vm::builtins::{PyBoundMethod, PyFunction};
+    // Builtin methods are `builtin_function_or_method`s; a bound method is
+    // a Python function bound to an instance.
+    method.downcast_ref::<PyBoundMethod>().is_some()
+        || method.downcast_ref::<PyFunction>().is_some()
 }
 
 pub(crate) fn binop_native(
@@ -221,12 +276,33 @@ pub(crate) fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult
     if args.args.len() < 2 {
         return Err(vm.new_type_error("_pvm_method needs a receiver and a name"));
     }
-    let receiver = args.args.remove(0);
+    // `str.lower(s)`, `bytes.fromhex(h)`: the real type's method.
+    let receiver = crate::builtin_types::real_type_of(&args.args.remove(0));
     let name_obj = args.args.remove(0);
     let name = name_obj
         .downcast_ref::<PyStr>()
         .and_then(|s| s.to_str().map(str::to_owned))
         .ok_or_else(|| vm.new_type_error("method name must be str"))?;
+    let method = receiver.get_attr(&vm.ctx.new_str(name.as_str()), vm)?;
+    if is_python_method(&method) {
+        // A method of the actor's own (`def update(self, key, value)`): its
+        // body is metered code; the builtin size rules below do not apply.
+        return method.call(args, vm);
+    }
+    if crate::names::FORMAT_METHODS.contains(&name.as_str()) {
+        let template = if receiver.downcast_ref::<PyStr>().is_some() {
+            Some(receiver.clone())
+        } else {
+            args.args.first().cloned()
+        };
+        let template = template
+            .as_ref()
+            .and_then(|t| t.downcast_ref::<PyStr>())
+            .and_then(|t| t.to_str().map(str::to_owned))
+            .unwrap_or_default();
+        crate::formatting::check_format_template(&template)
+            .map_err(|reason| vm.new_value_error(reason))?;
+    }
     let (elements, bytes) = size_of(&receiver);
     let receiver_chars = bytes;
     let int_arg =
@@ -276,7 +352,8 @@ pub(crate) fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult
         | "symmetric_difference"
         | "issubset"
         | "issuperset"
-        | "isdisjoint" => {
+        | "isdisjoint"
+        | "__init__" => {
             if let Some(first) = args.args.first().cloned() {
                 args.args[0] = materialize(first.clone(), vm)?;
             }
@@ -298,7 +375,6 @@ pub(crate) fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult
     }
     let argument_cycles: u64 = args.args.iter().map(|a| size_cycles(size_of(a))).sum();
     charge(size_cycles((elements, bytes)) + argument_cycles, 0, vm)?;
-    let method = receiver.get_attr(&vm.ctx.new_str(name), vm)?;
     let result = method.call(args, vm)?;
     charge_size(&result, vm)?;
     Ok(result)

@@ -114,6 +114,9 @@ pub const SIZED_METHODS: &[&str] = &[
     "removesuffix",
     "bit_length",
     "bit_count",
+    // Templates are checked before they run (`crate::formatting`).
+    "format",
+    "format_map",
 ];
 
 /// Rewrites `module` in place.
@@ -343,6 +346,15 @@ fn is_numeric(expr: &Expr) -> bool {
 /// `*`, `**` and `<<` are never exempt: they amplify (`s * 2`, `2 ** n`).
 fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
     use ast::Operator::*;
+    // `"%d items" % n` is formatting, which the operator guard checks.
+    if op == Mod
+        && matches!(
+            left,
+            Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
+        )
+    {
+        return false;
+    }
     matches!(
         op,
         Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
@@ -545,6 +557,32 @@ impl Transformer for Rewriter {
                 for clause in &mut if_stmt.elif_else_clauses {
                     meter_suite(&mut clause.body, 0);
                 }
+            }
+            Stmt::With(with) => meter_suite(&mut with.body, 0),
+            Stmt::Match(match_stmt) => {
+                for case in &mut match_stmt.cases {
+                    meter_suite(&mut case.body, 0);
+                }
+                // A star pattern copies the rest of the subject (`case [x,
+                // *rest]`, `case {**rest}`): charge the subject's size once.
+                if match_stmt
+                    .cases
+                    .iter()
+                    .any(|case| has_star_pattern(&case.pattern))
+                {
+                    let range = match_stmt.subject.range();
+                    let subject = take(&mut match_stmt.subject);
+                    *match_stmt.subject =
+                        guard_call(Guard::Result.name(), vec![subject], Vec::new(), range);
+                }
+            }
+            Stmt::Assign(assign) if assign.targets.iter().any(has_starred_target) => {
+                // `first, *rest = xs` copies xs inside one instruction: draw
+                // it through a charged list first.
+                let range = assign.value.range();
+                let value = take(&mut assign.value);
+                *assign.value =
+                    guard_call(Guard::Materialize.name(), vec![value], Vec::new(), range);
             }
             Stmt::Try(try_stmt) => {
                 meter_suite(&mut try_stmt.body, 0);
@@ -797,6 +835,41 @@ fn suite_cost(body: &ast::Suite) -> u64 {
     body.iter().map(stmt_header_cost).sum()
 }
 
+/// Does an assignment target unpack with `*name`?
+fn has_starred_target(target: &Expr) -> bool {
+    match target {
+        Expr::Starred(_) => true,
+        Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+            elts.iter().any(has_starred_target)
+        }
+        _ => false,
+    }
+}
+
+/// Does a match pattern capture the rest of a sequence or mapping?
+fn has_star_pattern(pattern: &ast::Pattern) -> bool {
+    match pattern {
+        ast::Pattern::MatchStar(_) => true,
+        ast::Pattern::MatchMapping(mapping) => {
+            mapping.rest.is_some() || mapping.patterns.iter().any(has_star_pattern)
+        }
+        ast::Pattern::MatchSequence(sequence) => sequence.patterns.iter().any(has_star_pattern),
+        ast::Pattern::MatchClass(class) => {
+            class.arguments.patterns.iter().any(has_star_pattern)
+                || class
+                    .arguments
+                    .keywords
+                    .iter()
+                    .any(|keyword| has_star_pattern(&keyword.pattern))
+        }
+        ast::Pattern::MatchAs(as_pattern) => {
+            as_pattern.pattern.as_deref().is_some_and(has_star_pattern)
+        }
+        ast::Pattern::MatchOr(or) => or.patterns.iter().any(has_star_pattern),
+        _ => false,
+    }
+}
+
 /// Inserts `_pvm_meter(extra + cost of the suite's own statements)` at its top.
 fn meter_suite(body: &mut ast::Suite, extra: u64) {
     let Some(first) = body.first() else { return };
@@ -827,6 +900,22 @@ fn stmt_header_cost(stmt: &Stmt) -> u64 {
         Stmt::Assert(s) => expr_cost(&s.test) + s.msg.as_deref().map_or(0, expr_cost),
         Stmt::Delete(s) => s.targets.iter().map(target_cost).sum(),
         Stmt::FunctionDef(_) | Stmt::ClassDef(_) => cost::CONTAINER,
+        // `__enter__` and `__exit__` are two calls.
+        Stmt::With(s) => s
+            .items
+            .iter()
+            .map(|item| expr_cost(&item.context_expr) + 2 * cost::CALL)
+            .sum(),
+        // Every case may be tried: its pattern's tests and its guard.
+        Stmt::Match(s) => {
+            expr_cost(&s.subject)
+                + s.cases
+                    .iter()
+                    .map(|case| {
+                        cost::STATEMENT + cost::CALL + case.guard.as_deref().map_or(0, expr_cost)
+                    })
+                    .sum::<u64>()
+        }
         Stmt::Try(s) => s
             .handlers
             .iter()

@@ -22,19 +22,23 @@
 
 pub mod alloc;
 mod builtin_natives;
+mod builtin_types;
 mod code_cache;
 pub mod compile;
 mod convert;
 pub mod costs;
 pub mod error;
 mod exec;
+pub mod formatting;
 mod guard_natives;
 pub mod guards;
 pub mod helpers;
 pub mod host;
 pub mod instrument;
 mod iteration;
+pub mod load;
 pub mod meter;
+pub mod names;
 mod pvm_host;
 pub mod runtime;
 pub mod sandbox;

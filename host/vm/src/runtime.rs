@@ -53,12 +53,21 @@ const FLOAT_FREELIST: usize = 100;
 const COMPLEX_FREELIST: usize = 100;
 const FRAME_FREELIST: usize = 200;
 
+/// An actor module loaded on this interpreter.
+struct LoadedActor {
+    class: PyObjectRef,
+    /// The module's globals and, for a module that rebinds them (`global`),
+    /// what the load left in them (restored at every invocation).
+    globals: PyDictRef,
+    snapshot: Option<Vec<(PyObjectRef, PyObjectRef)>>,
+}
+
 /// Objects created once per interpreter.
 pub(crate) struct Runtime {
     pub(crate) interpreter: Interpreter,
     builtins: PyObjectRef,
     storage: PyObjectRef,
-    actor_classes: RefCell<HashMap<Hash, PyObjectRef>>,
+    actor_classes: RefCell<HashMap<Hash, LoadedActor>>,
     /// A prelude generator function: each call makes a frame (for settling
     /// the frame free list).
     frame_maker: PyObjectRef,
@@ -165,35 +174,24 @@ const PLAIN_BUILTINS: &[&str] = &[
     "filter",
     "round",
     "staticmethod",
+    "classmethod",
+    "property",
+    "super",
+    "object",
+    "issubclass",
+    "callable",
+    "next",
+    "repr",
     "slice",
     "NotImplemented",
     "Ellipsis",
 ];
-/// Builtins that consume their first argument entirely in Rust.
-const CONSUMING_BUILTINS: &[&str] = &[
-    "sum",
-    "min",
-    "max",
-    "any",
-    "all",
-    "list",
-    "tuple",
-    "set",
-    "frozenset",
-    "dict",
-    "sorted",
-];
-/// Builtins whose work grows with their argument or result (conversions).
-const CONVERTING_BUILTINS: &[&str] = &[
-    "str",
-    "int",
-    "bytes",
-    "bytearray",
-    "bin",
-    "hex",
-    "oct",
-    "pow",
-];
+/// Builtin functions that consume their first argument entirely in Rust
+/// (the consuming types are [`crate::builtin_types`]).
+const CONSUMING_BUILTINS: &[&str] = &["sum", "min", "max", "any", "all", "sorted"];
+/// Builtin functions whose work grows with their argument or result
+/// (conversions; the converting types are [`crate::builtin_types`]).
+const CONVERTING_BUILTINS: &[&str] = &["bin", "hex", "oct", "pow"];
 const EXCEPTIONS: &[&str] = &[
     "Exception",
     "ArithmeticError",
@@ -240,6 +238,8 @@ impl Runtime {
             vm.state.gc.disable();
             crate::iteration::init_type();
             crate::slot_meter::install(vm);
+            crate::builtin_types::install_construction_meter(vm);
+            crate::load::install_freeze(vm);
             let parts = Runtime::init_objects(vm);
             // The interpreter's own objects live forever: keep them out of
             // every later collection's scan.
@@ -306,16 +306,24 @@ impl Runtime {
             let original = get(name);
             let sort = *name == "sorted";
             let function = vm.new_function(name, move |args: FuncArgs, vm: &VirtualMachine| {
-                builtin_natives::consuming_builtin(&original, sort, args, vm)
+                builtin_natives::consuming_builtin(sort, args, vm, |args| original.call(args, vm))
             });
             set(name, function.into());
         }
         for name in CONVERTING_BUILTINS {
             let original = get(name);
             let function = vm.new_function(name, move |args: FuncArgs, vm: &VirtualMachine| {
-                builtin_natives::converting_builtin(&original, args, vm)
+                builtin_natives::converting_builtin(&original, args, vm, |args| {
+                    original.call(args, vm)
+                })
             });
             set(name, function.into());
+        }
+        for (name, metered_type) in crate::builtin_types::make_types(vm) {
+            set(name, metered_type);
+        }
+        for (name, function) in builtin_natives::reflective_builtins(vm) {
+            set(name, function);
         }
         let real_build_class = get("__build_class__");
         let build_class = vm.new_function(
@@ -432,6 +440,7 @@ impl Runtime {
             make_module(vm, "json", crate::helpers::json_functions(vm)),
         );
 
+        crate::load::freeze_objects(modules.values());
         let import_modules = modules;
         let import = vm.new_function(
             "__import__",
@@ -504,8 +513,14 @@ impl Runtime {
     /// guarantees it), so the cached class carries no state between calls and
     /// the cache cannot change any result or cost.
     pub(crate) fn actor_class(&self, compiled: &CompiledActor, vm: &VirtualMachine) -> PyResult {
-        if let Some(class) = self.actor_classes.borrow().get(&compiled.code_hash) {
-            return Ok(class.clone());
+        if let Some(loaded) = self.actor_classes.borrow().get(&compiled.code_hash) {
+            if let Some(snapshot) = &loaded.snapshot {
+                loaded.globals.clear();
+                for (name, value) in snapshot {
+                    loaded.globals.set_item(&**name, value.clone(), vm)?;
+                }
+            }
+            return Ok(loaded.class.clone());
         }
         let globals = vm.ctx.new_dict();
         globals.set_item("__builtins__", self.builtins.clone(), vm)?;
@@ -514,13 +529,40 @@ impl Runtime {
         // constants such as frozensets that the compiler folds `in {…}` into.
         let code =
             rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, compiled.bytecode.clone());
-        vm.run_code_obj(code, Scope::new(None, globals.clone()))?;
-        let class = globals.get_item(compiled.class_name.as_str(), vm)?;
-        self.actor_classes
-            .borrow_mut()
-            .insert(compiled.code_hash, class.clone());
         // Loading kept objects alive that came off the free lists.
         self.unsettled_all.set(true);
+        let loaded = crate::exec::run_load(invoke_handler, || {
+            vm.run_code_obj(code, Scope::new(None, globals.clone()))
+        });
+        match loaded {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => {
+                let message = crate::exec::exception_message(&error, vm);
+                return Err(
+                    vm.new_runtime_error(format!("the actor module failed to load: {message}"))
+                );
+            }
+            Err(abort) => {
+                return Err(vm.new_runtime_error(format!(
+                    "the actor module failed to load: {} ({} cycles are available to module-level code)",
+                    crate::exec::abort_message(abort),
+                    crate::load::LOAD_CYCLES
+                )));
+            }
+        }
+        crate::load::freeze(&globals, &compiled.nonlocal_names, vm).map_err(|mutable| {
+            vm.new_type_error(format!("the actor module cannot be loaded: {mutable}"))
+        })?;
+        let class = globals.get_item(compiled.class_name.as_str(), vm)?;
+        let snapshot = compiled.rebinds_globals.then(|| globals.items_vec());
+        self.actor_classes.borrow_mut().insert(
+            compiled.code_hash,
+            LoadedActor {
+                class: class.clone(),
+                globals,
+                snapshot,
+            },
+        );
         Ok(class)
     }
 
@@ -589,13 +631,33 @@ fn unhashable(
     )))
 }
 
-/// `__build_class__` for actors: classes created by actor code get the
-/// address-free repr and address-free (absent) hash, whatever they inherit.
-fn build_class_native(real: &PyObjectRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+/// `__build_class__` for actors: a builtin type named as a base
+/// (`class Money(int)`) is the real type behind its
+/// [`crate::builtin_types::MeteredType`]; and classes whose `repr` or hash
+/// would come from `object` (where they depend on the memory address) get
+/// the address-free repr and no hash. A `__repr__`/`__hash__` the class or a
+/// base defines — the actor's own, or a builtin base's, all deterministic —
+/// stays.
+fn build_class_native(real: &PyObjectRef, mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    for arg in args.args.iter_mut().skip(2) {
+        *arg = crate::builtin_types::real_type_of(arg);
+    }
     let class = real.call(args, vm)?;
     if let Some(class) = class.downcast_ref::<rustpython_vm::builtins::PyType>() {
-        class.slots.repr.store(Some(address_free_repr));
-        class.slots.hash.store(Some(unhashable));
+        let object = vm.ctx.types.object_type;
+        let defined_by_object = |name: &str| {
+            let name = vm.ctx.intern_str(name);
+            std::iter::once(class.to_owned())
+                .chain(class.mro_collect())
+                .find(|ancestor| ancestor.get_direct_attr(name).is_some())
+                .is_none_or(|ancestor| ancestor.is(object))
+        };
+        if defined_by_object("__repr__") {
+            class.slots.repr.store(Some(address_free_repr));
+        }
+        if defined_by_object("__hash__") {
+            class.slots.hash.store(Some(unhashable));
+        }
     }
     Ok(class)
 }
@@ -678,13 +740,9 @@ fn make_identity_deterministic(vm: &VirtualMachine) {
     }
     types.type_type.slots.hash.store(Some(unhashable));
     // printf-style formatting (`"%999999999d" % 1`) allocates whatever width
-    // the format asks for, inside one instruction. Removing the slot makes
-    // `str % x` a plain TypeError everywhere, so `%` needs no guard.
-    for class in [types.str_type, types.bytes_type, types.bytearray_type] {
-        class.slots.as_number.remainder.store(None);
-        class.slots.as_number.right_remainder.store(None);
-        class.slots.as_number.inplace_remainder.store(None);
-    }
+    // the format asks for, inside one instruction: it only runs in the
+    // operator guard, after the template is checked.
+    crate::guard_natives::take_printf_slots(vm);
     types.none_type.slots.hash.store(Some(none_hash));
 }
 

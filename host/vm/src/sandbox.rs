@@ -1,27 +1,28 @@
 //! The deploy-time validator: rejects every construct that could reach outside
-//! the sandbox, leak non-deterministic values or keep state outside
-//! `self.storage`, and names the line and construct in a [`DeployRejection`].
+//! the sandbox or leak non-deterministic values, and names the line, the
+//! construct and the alternative in a [`DeployRejection`].
 //!
-//! The validator is the first of three layers. The second is the restricted
+//! The validator is the first of four layers. The second is the restricted
 //! builtins dict and import hook in [`crate::runtime`] (names not listed there
-//! do not exist for an actor); the third is the size guards. The rules are
-//! deliberately syntactic, so they are decidable at deploy and cheap:
+//! do not exist for an actor); the third is the size guards; the fourth is
+//! the load ([`crate::load`]), which runs module-level code under its own
+//! budget and refuses mutable values shared between calls. The rules here are
+//! syntactic, so they are decidable at deploy and cheap:
 //!
-//! - no attribute whose name starts with `_` (closes `__class__`,
-//!   `__subclasses__`, `__globals__`, `__dict__`, …) and none of the
-//!   non-underscore introspection attributes (`gi_frame`, `f_back`,
-//!   `tb_frame`, `co_code`, `mro`, …), nor `format`/`format_map`, whose field
-//!   syntax (`"{0.__class__}"`) performs attribute access from a string;
-//! - no dunder names and no names of reflective builtins (`getattr`, `eval`,
-//!   `exec`, `compile`, `open`, `id`, `hash`, `type`, `globals`, …);
-//! - imports only of the five actor modules;
-//! - no attribute assignment, `global`, `with`, `async`, `match`, `try*`,
-//!   type aliases or template strings; module and class bodies contain only
-//!   imports, functions, classes and constant assignments; default arguments
-//!   are constants; no dunder methods (so objects get our deterministic
-//!   `repr` and hashing rules);
+//! - no introspection attribute ([`crate::names::refuse_attribute`]): dunders
+//!   other than the protocol methods (`__class__`, `__dict__`, `__globals__`,
+//!   `__subclasses__`, …), `_pvm` and `_sunder_` names, frame and code
+//!   attributes; `format`/`format_map` only called in place, where the
+//!   method guard checks the template;
+//! - no dunder names other than a few class attributes, and none of the
+//!   builtins that escape or reflect on the interpreter (`eval`, `exec`,
+//!   `open`, `globals`, `vars`, `id`, …);
+//! - imports only of the actor modules ([`IMPORTABLE_MODULES`]);
+//! - no `async`, `try*`, type aliases, template strings, class keywords
+//!   (`metaclass=`), `__del__` and the other dunders
+//!   [`crate::names::REFUSED_DUNDER_METHODS`] lists; module level holds
+//!   definitions and assignments, not control flow;
 //! - f-string format specs are literal and cannot request huge widths.
-
 use std::fmt;
 
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
@@ -31,11 +32,6 @@ use ruff_text_size::{Ranged, TextSize};
 
 /// Modules an actor may import.
 pub const IMPORTABLE_MODULES: &[&str] = &["pvm_host", "json", "base64", "hashing", "math"];
-
-/// Decorators an actor may use.
-/// Decorators by bare name; `@pvm_host.timer_handler` is allowed too
-/// ([`is_timer_handler_decorator`]).
-const ALLOWED_DECORATORS: &[&str] = &["actor", "staticmethod", "timer_handler"];
 
 /// Builtins that reflect on or escape the interpreter, named so the rejection
 /// is explicit (they are also absent from the actor's builtins).
@@ -50,41 +46,19 @@ const FORBIDDEN_NAMES: &[&str] = &[
     "help",
     "exit",
     "quit",
-    "getattr",
-    "setattr",
-    "delattr",
-    "hasattr",
     "globals",
     "locals",
     "vars",
     "dir",
     "id",
     "hash",
-    "type",
-    "object",
-    "super",
     "memoryview",
-    "classmethod",
-    "property",
-    "iter",
-    "next",
-    "format",
-    "repr",
     "ascii",
-    "callable",
-    "issubclass",
     "aiter",
     "anext",
     "float",
     "complex",
 ];
-
-/// Non-underscore attributes that expose frames, code or the class hierarchy.
-const FORBIDDEN_ATTRIBUTE_PREFIXES: &[&str] = &["gi_", "cr_", "ag_", "f_", "tb_", "co_"];
-const FORBIDDEN_ATTRIBUTES: &[&str] = &["mro", "format", "format_map", "fromkeys"];
-
-/// Widest field an f-string format spec may request.
-const MAX_FORMAT_WIDTH_DIGITS: usize = 4;
 
 /// Why an actor's source was refused at deploy.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,25 +126,24 @@ impl Validator<'_> {
         first_line.chars().take(60).collect()
     }
 
-    /// Module bodies may only define things: anything executed at import time
-    /// would run unmetered and could keep state between calls.
+    /// Module bodies define things: control flow at module level would run
+    /// once per node, at load, where it belongs in a function.
     fn check_module_level(&mut self, stmt: &Stmt) {
         match stmt {
-            Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::FunctionDef(_) | Stmt::Pass(_) => {}
+            Stmt::Import(_)
+            | Stmt::ImportFrom(_)
+            | Stmt::FunctionDef(_)
+            | Stmt::Pass(_)
+            | Stmt::Assign(_)
+            | Stmt::AnnAssign(_)
+            | Stmt::Expr(_) => {}
             Stmt::ClassDef(class) => self.check_class_body(class),
-            Stmt::Assign(assign) => self.check_constant(&assign.value),
-            Stmt::AnnAssign(assign) => {
-                if let Some(value) = &assign.value {
-                    self.check_constant(value);
-                }
-            }
-            Stmt::Expr(expr) if is_constant(&expr.value) => {}
             other => {
                 let snippet = self.snippet(other);
                 self.reject(
                     other,
                     snippet,
-                    "module level may only contain imports, functions, classes and constant assignments",
+                    "module level may only contain imports, functions, classes and assignments (it runs once per node, at load); put logic in a function",
                 );
             }
         }
@@ -182,48 +155,44 @@ impl Validator<'_> {
                 self.reject(
                     class,
                     format!("class {}", class.name),
-                    "class keywords (metaclass=…) are not allowed",
+                    "class keywords (metaclass=…) are not allowed: a metaclass would run code whenever the class is used; use a decorator or a base class",
                 );
             }
             for base in arguments.args.iter() {
-                if !matches!(base, Expr::Name(_)) {
+                if !is_static_reference(base) {
                     self.reject(
                         base,
                         self.snippet(base),
-                        "class bases must be plain names of classes in this module",
+                        "class bases must be names (Base, enum.Enum, Generic[T])",
                     );
                 }
             }
         }
         for stmt in &class.body {
             match stmt {
-                Stmt::FunctionDef(_) | Stmt::Pass(_) => {}
-                Stmt::Assign(assign) => self.check_constant(&assign.value),
-                Stmt::Expr(expr) if is_constant(&expr.value) => {}
+                Stmt::FunctionDef(_)
+                | Stmt::ClassDef(_)
+                | Stmt::Pass(_)
+                | Stmt::Assign(_)
+                | Stmt::AnnAssign(_)
+                | Stmt::Expr(_) => {}
                 other => {
                     let snippet = self.snippet(other);
                     self.reject(
                         other,
                         snippet,
-                        "class bodies may only contain methods and constant assignments",
+                        "class bodies may only contain methods, classes, assignments and annotations",
                     );
                 }
             }
         }
     }
 
-    fn check_constant(&mut self, expr: &Expr) {
-        if !is_constant(expr) {
-            self.reject(
-                expr,
-                self.snippet(expr),
-                "only constants (numbers, strings, bytes, True/False/None and tuples of them) may be assigned here; keep state in self.storage",
-            );
-        }
-    }
-
     fn check_name(&mut self, node: &impl Ranged, name: &str) {
-        if name.starts_with("__") || name.starts_with("_pvm") {
+        let dunder = name.len() > 4 && name.starts_with("__") && name.ends_with("__");
+        if (dunder && !crate::names::CLASS_DUNDER_ATTRIBUTES.contains(&name))
+            || name.starts_with("_pvm")
+        {
             self.reject(
                 node,
                 format!("name {name}"),
@@ -236,6 +205,16 @@ impl Validator<'_> {
                 "this builtin is not available to actors",
             );
         }
+    }
+}
+
+/// `Name`, `module.Name`, `Generic[T]`: what a class base may be.
+fn is_static_reference(expr: &Expr) -> bool {
+    match expr {
+        Expr::Name(_) => true,
+        Expr::Attribute(attribute) => is_static_reference(&attribute.value),
+        Expr::Subscript(subscript) => is_static_reference(&subscript.value),
+        _ => false,
     }
 }
 
@@ -309,60 +288,52 @@ impl<'a> Visitor<'a> for Validator<'_> {
                         "async functions are not supported",
                     );
                 }
-                if name.starts_with("__") || name.starts_with("_pvm") {
+                if name.starts_with("_pvm") {
                     self.reject(
                         stmt,
                         format!("def {name}"),
-                        "dunder methods are not allowed (objects get deterministic repr/eq/hash from the VM)",
+                        "_pvm names are reserved for the VM",
                     );
                 }
-                for decorator in &function.decorator_list {
-                    self.check_decorator(decorator);
+                if let Some((_, reason)) = crate::names::REFUSED_DUNDER_METHODS
+                    .iter()
+                    .find(|(refused, _)| *refused == name)
+                {
+                    self.reject(stmt, format!("def {name}"), *reason);
                 }
                 if function.type_params.is_some() {
                     self.reject(
                         stmt,
                         format!("def {name}[…]"),
-                        "type parameters are not supported",
+                        "type parameter syntax is not supported; use typing.TypeVar",
                     );
                 }
-                for parameter in function.parameters.iter_non_variadic_params() {
-                    if let Some(default) = &parameter.default {
-                        if !is_constant(default) {
-                            self.reject(
-                                default.as_ref(),
-                                self.snippet(default.as_ref()),
-                                "default arguments must be constants (a mutable default would persist between calls)",
-                            );
-                        }
-                    }
-                }
                 for parameter in function.parameters.iter() {
-                    self.check_name(stmt, parameter.name().as_str());
+                    let parameter = parameter.name().as_str();
+                    if parameter.starts_with("__") || parameter.starts_with("_pvm") {
+                        self.check_name(stmt, parameter);
+                    }
                 }
             }
             Stmt::ClassDef(class) => {
                 let name = class.name.as_str();
                 self.check_name(stmt, name);
-                for decorator in &class.decorator_list {
-                    self.check_decorator(decorator);
-                }
                 if class.type_params.is_some() {
                     self.reject(
                         stmt,
                         format!("class {name}[…]"),
-                        "type parameters are not supported",
+                        "type parameter syntax is not supported; use typing.Generic",
                     );
                 }
             }
-            Stmt::Global(_) => self.reject(
+            Stmt::With(with) if with.is_async => {
+                self.reject(stmt, "async with", "async code is not supported")
+            }
+            Stmt::TypeAlias(_) => self.reject(
                 stmt,
-                "global",
-                "module globals are constant; keep state in self.storage",
+                "type",
+                "type statements are not supported; assign the alias (Alias = dict[str, int])",
             ),
-            Stmt::With(_) => self.reject(stmt, "with", "context managers are not supported"),
-            Stmt::Match(_) => self.reject(stmt, "match", "match statements are not supported"),
-            Stmt::TypeAlias(_) => self.reject(stmt, "type", "type aliases are not supported"),
             Stmt::IpyEscapeCommand(_) => self.reject(stmt, "escape command", "not Python"),
             Stmt::Try(try_stmt) if try_stmt.is_star => {
                 self.reject(stmt, "try/except*", "exception groups are not supported")
@@ -391,7 +362,7 @@ impl<'a> Visitor<'a> for Validator<'_> {
                     self.check_store_target(target);
                 }
             }
-            Stmt::For(for_stmt) => self.check_store_target(&for_stmt.target),
+            Stmt::For(for_stmt) => self.check_loop_target(&for_stmt.target),
             _ => {}
         }
         walk_stmt(self, stmt);
@@ -405,17 +376,29 @@ impl<'a> Visitor<'a> for Validator<'_> {
             Expr::Name(name) => self.check_name(expr, name.id.as_str()),
             Expr::Attribute(attribute) => {
                 let attr = attribute.attr.as_str();
-                if attr.starts_with('_')
-                    || FORBIDDEN_ATTRIBUTES.contains(&attr)
-                    || FORBIDDEN_ATTRIBUTE_PREFIXES
-                        .iter()
-                        .any(|p| attr.starts_with(p))
-                {
+                if let Some(reason) = crate::names::refuse_attribute(attr) {
+                    self.reject(expr, format!("attribute .{attr}"), reason);
+                } else if crate::names::FORMAT_METHODS.contains(&attr) {
                     self.reject(
                         expr,
                         format!("attribute .{attr}"),
-                        "introspection attributes (and str.format field access) are not available to actors",
+                        "str.format and format_map can only be called in place (\"{}\".format(x)), where the VM checks the template",
                     );
+                }
+            }
+            Expr::Call(call) => {
+                // `"…".format(…)` in place: the attribute itself is fine.
+                if let Expr::Attribute(attribute) = call.func.as_ref() {
+                    if crate::names::FORMAT_METHODS.contains(&attribute.attr.as_str()) {
+                        self.visit_expr(&attribute.value);
+                        for argument in call.arguments.args.iter() {
+                            self.visit_expr(argument);
+                        }
+                        for keyword in call.arguments.keywords.iter() {
+                            self.visit_expr(&keyword.value);
+                        }
+                        return;
+                    }
                 }
             }
             Expr::Await(_) => self.reject(expr, "await", "async code is not supported"),
@@ -442,7 +425,7 @@ impl<'a> Visitor<'a> for Validator<'_> {
                     self.reject(expr, "async comprehension", "async code is not supported");
                 }
                 for generator in generators {
-                    self.check_store_target(&generator.target);
+                    self.check_loop_target(&generator.target);
                 }
             }
             Expr::FString(fstring) => self.check_fstring(expr, fstring),
@@ -467,35 +450,33 @@ pub(crate) fn is_timer_handler_decorator(decorator: &ast::Decorator) -> bool {
 }
 
 impl Validator<'_> {
-    fn check_decorator(&mut self, decorator: &ast::Decorator) {
-        let allowed = matches!(&decorator.expression, Expr::Name(n) if ALLOWED_DECORATORS.contains(&n.id.as_str()))
-            || is_timer_handler_decorator(decorator);
-        if !allowed {
-            self.reject(
-                decorator,
-                format!("@{}", self.snippet(&decorator.expression)),
-                "only @actor, @staticmethod and @pvm_host.timer_handler decorators are allowed",
-            );
-        }
-    }
-
-    /// State lives in `self.storage`, never in attributes; starred targets
-    /// would unpack an unbounded iterator inside one unmetered instruction.
+    /// Assignment targets: names, items, attributes (of instances — loaded
+    /// classes, functions and modules refuse them at run time) and one
+    /// starred name (the instrumenter draws the value through a charged
+    /// list first).
     fn check_store_target(&mut self, target: &Expr) {
         match target {
-            Expr::Attribute(_) => self.reject(
-                target,
-                self.snippet(target),
-                "attribute assignment is not allowed; keep state in self.storage",
-            ),
-            Expr::Starred(_) => self.reject(
-                target,
-                self.snippet(target),
-                "starred assignment targets are not supported",
-            ),
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
                 for elt in elts {
                     self.check_store_target(elt);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Loop targets unpack every item inside the loop's own instruction: a
+    /// starred one would drain an unbounded item unmetered.
+    fn check_loop_target(&mut self, target: &Expr) {
+        match target {
+            Expr::Starred(_) => self.reject(
+                target,
+                self.snippet(target),
+                "starred targets in a for loop or comprehension are not supported; unpack the item in the body (first, *rest = item)",
+            ),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                for elt in elts {
+                    self.check_loop_target(elt);
                 }
             }
             _ => {}
@@ -507,13 +488,6 @@ impl Validator<'_> {
             let ast::InterpolatedStringElement::Interpolation(interpolation) = element else {
                 continue;
             };
-            if interpolation.conversion != ast::ConversionFlag::None {
-                self.reject(
-                    expr,
-                    self.snippet(expr),
-                    "f-string conversions (!r, !s, !a) are not supported",
-                );
-            }
             let Some(spec) = &interpolation.format_spec else {
                 continue;
             };
@@ -530,27 +504,20 @@ impl Validator<'_> {
                     }
                 }
             }
-            let longest_number = literal
-                .split(|c: char| !c.is_ascii_digit())
-                .map(str::len)
-                .max()
-                .unwrap_or(0);
-            if longest_number > MAX_FORMAT_WIDTH_DIGITS {
-                self.reject(
-                    expr,
-                    self.snippet(expr),
-                    "f-string widths and precisions are limited to 4 digits",
-                );
+            if let Err(reason) = crate::formatting::check_format_spec(&literal) {
+                self.reject(expr, self.snippet(expr), reason);
             }
         }
     }
 }
 
-/// `name` or `name[key]` / `name.attr[key]` with a constant or name key:
-/// targets that can be read a second time without side effects.
+/// `name`, `name.attr` (`self.total`) or `name[key]` / `name.attr[key]` with
+/// a constant or name key: targets that can be read a second time without
+/// side effects.
 pub(crate) fn is_simple_target(target: &Expr) -> bool {
     match target {
         Expr::Name(_) => true,
+        Expr::Attribute(attribute) => matches!(attribute.value.as_ref(), Expr::Name(_)),
         Expr::Subscript(subscript) => {
             let base_ok = match subscript.value.as_ref() {
                 Expr::Name(_) => true,
@@ -585,11 +552,10 @@ mod tests {
     #[test]
     fn names_line_and_construct() {
         let rejection =
-            check("class A:\n    def f(self):\n        x = 1\n        return type(x)\n")
-                .unwrap_err();
+            check("class A:\n    def f(self):\n        x = 1\n        return id(x)\n").unwrap_err();
         assert_eq!(rejection.line, 4);
-        assert_eq!(rejection.construct, "name type");
-        assert!(rejection.to_string().starts_with("line 4: name type:"));
+        assert_eq!(rejection.construct, "name id");
+        assert!(rejection.to_string().starts_with("line 4: name id:"));
     }
 
     #[test]
@@ -606,7 +572,7 @@ mod tests {
                 "attribute .gi_code",
             ),
             (
-                "class A:\n    def f(self):\n        return '{}'.format_map({})\n",
+                "class A:\n    def f(self):\n        return list(map('{}'.format_map, []))\n",
                 "attribute .format_map",
             ),
             (
@@ -614,14 +580,29 @@ mod tests {
                 "name vars",
             ),
             (
-                "class A:\n    def f(self):\n        with x:\n            pass\n",
-                "with",
+                "class A:\n    def f(self, xs):\n        for a, *b in xs:\n            pass\n",
+                "*b",
+            ),
+            (
+                "class A:\n    def f(self):\n        g = '{}'.format\n",
+                "attribute .format",
+            ),
+            (
+                "class A:\n    def __del__(self):\n        pass\n",
+                "def __del__",
+            ),
+            (
+                "class A:\n    def f(self):\n        return self._pvm_x\n",
+                "attribute ._pvm_x",
+            ),
+            (
+                "class A:\n    def f(self, e):\n        return e._value_\n",
+                "attribute ._value_",
             ),
             (
                 "class A:\n    async def f(self):\n        pass\n",
                 "async def f",
             ),
-            ("class A:\n    def f(self):\n        a, *b = [1, 2]\n", "*b"),
             (
                 "class A:\n    def f(self):\n        return f'{1:>{9999999}}'\n",
                 "f'{1:>{9999999}}'",
@@ -634,10 +615,9 @@ mod tests {
                 "class A:\n    def f(self, d):\n        d[g()] += 1\n",
                 "d[g()] += 1",
             ),
-            ("@dataclass\nclass A:\n    pass\n", "@dataclass"),
             ("class A(metaclass=M):\n    pass\n", "class A"),
-            ("x = [1]\nclass A:\n    pass\n", "[1]"),
-            ("print(1)\nclass A:\n    pass\n", "print(1)"),
+            ("for x in y:\n    pass\nclass A:\n    pass\n", "for x in y:"),
+            ("print(1)\nclass A:\n    pass\n", "name print"),
             (
                 "class A:\n    def f(self, a, c):\n        return a == self.b() == c\n",
                 "chained comparison",

@@ -1,0 +1,410 @@
+//! The builtin types actors see: `int`, `str`, `bytes`, `bytearray`, `list`,
+//! `tuple`, `set`, `frozenset`, `dict` and `type`.
+//!
+//! Constructing one of these does work that grows with the argument
+//! (`list(big)` copies, `tuple(range(10**12))` would never return), so the
+//! construction must be charged. RustPython's adaptive interpreter, though,
+//! turns a hot call of the exact `tuple` or `str` type into an inline
+//! conversion that no type slot sees, and calls `list` through its own
+//! constructor fast path. So the names in the actor's builtins are not the
+//! types themselves but [`MeteredType`]s: one native object per type that
+//!
+//! - charges a call the way the guarded conversions always have
+//!   ([`crate::builtin_natives`]) and then constructs the real type;
+//! - answers `isinstance(x, int)` and `issubclass(C, dict)` for the real type
+//!   (`__instancecheck__`/`__subclasscheck__`), compares equal only to
+//!   itself, is what `type(3)` returns, and forwards attributes
+//!   (`int.from_bytes`, `bytes.fromhex`, `str.lower`) — the size-dependent
+//!   methods through the method guard, so `sorted(xs, key=str.lower)` pays
+//!   for every call;
+//! - stands in for the real type as a class base (`class Money(int)`), as a
+//!   generic (`list[int]`) and in unions (`int | None`).
+//!
+//! Classes actors derive from these types are real heap types: their
+//! construction is charged by the wrapped `type` call slots
+//! ([`install_construction_meter`]) unless the class defines its own
+//! `__init__`/`__new__` (whose bodies are metered code).
+
+use std::sync::OnceLock;
+
+use rustpython_vm::builtins::{PyStr, PyType, PyTypeRef};
+use rustpython_vm::common::hash::PyHash;
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::protocol::{PyMappingMethods, PyNumberMethods};
+use rustpython_vm::types::{AsMapping, AsNumber, Callable, GetAttr, Hashable, Representable};
+use rustpython_vm::{
+    atomic_func, pyclass, AsObject, Py, PyObject, PyObjectRef, PyPayload, PyResult, Traverse,
+    VirtualMachine,
+};
+
+use crate::builtin_natives::{consuming_builtin, converting_builtin};
+use crate::exec::is_executing;
+use crate::instrument::SIZED_METHODS;
+
+/// How constructing a type is charged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Construction {
+    /// `list`, `tuple`, `set`, `frozenset`, `dict`: walk their argument.
+    Consuming,
+    /// `int`, `str`, `bytes`, `bytearray`: charged by argument and result size.
+    Converting,
+    /// `type`: `type(x)` (one argument) only.
+    TypeOf,
+}
+
+/// Types whose construction is charged, by actor-visible name.
+pub(crate) const METERED_TYPES: &[(&str, Construction)] = &[
+    ("int", Construction::Converting),
+    ("str", Construction::Converting),
+    ("bytes", Construction::Converting),
+    ("bytearray", Construction::Converting),
+    ("list", Construction::Consuming),
+    ("tuple", Construction::Consuming),
+    ("set", Construction::Consuming),
+    ("frozenset", Construction::Consuming),
+    ("dict", Construction::Consuming),
+    ("type", Construction::TypeOf),
+];
+
+/// Methods the real types define as class methods: called on the type, not
+/// on an instance passed first.
+const CLASS_METHODS: &[&str] = &["fromhex", "from_bytes", "maketrans", "fromkeys"];
+
+/// An actor-visible builtin type (see the module docs).
+#[pyclass(module = false, name = "builtin_type", traverse)]
+#[derive(Debug, PyPayload)]
+pub(crate) struct MeteredType {
+    #[pytraverse(skip)]
+    real: PyTypeRef,
+    #[pytraverse(skip)]
+    construction: Construction,
+    /// Metered stand-ins for the real type's size-dependent methods.
+    #[pytraverse(skip)]
+    methods: Vec<(&'static str, PyObjectRef)>,
+}
+
+#[pyclass(with(Callable, GetAttr, Representable, Hashable, AsMapping, AsNumber))]
+impl MeteredType {
+    #[pymethod]
+    fn __instancecheck__(zelf: &Py<Self>, obj: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+        if zelf.construction == Construction::TypeOf && obj.downcast_ref::<MeteredType>().is_some()
+        {
+            return Ok(true);
+        }
+        obj.is_instance(zelf.real.as_object(), vm)
+    }
+
+    #[pymethod]
+    fn __subclasscheck__(zelf: &Py<Self>, sub: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+        real_type_of(&sub).is_subclass(zelf.real.as_object(), vm)
+    }
+}
+
+impl Callable for MeteredType {
+    type Args = FuncArgs;
+
+    fn call(zelf: &Py<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        let real = zelf.real.as_object();
+        match zelf.construction {
+            Construction::Consuming => {
+                let sort = false;
+                consuming_builtin(sort, args, vm, |args| construct(real, args, vm))
+            }
+            Construction::Converting => {
+                let real_ref: PyObjectRef = zelf.real.clone().into();
+                converting_builtin(&real_ref, args, vm, |args| construct(real, args, vm))
+            }
+            Construction::TypeOf => {
+                if args.args.len() == 1 && args.kwargs.is_empty() {
+                    Ok(visible_class_of(&args.args[0], vm))
+                } else {
+                    Err(vm.new_type_error(
+                        "type() takes one argument in an actor (type(x) is x's class); \
+                         create classes with a class statement",
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl GetAttr for MeteredType {
+    fn getattro(zelf: &Py<Self>, name: &Py<PyStr>, vm: &VirtualMachine) -> PyResult {
+        if let Some(text) = name.to_str() {
+            if let Some((_, method)) = zelf.methods.iter().find(|(n, _)| *n == text) {
+                return Ok(method.clone());
+            }
+        }
+        zelf.real.as_object().get_attr(name, vm)
+    }
+}
+
+impl Representable for MeteredType {
+    fn repr_str(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
+        Ok(format!("<class '{}'>", zelf.real.name()))
+    }
+}
+
+impl Hashable for MeteredType {
+    fn hash(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<PyHash> {
+        // By name, not address: set and dict order stay the same everywhere.
+        vm.ctx
+            .new_str(zelf.real.name().to_string())
+            .as_object()
+            .hash(vm)
+    }
+}
+
+impl AsMapping for MeteredType {
+    fn as_mapping() -> &'static PyMappingMethods {
+        static AS_MAPPING: PyMappingMethods = PyMappingMethods {
+            // `list[int]`, `dict[str, int]` in annotations.
+            subscript: atomic_func!(|mapping, needle, vm| {
+                let zelf = MeteredType::mapping_downcast(mapping);
+                vm.call_method(
+                    zelf.real.as_object(),
+                    "__class_getitem__",
+                    (needle.to_owned(),),
+                )
+            }),
+            ..PyMappingMethods::NOT_IMPLEMENTED
+        };
+        &AS_MAPPING
+    }
+}
+
+impl AsNumber for MeteredType {
+    fn as_number() -> &'static PyNumberMethods {
+        static AS_NUMBER: PyNumberMethods = PyNumberMethods {
+            // `int | None` in annotations.
+            or: Some(|a, b, vm| vm._or(&real_type_of(a), &real_type_of(b))),
+            ..PyNumberMethods::NOT_IMPLEMENTED
+        };
+        &AS_NUMBER
+    }
+}
+
+/// Constructs `real` through the `type` call slot as RustPython had it
+/// (charging is the caller's job).
+fn construct(real: &PyObject, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    let call = ORIGINAL_TYPE_CALL
+        .get()
+        .expect("install_construction_meter ran");
+    call(real, args, vm)
+}
+
+/// The real type behind `obj` if it is a [`MeteredType`], else `obj`.
+pub(crate) fn real_type_of(obj: &PyObject) -> PyObjectRef {
+    match obj.downcast_ref::<MeteredType>() {
+        Some(metered) => metered.real.clone().into(),
+        None => obj.to_owned(),
+    }
+}
+
+thread_local! {
+    /// This interpreter's metered types (each runtime thread has its own
+    /// type objects), for `type(x)`.
+    static VISIBLE: std::cell::RefCell<Vec<(PyTypeRef, PyObjectRef)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `type(obj)` as actors see it: the [`MeteredType`] for the builtin types
+/// above (and for `type` itself), else the real class.
+pub(crate) fn visible_class_of(obj: &PyObject, vm: &VirtualMachine) -> PyObjectRef {
+    let class = obj.class();
+    let _ = vm;
+    VISIBLE.with(|visible| {
+        visible
+            .borrow()
+            .iter()
+            .find(|(real, _)| real.is(class))
+            .map(|(_, metered)| metered.clone())
+            .unwrap_or_else(|| class.to_owned().into())
+    })
+}
+
+/// Makes the actor-visible builtin types of this interpreter, by name.
+pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    use rustpython_vm::class::PyClassImpl;
+    let _ = MeteredType::make_static_type();
+    let real = vm.builtins.dict();
+    let mut made = Vec::new();
+    for &(name, construction) in METERED_TYPES {
+        let real_type: PyTypeRef = real
+            .get_item(name, vm)
+            .ok()
+            .and_then(|t| t.downcast::<PyType>().ok())
+            .unwrap_or_else(|| panic!("builtin type {name} exists"));
+        let methods = metered_methods(&real_type, vm);
+        let metered: PyObjectRef = MeteredType {
+            real: real_type.clone(),
+            construction,
+            methods,
+        }
+        .into_ref(&vm.ctx)
+        .into();
+        VISIBLE.with(|visible| visible.borrow_mut().push((real_type, metered.clone())));
+        made.push((name, metered));
+    }
+    made
+}
+
+/// A native per size-dependent method of `real`, routed through the method
+/// guard: `str.lower(s)` is charged like `s.lower()`.
+fn metered_methods(real: &PyTypeRef, vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    let mut methods = Vec::new();
+    for &name in SIZED_METHODS {
+        if real.as_object().get_attr(name, vm).is_err() {
+            continue;
+        }
+        let real_object: PyObjectRef = real.clone().into();
+        let is_class_method = CLASS_METHODS.contains(&name);
+        let native = vm.new_function(name, move |mut args: FuncArgs, vm: &VirtualMachine| {
+            let receiver = if is_class_method || args.args.is_empty() {
+                real_object.clone()
+            } else {
+                args.args.remove(0)
+            };
+            args.args.insert(0, vm.ctx.new_str(name).into());
+            args.args.insert(0, receiver);
+            crate::guard_natives::method_native(args, vm)
+        });
+        methods.push((name, native.into()));
+    }
+    methods
+}
+
+type VectorCall =
+    fn(&PyObject, Vec<PyObjectRef>, usize, Option<&[PyObjectRef]>, &VirtualMachine) -> PyResult;
+type GenericCall = fn(&PyObject, FuncArgs, &VirtualMachine) -> PyResult;
+
+static ORIGINAL_TYPE_CALL: OnceLock<GenericCall> = OnceLock::new();
+static ORIGINAL_TYPE_VECTORCALL: OnceLock<VectorCall> = OnceLock::new();
+
+/// How constructing `class` must be charged, if at all: the builtin types
+/// above and classes derived from them that inherit their constructor.
+fn construction_of(class: &Py<PyType>, vm: &VirtualMachine) -> Option<Construction> {
+    let types = &vm.ctx.types;
+    let bases: [(&Py<PyType>, Construction); 9] = [
+        (types.int_type, Construction::Converting),
+        (types.str_type, Construction::Converting),
+        (types.bytes_type, Construction::Converting),
+        (types.bytearray_type, Construction::Converting),
+        (types.list_type, Construction::Consuming),
+        (types.tuple_type, Construction::Consuming),
+        (types.set_type, Construction::Consuming),
+        (types.frozenset_type, Construction::Consuming),
+        (types.dict_type, Construction::Consuming),
+    ];
+    for (base, construction) in bases {
+        if class.is(base) {
+            return Some(construction);
+        }
+    }
+    if !class
+        .slots
+        .flags
+        .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE)
+    {
+        return None;
+    }
+    for ancestor in class.mro.read().iter() {
+        for (base, construction) in bases {
+            if ancestor.is(base) {
+                // A Python `__init__`/`__new__` is metered code; the builtin
+                // base's own constructor is not.
+                let inherits = class.slots.init.load().map(|f| f as usize)
+                    == base.slots.init.load().map(|f| f as usize)
+                    && class.slots.new.load().map(|f| f as usize)
+                        == base.slots.new.load().map(|f| f as usize);
+                return inherits.then_some(construction);
+            }
+        }
+    }
+    None
+}
+
+fn metered_construction(
+    class: &PyObject,
+    construction: Construction,
+    args: FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult {
+    match construction {
+        Construction::Consuming => {
+            consuming_builtin(false, args, vm, |args| construct(class, args, vm))
+        }
+        _ => {
+            let real = class
+                .downcast_ref::<PyType>()
+                .and_then(|c| {
+                    [vm.ctx.types.bytes_type, vm.ctx.types.bytearray_type]
+                        .into_iter()
+                        .find(|b| c.fast_issubclass(b.as_object()))
+                })
+                .map_or_else(|| class.to_owned(), |b| b.to_owned().into());
+            converting_builtin(&real, args, vm, |args| construct(class, args, vm))
+        }
+    }
+}
+
+fn metered_type_call(class: &PyObject, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    if is_executing() {
+        if let Some(construction) = class
+            .downcast_ref::<PyType>()
+            .and_then(|c| construction_of(c, vm))
+        {
+            return metered_construction(class, construction, args, vm);
+        }
+    }
+    construct(class, args, vm)
+}
+
+fn metered_type_vectorcall(
+    class: &PyObject,
+    args: Vec<PyObjectRef>,
+    nargs: usize,
+    kwnames: Option<&[PyObjectRef]>,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if is_executing() {
+        if let Some(construction) = class
+            .downcast_ref::<PyType>()
+            .and_then(|c| construction_of(c, vm))
+        {
+            let args = FuncArgs::from_vectorcall_owned(args, nargs, kwnames);
+            return metered_construction(class, construction, args, vm);
+        }
+    }
+    let original = ORIGINAL_TYPE_VECTORCALL
+        .get()
+        .expect("install_construction_meter ran");
+    original(class, args, nargs, kwnames, vm)
+}
+
+/// Charges every construction of the builtin types and their subclasses
+/// that reaches the `type` call slots during an execution, and takes away
+/// the constructor fast path of `list` (and `float`) that bypasses them.
+/// Idempotent per thread.
+pub(crate) fn install_construction_meter(vm: &VirtualMachine) {
+    let type_type = vm.ctx.types.type_type;
+    let call = type_type.slots.call.load().expect("type is callable");
+    if call as usize != metered_type_call as GenericCall as usize {
+        let _ = ORIGINAL_TYPE_CALL.set(call);
+        type_type.slots.call.store(Some(metered_type_call));
+    }
+    let vectorcall = type_type
+        .slots
+        .vectorcall
+        .load()
+        .expect("type has a vectorcall slot");
+    if vectorcall as usize != metered_type_vectorcall as VectorCall as usize {
+        let _ = ORIGINAL_TYPE_VECTORCALL.set(vectorcall);
+        type_type
+            .slots
+            .vectorcall
+            .store(Some(metered_type_vectorcall));
+    }
+    vm.ctx.types.list_type.slots.vectorcall.store(None);
+    vm.ctx.types.float_type.slots.vectorcall.store(None);
+}

@@ -1,0 +1,440 @@
+//! Loading an actor module: running its body once per interpreter, under a
+//! budget of its own, and freezing what it defined.
+//!
+//! A module body defines classes and functions, and runs the decorators and
+//! static expressions written at module and class level (`@only_owner`,
+//! `@dataclass`, `T = TypeVar("T")`). The result is cached and shared by
+//! every later call on the node, so loading must neither depend on nor leak
+//! into any one execution:
+//!
+//! - it runs under its own meter of [`LOAD_CYCLES`] and memory budget of
+//!   [`LOAD_MEMORY_BYTES`] (the execution that happens to load first — a cold node, a nested
+//!   `pvm_host.call` — is charged nothing for it; a module that does not
+//!   load within the budget fails the same way on every node, at deploy);
+//! - it sees no chain: a [`LoadHost`] refuses every host call, and context
+//!   reads see block 0 and the zero address;
+//! - what it produced must be immutable ([`freeze`]): every value reachable
+//!   from the module's globals is a constant, a tuple or frozenset of them,
+//!   a function, a class, a module or an instance of a VM library class that
+//!   forbids mutation (enum members). Everything reached is recorded, and
+//!   while an execution runs, attribute assignment on those classes,
+//!   functions and modules is refused ([`install_freeze`]) — so a call on a
+//!   warm node sees exactly what a cold node loads.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+use rustpython_vm::builtins::{
+    PyBaseException, PyBytes, PyDict, PyFrozenSet, PyFunction, PyInt, PyModule, PyStr, PyTuple,
+    PyType,
+};
+use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyResult, VirtualMachine};
+use timerhost_types::{Address, ErrorKind, Hash, TimerRequest};
+
+use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
+
+/// Cycles a module body may spend while loading (decorators, dataclass and
+/// enum set-up, static expressions).
+pub const LOAD_CYCLES: u64 = 2_000_000;
+
+/// Bytes a module load may allocate (net).
+pub const LOAD_MEMORY_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The host of a module load: no chain is reachable.
+pub(crate) struct LoadHost;
+
+fn refused<T>() -> HostCall<T> {
+    HostCall::rejected(
+        HostFailure::new(
+            ErrorKind::Forbidden,
+            "module-level code runs once per node, outside any call: the chain is not reachable from it",
+        ),
+        Cost::default(),
+    )
+}
+
+impl Host for LoadHost {
+    fn block(&self) -> BlockInfo {
+        BlockInfo::default()
+    }
+    fn tx_sender(&self) -> Address {
+        Address::ZERO
+    }
+    fn actor_record(&mut self, _: &Address) -> HostCall<Option<ActorRecord>> {
+        refused()
+    }
+    fn load_code(&mut self, _: &Hash) -> Option<String> {
+        None
+    }
+    fn storage_get(&mut self, _: &Address, _: &[u8]) -> HostCall<Option<Vec<u8>>> {
+        refused()
+    }
+    fn storage_set(&mut self, _: &Address, _: &[u8], _: &[u8]) -> HostCall<()> {
+        refused()
+    }
+    fn storage_delete(&mut self, _: &Address, _: &[u8]) -> HostCall<()> {
+        refused()
+    }
+    fn storage_next_key(
+        &mut self,
+        _: &Address,
+        _: &[u8],
+        _: Option<&[u8]>,
+    ) -> HostCall<Option<Vec<u8>>> {
+        refused()
+    }
+    fn balance(&mut self, _: &Address) -> HostCall<u128> {
+        refused()
+    }
+    fn transfer(&mut self, _: &Address, _: &Address, _: u128) -> HostCall<()> {
+        refused()
+    }
+    fn emit(&mut self, _: &Address, _: &str, _: &[u8]) -> HostCall<()> {
+        refused()
+    }
+    fn checkpoint(&mut self) -> CheckpointId {
+        CheckpointId(0)
+    }
+    fn commit(&mut self, _: CheckpointId) {}
+    fn revert(&mut self, _: CheckpointId) {}
+    fn schedule_timer(&mut self, _: &Address, _: bool, _: TimerRequest) -> HostCall<Hash> {
+        refused()
+    }
+    fn extend_timer(&mut self, _: &Address, _: &Hash, _: u64) -> HostCall<()> {
+        refused()
+    }
+    fn cancel_timer(&mut self, _: &Address, _: &Hash) -> HostCall<()> {
+        refused()
+    }
+    fn revoke_timer_payments(&mut self, _: &Address) -> HostCall<()> {
+        refused()
+    }
+}
+
+thread_local! {
+    /// Addresses of the classes, functions and modules loaded on this
+    /// thread's interpreter (they live as long as it: nothing is unloaded,
+    /// so an address is never reused).
+    static FROZEN: RefCell<HashSet<usize>> = RefCell::new(HashSet::new());
+}
+
+fn address(obj: &PyObject) -> usize {
+    obj as *const PyObject as usize
+}
+
+/// Is `obj` something a module load produced (and so shared by every call)?
+pub(crate) fn is_frozen(obj: &PyObject) -> bool {
+    FROZEN.with(|frozen| frozen.borrow().contains(&address(obj)))
+}
+
+/// Records objects the interpreter itself made (its modules) as frozen.
+pub(crate) fn freeze_objects<'a>(objects: impl IntoIterator<Item = &'a PyObjectRef>) {
+    FROZEN.with(|frozen| {
+        frozen
+            .borrow_mut()
+            .extend(objects.into_iter().map(|obj| address(obj)))
+    });
+}
+
+/// Why a loaded module is refused: the path to a mutable value.
+#[derive(Debug)]
+pub(crate) struct MutableValue {
+    pub(crate) path: String,
+    pub(crate) kind: String,
+    pub(crate) nonlocal: bool,
+}
+
+impl std::fmt::Display for MutableValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.nonlocal {
+            write!(
+                f,
+                "{} rebinds a variable of a closure made at module level (nonlocal): that variable would be shared by every call on a node; keep state in self.storage",
+                self.path
+            )
+        } else {
+            write!(
+                f,
+                "{} is a {}: values made at module or class level are shared by every call on a node and must be immutable (int, str, bytes, tuple, frozenset, functions, classes); create it inside a method or keep it in self.storage",
+                self.path, self.kind
+            )
+        }
+    }
+}
+
+/// Walks everything reachable from `globals`, records it as frozen and
+/// returns the first mutable value. `nonlocal_names`: the variables some
+/// function of the module rebinds with `nonlocal`.
+pub(crate) fn freeze(
+    globals: &PyDict,
+    nonlocal_names: &[String],
+    vm: &VirtualMachine,
+) -> Result<(), MutableValue> {
+    let mut walk = Walk {
+        seen: HashSet::new(),
+        nonlocal_names,
+        vm,
+    };
+    for (name, value) in globals.items_vec() {
+        let Some(name) = name.downcast_ref::<PyStr>().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if name.starts_with("__") {
+            continue;
+        }
+        walk.visit(&value, name)?;
+    }
+    FROZEN.with(|frozen| frozen.borrow_mut().extend(walk.seen));
+    Ok(())
+}
+
+struct Walk<'a> {
+    seen: HashSet<usize>,
+    nonlocal_names: &'a [String],
+    vm: &'a VirtualMachine,
+}
+
+impl Walk<'_> {
+    fn visit(&mut self, obj: &PyObjectRef, path: &str) -> Result<(), MutableValue> {
+        let vm = self.vm;
+        if vm.is_none(obj)
+            || obj.downcast_ref::<PyInt>().is_some()
+            || obj.downcast_ref::<PyStr>().is_some()
+            || obj.downcast_ref::<PyBytes>().is_some()
+            || obj.class().is(vm.ctx.types.float_type)
+            || obj.is(&vm.ctx.ellipsis)
+            || obj.is(&vm.ctx.not_implemented)
+        {
+            return Ok(());
+        }
+        if !self.seen.insert(address(obj)) {
+            return Ok(());
+        }
+        if let Some(tuple) = obj.downcast_ref_if_exact::<PyTuple>(vm) {
+            for (index, item) in tuple.iter().enumerate() {
+                self.visit(item, &format!("{path}[{index}]"))?;
+            }
+            return Ok(());
+        }
+        if let Some(set) = obj.downcast_ref_if_exact::<PyFrozenSet>(vm) {
+            for item in set.elements() {
+                self.visit(&item, &format!("an item of {path}"))?;
+            }
+            return Ok(());
+        }
+        if obj.downcast_ref::<PyModule>().is_some()
+            || obj
+                .downcast_ref::<crate::builtin_types::MeteredType>()
+                .is_some()
+            || obj.class().is(vm.ctx.types.builtin_function_or_method_type)
+        {
+            return Ok(());
+        }
+        if let Some(function) = obj.downcast_ref::<PyFunction>() {
+            return self.visit_function(obj, function, path);
+        }
+        if let Some(class) = obj.downcast_ref::<PyType>() {
+            return self.visit_class(class, path);
+        }
+        let class = obj.class();
+        if class.is(vm.ctx.types.staticmethod_type) || class.is(vm.ctx.types.classmethod_type) {
+            if let Ok(function) = obj.get_attr("__func__", vm) {
+                self.visit(&function, path)?;
+            }
+            return Ok(());
+        }
+        if class.is(vm.ctx.types.property_type) {
+            for accessor in ["fget", "fset", "fdel"] {
+                if let Ok(function) = obj.get_attr(accessor, vm) {
+                    self.visit(&function, &format!("{path}.{accessor}"))?;
+                }
+            }
+            return Ok(());
+        }
+        if obj.class().is(vm.ctx.types.cell_type) {
+            return Ok(());
+        }
+        // Instances of classes that refuse mutation (the VM library's enum
+        // members, frozen dataclasses and named tuples mark themselves).
+        if class
+            .get_attr(vm.ctx.intern_str("_pvm_immutable"))
+            .is_some_and(|marker| marker.is(&vm.ctx.true_value))
+        {
+            return Ok(());
+        }
+        if obj.downcast_ref::<PyBaseException>().is_some() {
+            return Err(MutableValue {
+                path: path.to_owned(),
+                kind: "exception instance".into(),
+                nonlocal: false,
+            });
+        }
+        Err(MutableValue {
+            path: path.to_owned(),
+            kind: class.name().to_string(),
+            nonlocal: false,
+        })
+    }
+
+    fn visit_function(
+        &mut self,
+        obj: &PyObjectRef,
+        function: &PyFunction,
+        path: &str,
+    ) -> Result<(), MutableValue> {
+        let vm = self.vm;
+        let _ = function;
+        let freevars: Vec<String> = obj
+            .get_attr("__code__", vm)
+            .and_then(|code| code.get_attr("co_freevars", vm))
+            .ok()
+            .and_then(|names| {
+                names.downcast_ref::<PyTuple>().map(|names| {
+                    names
+                        .iter()
+                        .filter_map(|n| {
+                            n.downcast_ref::<PyStr>()
+                                .and_then(|n| n.to_str())
+                                .map(str::to_owned)
+                        })
+                        .collect()
+                })
+            })
+            .unwrap_or_default();
+        if let Some(closure) = obj
+            .get_attr("__closure__", vm)
+            .ok()
+            .filter(|c| !vm.is_none(c))
+        {
+            for (index, cell) in closure
+                .downcast_ref::<PyTuple>()
+                .map(|t| t.as_slice().to_vec())
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                let name = freevars.get(index).cloned().unwrap_or_default();
+                if self.nonlocal_names.contains(&name) {
+                    return Err(MutableValue {
+                        path: format!("{path} (variable {name})"),
+                        kind: String::new(),
+                        nonlocal: true,
+                    });
+                }
+                if let Ok(contents) = cell.get_attr("cell_contents", vm) {
+                    self.visit(&contents, &format!("{path}'s captured {name}"))?;
+                }
+            }
+        }
+        for attribute in ["__defaults__", "__kwdefaults__", "__dict__"] {
+            if let Ok(value) = obj.get_attr(attribute, vm) {
+                if let Some(dict) = value.downcast_ref::<PyDict>() {
+                    for (key, item) in dict.items_vec() {
+                        let key = key.str(vm).map(|k| k.to_string()).unwrap_or_default();
+                        self.visit(&item, &format!("{path}.{key}"))?;
+                    }
+                } else {
+                    self.visit(&value, &format!("{path} defaults"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_class(&mut self, class: &PyType, path: &str) -> Result<(), MutableValue> {
+        if !class
+            .slots
+            .flags
+            .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE)
+        {
+            return Ok(());
+        }
+        let entries: Vec<(String, PyObjectRef)> = class
+            .attributes
+            .as_dict()
+            .map(|dict| dict.items_vec())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(name, value)| {
+                let name = name.downcast_ref::<PyStr>()?.to_str()?.to_owned();
+                Some((name, value))
+            })
+            .collect();
+        for (name, value) in entries {
+            // VM-private and sunder entries (`_pvm_…`, `_member_map_`) are
+            // the library's own and out of actors' reach; of the dunders
+            // only code is walked (`__dict__`, `__weakref__` are
+            // descriptors, `__dataclass_fields__` is library bookkeeping).
+            let private = name.starts_with("_pvm")
+                || (name.starts_with('_') && name.ends_with('_') && !name.starts_with("__"));
+            let dunder = name.starts_with("__") && name.ends_with("__");
+            if private {
+                continue;
+            }
+            if dunder {
+                let code_like = value.downcast_ref::<PyFunction>().is_some()
+                    || value.class().is(self.vm.ctx.types.staticmethod_type)
+                    || value.class().is(self.vm.ctx.types.classmethod_type)
+                    || value.class().is(self.vm.ctx.types.property_type);
+                if !code_like {
+                    continue;
+                }
+            }
+            self.visit(&value, &format!("{path}.{name}"))?;
+        }
+        Ok(())
+    }
+}
+
+type SetAttro = fn(
+    &PyObject,
+    &rustpython_vm::Py<PyStr>,
+    rustpython_vm::function::PySetterValue,
+    &VirtualMachine,
+) -> PyResult<()>;
+
+macro_rules! frozen_setattr {
+    ($name:ident, $original:ident) => {
+        static $original: std::sync::OnceLock<SetAttro> = std::sync::OnceLock::new();
+        fn $name(
+            obj: &PyObject,
+            name: &rustpython_vm::Py<PyStr>,
+            value: rustpython_vm::function::PySetterValue,
+            vm: &VirtualMachine,
+        ) -> PyResult<()> {
+            if crate::exec::is_executing() && is_frozen(obj) {
+                return Err(vm.new_attribute_error(format!(
+                    "cannot set '{}' on {}: classes, functions and modules defined at load are shared by every call; keep state in self.storage or on instances",
+                    name.to_str().unwrap_or("?"),
+                    obj.class().name()
+                )));
+            }
+            let original = $original.get().expect("wrapped slot has its original");
+            original(obj, name, value, vm)
+        }
+    };
+}
+
+frozen_setattr!(type_setattr, TYPE_SETATTR);
+frozen_setattr!(function_setattr, FUNCTION_SETATTR);
+frozen_setattr!(module_setattr, MODULE_SETATTR);
+
+/// Refuses attribute assignment on loaded classes, functions and modules
+/// while an execution runs. Idempotent per thread.
+pub(crate) fn install_freeze(vm: &VirtualMachine) {
+    macro_rules! wrap {
+        ($class:expr, $original:ident, $wrapper:ident) => {
+            let class = $class;
+            if let Some(current) = class.slots.setattro.load() {
+                if current as usize != $wrapper as SetAttro as usize {
+                    let _ = $original.set(current);
+                    class.slots.setattro.store(Some($wrapper));
+                }
+            }
+        };
+    }
+    let types = &vm.ctx.types;
+    wrap!(types.type_type, TYPE_SETATTR, type_setattr);
+    wrap!(types.function_type, FUNCTION_SETATTR, function_setattr);
+    wrap!(types.module_type, MODULE_SETATTR, module_setattr);
+}
