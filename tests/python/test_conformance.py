@@ -297,6 +297,57 @@ PROGRAMS = {
         def run():
             return "%d items" % 3
     """,
+    "typing_and_dataclasses": """
+        from dataclasses import dataclass
+        from typing import Optional
+
+        @dataclass
+        class Point:
+            x: int
+            y: Optional[int] = None
+
+        def run():
+            return Point(1).x
+    """,
+    "library_modules_together": """
+        from dataclasses import dataclass, field
+        from typing import Optional, List
+        from enum import Enum, auto
+        from collections import deque, defaultdict, namedtuple, Counter
+        import functools, itertools, bisect, operator, string
+
+        class State(Enum):
+            OPEN = auto()
+            CLOSED = auto()
+
+        P = namedtuple("P", "x y")
+
+        @dataclass(order=True)
+        class Point:
+            x: int
+            y: Optional[int] = None
+            tags: List[str] = field(default_factory=list)
+
+        @functools.lru_cache(maxsize=None)
+        def fib(n):
+            return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+        def run():
+            d = deque([1, 2, 3], maxlen=3)
+            d.append(4)
+            d.rotate(1)
+            dd = defaultdict(list)
+            dd["a"].append(1)
+            xs = [1, 3, 5]
+            bisect.insort(xs, 4)
+            return [repr(Point(1)), sorted([Point(3), Point(1, 2)])[0].x, State.OPEN.name,
+                    State(2).name, [s.name for s in State], repr(State.CLOSED), list(d), dict(dd),
+                    Counter("abracadabra").most_common(2), xs, fib(30),
+                    list(itertools.islice(itertools.count(5), 3)),
+                    functools.reduce(operator.add, range(10)), string.ascii_lowercase[:5],
+                    P(1, 2).x, repr(P(1, 2)), list(itertools.permutations([1, 2, 3], 2))[:3],
+                    sorted([("b", 2), ("a", 1)], key=operator.itemgetter(1))]
+    """,
 }
 
 #: Everyday Python the VM still refuses (issue #15's table). Each must fail
@@ -309,18 +360,6 @@ REFUSED = {
             data = {"b": [1, 2, {"c": None}], "a": True}
             text = json.dumps(data, sort_keys=True)
             return [text, json.loads(text) == data]
-    """,
-    "typing_and_dataclasses": """
-        from dataclasses import dataclass
-        from typing import Optional
-
-        @dataclass
-        class Point:
-            x: int
-            y: Optional[int] = None
-
-        def run():
-            return Point(1).x
     """,
 }
 

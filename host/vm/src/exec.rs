@@ -172,12 +172,17 @@ pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<(
 }
 
 /// Runs `load` (a module load, [`crate::load`]) under an execution state
-/// of its own: a meter of [`crate::load::LOAD_CYCLES`], a memory budget of
+/// of its own: a meter of `cycles`, a memory budget of
 /// [`crate::load::LOAD_MEMORY_BYTES`] in place of the execution's, a
 /// host that refuses everything. Whatever execution is in progress on the
 /// thread is set aside and restored unchanged. Returns the load's result,
 /// or the abort that stopped it.
-pub(crate) fn run_load<R>(invoke: Invoke, load: impl FnOnce() -> R) -> Result<R, Abort> {
+pub(crate) fn run_load<R>(
+    invoke: Invoke,
+    cycles: u64,
+    load: impl FnOnce() -> R,
+) -> Result<R, Abort> {
+    begin_epoch();
     let outer = EXEC.with(|cell| cell.borrow_mut().take());
     let code_cache = outer
         .as_ref()
@@ -186,7 +191,7 @@ pub(crate) fn run_load<R>(invoke: Invoke, load: impl FnOnce() -> R) -> Result<R,
     EXEC.with(|cell| {
         *cell.borrow_mut() = Some(ExecState {
             meter: Meter {
-                cycles_limit: crate::load::LOAD_CYCLES,
+                cycles_limit: cycles,
                 cells_limit: 0,
                 ..Meter::default()
             },
@@ -214,6 +219,23 @@ pub(crate) fn run_load<R>(invoke: Invoke, load: impl FnOnce() -> R) -> Result<R,
         Some(abort) => Err(abort),
         None => Ok(result),
     }
+}
+
+thread_local! {
+    static EPOCH: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Starts a new epoch: every execution and every load runs in its own.
+pub(crate) fn begin_epoch() {
+    EPOCH.with(|epoch| epoch.set(epoch.get().wrapping_add(1)));
+}
+
+/// The epoch of the execution (or load) in progress: library caches
+/// (`functools.cache`) keep their contents only within one epoch, so what
+/// one execution cached never makes another one cheaper. Only equality of
+/// epochs is observable, never their values.
+pub(crate) fn current_epoch() -> u64 {
+    EPOCH.with(std::cell::Cell::get)
 }
 
 /// Is an execution in progress on this thread (and not borrowed by the host)?

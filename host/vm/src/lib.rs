@@ -36,6 +36,7 @@ pub mod helpers;
 pub mod host;
 pub mod instrument;
 mod iteration;
+pub mod library;
 pub mod load;
 pub mod meter;
 pub mod names;

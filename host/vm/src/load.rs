@@ -207,7 +207,12 @@ impl Walk<'_> {
         {
             return Ok(());
         }
-        if !self.seen.insert(address(obj)) {
+        // Already frozen: a library module's objects (checked when it loaded).
+        if !self.seen.insert(address(obj)) || is_frozen(obj) {
+            return Ok(());
+        }
+        // `object()` sentinels have no attributes to change.
+        if obj.class().is(vm.ctx.types.object_type) {
             return Ok(());
         }
         if let Some(tuple) = obj.downcast_ref_if_exact::<PyTuple>(vm) {
@@ -256,10 +261,26 @@ impl Walk<'_> {
         }
         // Instances of classes that refuse mutation (the VM library's enum
         // members, frozen dataclasses and named tuples mark themselves).
+        // Their contents are still walked: a named tuple or an enum member
+        // holding a list would be shared state all the same. Entries named
+        // `_pvm_…` are the library's per-execution bookkeeping.
         if class
             .get_attr(vm.ctx.intern_str("_pvm_immutable"))
             .is_some_and(|marker| marker.is(&vm.ctx.true_value))
         {
+            if let Some(tuple) = obj.downcast_ref::<PyTuple>() {
+                for (index, item) in tuple.iter().enumerate() {
+                    self.visit(item, &format!("{path}[{index}]"))?;
+                }
+            }
+            if let Some(dict) = obj.dict() {
+                for (key, value) in dict.items_vec() {
+                    let key = key.str(vm).map(|k| k.to_string()).unwrap_or_default();
+                    if !key.starts_with("_pvm") {
+                        self.visit(&value, &format!("{path}.{key}"))?;
+                    }
+                }
+            }
             return Ok(());
         }
         if obj.downcast_ref::<PyBaseException>().is_some() {
@@ -320,6 +341,12 @@ impl Walk<'_> {
                         kind: String::new(),
                         nonlocal: true,
                     });
+                }
+                // `__class__` (for `super()`) holds the class;
+                // `__classdict__` is the namespace annotation functions read,
+                // out of actors' reach.
+                if name == "__classdict__" {
+                    continue;
                 }
                 if let Ok(contents) = cell.get_attr("cell_contents", vm) {
                     self.visit(&contents, &format!("{path}'s captured {name}"))?;
@@ -416,6 +443,31 @@ macro_rules! frozen_setattr {
 }
 
 frozen_setattr!(type_setattr, TYPE_SETATTR);
+
+/// `_pvm_set_class_attr(cls, name, value)` (`value` absent: delete), for the
+/// library modules' metaclasses and class decorators: `type.__setattr__`
+/// with the frozen-class rule, without RustPython's check that the slot it
+/// calls is the one `type` had when its descriptors were made (the freeze
+/// wrapper replaced it).
+pub(crate) fn set_class_attribute(
+    class: PyObjectRef,
+    name: rustpython_vm::builtins::PyStrRef,
+    value: rustpython_vm::function::OptionalArg<PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    if class.downcast_ref::<PyType>().is_none() {
+        return Err(vm.new_type_error("_pvm_set_class_attr needs a class"));
+    }
+    let value = match value {
+        rustpython_vm::function::OptionalArg::Present(value) => {
+            rustpython_vm::function::PySetterValue::Assign(value)
+        }
+        rustpython_vm::function::OptionalArg::Missing => {
+            rustpython_vm::function::PySetterValue::Delete
+        }
+    };
+    type_setattr(&class, &name, value, vm)
+}
 frozen_setattr!(function_setattr, FUNCTION_SETATTR);
 frozen_setattr!(module_setattr, MODULE_SETATTR);
 

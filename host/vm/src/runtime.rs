@@ -442,6 +442,7 @@ impl Runtime {
 
         crate::load::freeze_objects(modules.values());
         let import_modules = modules;
+        let library_builtins = builtins.clone();
         let import = vm.new_function(
             "__import__",
             move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
@@ -453,9 +454,13 @@ impl Runtime {
                             .and_then(|s| s.to_str().map(str::to_owned))
                     })
                     .unwrap_or_default();
-                import_modules.get(name.as_str()).cloned().ok_or_else(|| {
-                    vm.new_import_error(format!("No module named '{name}'"), vm.ctx.new_str(name))
-                })
+                if let Some(module) = import_modules.get(name.as_str()) {
+                    return Ok(module.clone());
+                }
+                if let Some(module) = crate::library::import(&name, &library_builtins, vm) {
+                    return module;
+                }
+                Err(vm.new_import_error(format!("No module named '{name}'"), vm.ctx.new_str(name)))
             },
         );
         set("__import__", import.into());
@@ -531,7 +536,7 @@ impl Runtime {
             rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, compiled.bytecode.clone());
         // Loading kept objects alive that came off the free lists.
         self.unsettled_all.set(true);
-        let loaded = crate::exec::run_load(invoke_handler, || {
+        let loaded = crate::exec::run_load(invoke_handler, crate::load::LOAD_CYCLES, || {
             vm.run_code_obj(code, Scope::new(None, globals.clone()))
         });
         match loaded {

@@ -31,7 +31,22 @@ use ruff_source_file::LineIndex;
 use ruff_text_size::{Ranged, TextSize};
 
 /// Modules an actor may import.
-pub const IMPORTABLE_MODULES: &[&str] = &["pvm_host", "json", "base64", "hashing", "math"];
+pub const IMPORTABLE_MODULES: &[&str] = &[
+    "pvm_host",
+    "json",
+    "base64",
+    "hashing",
+    "math",
+    "typing",
+    "dataclasses",
+    "enum",
+    "collections",
+    "functools",
+    "itertools",
+    "bisect",
+    "operator",
+    "string",
+];
 
 /// Builtins that reflect on or escape the interpreter, named so the rejection
 /// is explicit (they are also absent from the actor's builtins).

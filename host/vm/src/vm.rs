@@ -274,6 +274,7 @@ impl Vm {
                 crate::alloc::MemoryBudget::exceeded(),
             )
             .is_ok();
+        crate::exec::begin_epoch();
         EXEC.with(|cell| {
             *cell.borrow_mut() = Some(ExecState {
                 meter,

@@ -986,3 +986,89 @@ fn h51_module_level_code_runs_under_its_own_budget() {
         error.message
     );
 }
+
+#[test]
+fn h52_library_modules_are_metered_and_hold_no_state_between_calls() {
+    for (source, kind) in [
+        // Infinite iterators consumed by builtins, library code and loops.
+        (
+            "import itertools\nclass Hostile:\n    def run(self):\n        return len(list(itertools.count()))\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "import itertools\nclass Hostile:\n    def run(self):\n        return sum(itertools.repeat(1))\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "import itertools\nclass Hostile:\n    def run(self):\n        return max(itertools.cycle([1, 2]))\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "import itertools, collections\nclass Hostile:\n    def run(self):\n        return len(collections.deque(itertools.count()))\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "import functools, operator, itertools\nclass Hostile:\n    def run(self):\n        return functools.reduce(operator.add, itertools.count())\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "import itertools\nclass Hostile:\n    def run(self):\n        return len(tuple(itertools.product(range(100), repeat=6)))\n",
+            ErrorKind::OutOfCycles,
+        ),
+        // A cache that grows without bound.
+        (
+            "import functools\n@functools.cache\ndef f(n):\n    return [n] * 100\nclass Hostile:\n    def run(self):\n        n = 0\n        while True:\n            f(n)\n            n += 1\n",
+            ErrorKind::OutOfCycles,
+        ),
+        // Dataclass and namedtuple bombs.
+        (
+            "from dataclasses import dataclass, field\n@dataclass\nclass Big:\n    xs: list = field(default_factory=list)\nclass Hostile:\n    def run(self):\n        out = []\n        while True:\n            out.append(Big([0] * 100000))\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "from collections import namedtuple\nclass Hostile:\n    def run(self):\n        return namedtuple('P', ['f' + str(i) for i in range(100000)])\n",
+            ErrorKind::OutOfCycles,
+        ),
+        (
+            "from collections import Counter\nclass Hostile:\n    def run(self):\n        return Counter('x' * 10**7).most_common(1)\n",
+            ErrorKind::OutOfCycles,
+        ),
+    ] {
+        let [cold, warm] = run_module_twice(source);
+        assert_eq!(cold.0, Some(kind), "{source}");
+        assert_eq!(cold, warm, "{source}: cold and warm interpreters differ");
+    }
+    // A module-level cache makes no call cheaper than the first: each
+    // execution starts with it empty.
+    let source = "import functools\n@functools.cache\ndef slow(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\nclass Hostile:\n    def run(self):\n        return slow(5000)\n";
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    host.install_actor(addr(1), source);
+    assert!(vm
+        .deploy(&mut host, &addr(1), source, &[], hostile_limits())
+        .is_success());
+    let cycles: Vec<u64> = (0..3)
+        .map(|_| {
+            let outcome = vm.call(
+                &mut host,
+                &addr(1),
+                "run",
+                &[],
+                hostile_limits(),
+                Invocation::Transaction,
+            );
+            assert!(outcome.is_success(), "{:?}", outcome.result);
+            outcome.cycles_used
+        })
+        .collect();
+    assert_eq!(cycles[0], cycles[1]);
+    assert_eq!(cycles[1], cycles[2]);
+    // Library modules are shared: actors cannot change them.
+    for body in [
+        "        import dataclasses\n        dataclasses.dataclass = len\n",
+        "        import enum\n        enum.Enum.extra = 1\n",
+        "        import functools\n        functools.reduce.extra = 1\n",
+    ] {
+        expect_runtime_message(ErrorKind::Revert, body, "shared by every call");
+    }
+}

@@ -1,0 +1,129 @@
+//! The VM's library modules: `typing`, `dataclasses`, `enum`,
+//! `collections`, `functools`, `itertools`, `bisect`, `operator` and
+//! `string`, written in Python (`src/stdlib/*.py`) as the deterministic
+//! subset of their CPython namesakes.
+//!
+//! They are trusted code — not validated, since they use metaclasses and
+//! introspection actors may not — but instrumented exactly like actor code,
+//! so every loop and call in them is metered: `itertools.count()` consumed by
+//! `list()` runs out of cycles, a `dataclass` with many fields costs its
+//! fields. Each is compiled once per process and executed once per
+//! interpreter, on first import, under a load budget of its own
+//! ([`crate::exec::run_load`]), so importing one costs no execution anything;
+//! what it defined is then frozen like a loaded actor module
+//! ([`crate::load::freeze`]).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use ruff_python_ast as ast;
+use ruff_source_file::SourceFileBuilder;
+use rustpython_compiler_core::bytecode::CodeObject;
+use rustpython_vm::builtins::{PyCode, PyDictRef};
+use rustpython_vm::scope::Scope;
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+
+/// The library modules and their sources.
+pub const LIBRARY_MODULES: &[(&str, &str)] = &[
+    ("typing", include_str!("stdlib/typing.py")),
+    ("dataclasses", include_str!("stdlib/dataclasses.py")),
+    ("enum", include_str!("stdlib/enum.py")),
+    ("collections", include_str!("stdlib/collections.py")),
+    ("functools", include_str!("stdlib/functools.py")),
+    ("itertools", include_str!("stdlib/itertools.py")),
+    ("bisect", include_str!("stdlib/bisect.py")),
+    ("operator", include_str!("stdlib/operator.py")),
+    ("string", include_str!("stdlib/string.py")),
+];
+
+/// Cycles a library module may spend while it loads (defining classes with
+/// metaclasses and decorators is real work; it is paid once per
+/// interpreter and by nobody).
+pub const LIBRARY_LOAD_CYCLES: u64 = 50_000_000;
+
+/// The instrumented bytecode of every library module, compiled on first use.
+fn compiled() -> &'static HashMap<&'static str, Result<CodeObject, String>> {
+    static COMPILED: OnceLock<HashMap<&'static str, Result<CodeObject, String>>> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        LIBRARY_MODULES
+            .iter()
+            .map(|(name, source)| (*name, compile(name, source)))
+            .collect()
+    })
+}
+
+fn compile(name: &str, source: &str) -> Result<CodeObject, String> {
+    let parsed = ruff_python_parser::parse_module(source)
+        .map_err(|error| format!("library module {name} does not parse: {error}"))?;
+    let mut module = parsed.into_syntax();
+    crate::instrument::instrument(&mut module);
+    let source_file = SourceFileBuilder::new(format!("<pvm {name}>"), source).finish();
+    rustpython_codegen::compile::compile_top(
+        ast::Mod::Module(module),
+        source_file,
+        rustpython_compiler_core::Mode::Exec,
+        rustpython_codegen::CompileOpts::default(),
+    )
+    .map_err(|error| format!("library module {name} does not compile: {}", error.error))
+}
+
+thread_local! {
+    /// This interpreter's loaded library modules.
+    static LOADED: RefCell<HashMap<&'static str, PyObjectRef>> = RefCell::new(HashMap::new());
+}
+
+/// `import name` of a library module (`None`: not a library module).
+pub(crate) fn import(name: &str, builtins: &PyDictRef, vm: &VirtualMachine) -> Option<PyResult> {
+    let (name, _) = LIBRARY_MODULES.iter().find(|(n, _)| *n == name)?;
+    if let Some(module) = LOADED.with(|loaded| loaded.borrow().get(name).cloned()) {
+        return Some(Ok(module));
+    }
+    Some(load(name, builtins, vm))
+}
+
+fn load(name: &'static str, builtins: &PyDictRef, vm: &VirtualMachine) -> PyResult {
+    let code = match compiled().get(name).expect("listed") {
+        Ok(code) => code.clone(),
+        Err(message) => return Err(vm.new_import_error(message.clone(), vm.ctx.new_str(name))),
+    };
+    let globals = vm.ctx.new_dict();
+    globals.set_item("__builtins__", builtins.clone().into(), vm)?;
+    globals.set_item("__name__", vm.ctx.new_str(name).into(), vm)?;
+    globals.set_item(
+        "_pvm_epoch",
+        vm.new_function("_pvm_epoch", crate::exec::current_epoch)
+            .into(),
+        vm,
+    )?;
+    for native in ["_pvm_set_class_attr", "_pvm_del_class_attr"] {
+        globals.set_item(
+            native,
+            vm.new_function(native, crate::load::set_class_attribute)
+                .into(),
+            vm,
+        )?;
+    }
+    let code = PyCode::new_ref_from_bytecode(vm, code);
+    let ran = crate::exec::run_load(crate::runtime::invoke_handler, LIBRARY_LOAD_CYCLES, || {
+        vm.run_code_obj(code, Scope::new(None, globals.clone()))
+    });
+    let failed = |message: String| {
+        Err(vm.new_import_error(
+            format!("library module {name} failed to load: {message}"),
+            vm.ctx.new_str(name),
+        ))
+    };
+    match ran {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => return failed(crate::exec::exception_message(&error, vm)),
+        Err(abort) => return failed(crate::exec::abort_message(abort).to_owned()),
+    }
+    if let Err(mutable) = crate::load::freeze(&globals, &[], vm) {
+        return failed(mutable.to_string());
+    }
+    let module: PyObjectRef = vm.new_module(name, globals, None).into();
+    crate::load::freeze_objects([&module]);
+    LOADED.with(|loaded| loaded.borrow_mut().insert(name, module.clone()));
+    Ok(module)
+}

@@ -1,0 +1,523 @@
+"""The actor-VM subset of CPython's ``dataclasses``.
+
+``@dataclass`` reads the class annotations and adds ``__init__``,
+``__repr__``, ``__eq__``, ordering, hashing and frozen-ness like CPython, but
+the methods are closures looping over the field list (no ``exec``).  Left
+out: ``slots=True``, ``weakref_slot``, ``InitVar``, ``make_dataclass``,
+string ``"ClassVar[...]"`` annotations, the recursive-repr guard, deep copies
+in ``asdict``/``astuple`` (non-container values are shared, not copied) and
+the generated ``__doc__`` signature.
+"""
+
+import typing
+
+
+class FrozenInstanceError(AttributeError):
+    pass
+
+
+class _Sentinel:
+    _pvm_immutable = True
+
+    def __init__(self, name):
+        object.__setattr__(self, '_name', name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f'{self._name} is immutable')
+
+    def __repr__(self):
+        return self._name
+
+
+class _MISSING_TYPE(_Sentinel):
+    pass
+
+
+class _KW_ONLY_TYPE(_Sentinel):
+    pass
+
+
+MISSING = _MISSING_TYPE('MISSING')
+KW_ONLY = _KW_ONLY_TYPE('KW_ONLY')
+_FIELD = _Sentinel('_FIELD')
+_FIELD_CLASSVAR = _Sentinel('_FIELD_CLASSVAR')
+_UNSET = _Sentinel('_UNSET')
+
+
+class Field:
+    """One field; built by ``field()`` and immutable once its class is made."""
+
+    _pvm_immutable = True
+
+    def __init__(self, default, default_factory, init, repr, hash, compare, metadata, kw_only):
+        items = () if metadata is None else tuple(dict(metadata).items())
+        for name, value in (('name', None), ('type', None), ('default', default),
+                            ('default_factory', default_factory), ('init', init),
+                            ('repr', repr), ('hash', hash), ('compare', compare),
+                            ('_metadata', items), ('kw_only', kw_only), ('_field_type', None)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError('dataclass fields are read-only')
+
+    def __delattr__(self, name):
+        raise AttributeError('dataclass fields are read-only')
+
+    @property
+    def metadata(self):
+        return dict(self._metadata)
+
+    def __repr__(self):
+        return ('Field('
+                f'name={self.name!r},'
+                f'type={self.type!r},'
+                f'default={self.default!r},'
+                f'default_factory={self.default_factory!r},'
+                f'init={self.init!r},'
+                f'repr={self.repr!r},'
+                f'hash={self.hash!r},'
+                f'compare={self.compare!r},'
+                f'metadata={self.metadata!r},'
+                f'kw_only={self.kw_only!r},'
+                f'_field_type={self._field_type}'
+                ')')
+
+
+class _DataclassParams:
+    _pvm_immutable = True
+
+    def __init__(self, init, repr, eq, order, unsafe_hash, frozen):
+        for name, value in (('init', init), ('repr', repr), ('eq', eq), ('order', order),
+                            ('unsafe_hash', unsafe_hash), ('frozen', frozen)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError('dataclass parameters are read-only')
+
+
+def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True,
+          hash=None, compare=True, metadata=None, kw_only=MISSING):
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError('cannot specify both default and default_factory')
+    return Field(default, default_factory, init, repr, hash, compare, metadata, kw_only)
+
+
+def _set(obj, name, value):
+    object.__setattr__(obj, name, value)
+
+
+def _own(cls, name):
+    return name in cls.__dict__
+
+
+def _is_classvar(annotation):
+    return annotation is typing.ClassVar or (
+        isinstance(annotation, typing._Alias) and annotation.__origin__ is typing.ClassVar)
+
+
+def _class_value(cls, name, default):
+    """``getattr(cls, name, default)`` for plain class attributes, read from the
+    MRO's dicts (the VM's getattr refuses some names)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return default
+
+
+def _get_field(cls, name, annotation, default_kw_only):
+    default = _class_value(cls, name, MISSING)
+    if isinstance(default, Field):
+        f = default
+    else:
+        f = field(default=default)
+    _set(f, 'name', name)
+    _set(f, 'type', annotation)
+    if _is_classvar(annotation):
+        _set(f, '_field_type', _FIELD_CLASSVAR)
+        if f.default_factory is not MISSING:
+            raise TypeError(f'field {name} cannot have a default factory')
+        if f.kw_only is not MISSING:
+            raise TypeError(f'field {name} is a ClassVar but specifies kw_only')
+        return f
+    _set(f, '_field_type', _FIELD)
+    if f.kw_only is MISSING:
+        _set(f, 'kw_only', default_kw_only)
+    if f.default is not MISSING and type(f.default).__hash__ is None:
+        raise ValueError(f'mutable default {type(f.default)} for field '
+                         f'{name} is not allowed: use default_factory')
+    return f
+
+
+def _names_list(names):
+    quoted = [repr(n) for n in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return quoted[0] + ' and ' + quoted[1]
+    return ', '.join(quoted[:-1]) + ', and ' + quoted[-1]
+
+
+def _bind(qualname, names, nkwonly, optional, args, kwargs):
+    """Binds a call like CPython binds ``def f(self, *names)`` whose last
+    ``nkwonly`` names are keyword-only; unset optional values are ``_UNSET``."""
+    count = len(names)
+    npos = count - nkwonly
+    values = [_UNSET] * count
+    for key in kwargs:
+        index = 0
+        while index < count and names[index] != key:
+            index += 1
+        if index == count:
+            raise TypeError(f"{qualname}() got an unexpected keyword argument '{key}'")
+        if index < len(args) and index < npos:
+            raise TypeError(f"{qualname}() got multiple values for argument '{key}'")
+        values[index] = kwargs[key]
+    if len(args) > npos:
+        ndefaults = 0
+        for index in range(npos):
+            if optional[index]:
+                ndefaults += 1
+        if ndefaults:
+            sig = f'from {npos + 1 - ndefaults} to {npos + 1}'
+        else:
+            sig = str(npos + 1)
+        plural = 's' if ndefaults or npos != 0 else ''
+        given = len(args) + 1
+        kwonly_given = 0
+        for index in range(npos, count):
+            if values[index] is not _UNSET:
+                kwonly_given += 1
+        if kwonly_given:
+            extra = (f" positional argument{'s' if given != 1 else ''} (and {kwonly_given} "
+                     f"keyword-only argument{'s' if kwonly_given != 1 else ''})")
+        else:
+            extra = ''
+        verb = 'was' if given == 1 and not kwonly_given else 'were'
+        raise TypeError(f'{qualname}() takes {sig} positional argument{plural} '
+                        f'but {given}{extra} {verb} given')
+    index = 0
+    for arg in args:
+        values[index] = arg
+        index += 1
+    for lo, hi, kind in ((0, npos, 'positional'), (npos, count, 'keyword-only')):
+        missing = [names[i] for i in range(lo, hi) if values[i] is _UNSET and not optional[i]]
+        if missing:
+            plural = 's' if len(missing) > 1 else ''
+            raise TypeError(f'{qualname}() missing {len(missing)} required {kind} '
+                            f'argument{plural}: {_names_list(missing)}')
+    return values
+
+
+def _make_init(cls, flds, frozen, post_init):
+    qualname = cls.__qualname__ + '.__init__'
+    init_fields = [f for f in flds if f.init]
+    ordered = tuple([f for f in init_fields if not f.kw_only] +
+                    [f for f in init_fields if f.kw_only])
+    names = tuple([f.name for f in ordered])
+    nkwonly = len([f for f in ordered if f.kw_only])
+    optional = tuple([f.default is not MISSING or f.default_factory is not MISSING
+                      for f in ordered])
+    default_found = False
+    for f in ordered:
+        if f.kw_only:
+            continue
+        if f.default is not MISSING or f.default_factory is not MISSING:
+            default_found = True
+        elif default_found:
+            raise TypeError(f'non-default argument {f.name!r} follows default argument')
+    flds = tuple(flds)
+
+    def __init__(self, *args, **kwargs):
+        values = _bind(qualname, names, nkwonly, optional, args, kwargs)
+        given = dict(zip(names, values))
+        for f in flds:
+            if f.init:
+                value = given[f.name]
+                if value is _UNSET:
+                    if f.default_factory is not MISSING:
+                        value = f.default_factory()
+                    else:
+                        value = f.default
+            elif f.default_factory is not MISSING:
+                value = f.default_factory()
+            else:
+                continue
+            if frozen:
+                object.__setattr__(self, f.name, value)
+            else:
+                setattr(self, f.name, value)
+        if post_init:
+            self.__post_init__()
+    return __init__
+
+
+def _values(obj, names):
+    return tuple([getattr(obj, name) for name in names])
+
+
+def _make_repr(names):
+    def __repr__(self):
+        parts = [name + '=' + repr(getattr(self, name)) for name in names]
+        return type(self).__qualname__ + '(' + ', '.join(parts) + ')'
+    return __repr__
+
+
+def _make_eq(names):
+    def __eq__(self, other):
+        if type(other) is type(self):
+            return _values(self, names) == _values(other, names)
+        return NotImplemented
+    return __eq__
+
+
+def _make_order(names):
+    def __lt__(self, other):
+        if type(other) is type(self):
+            return _values(self, names) < _values(other, names)
+        return NotImplemented
+
+    def __le__(self, other):
+        if type(other) is type(self):
+            return _values(self, names) <= _values(other, names)
+        return NotImplemented
+
+    def __gt__(self, other):
+        if type(other) is type(self):
+            return _values(self, names) > _values(other, names)
+        return NotImplemented
+
+    def __ge__(self, other):
+        if type(other) is type(self):
+            return _values(self, names) >= _values(other, names)
+        return NotImplemented
+    return (('__lt__', __lt__), ('__le__', __le__), ('__gt__', __gt__), ('__ge__', __ge__))
+
+
+def _make_hash(names):
+    def __hash__(self):
+        return _values(self, names).__hash__()
+    return __hash__
+
+
+def _make_frozen():
+    # CPython lets instances of a plain subclass set non-field attributes; here
+    # every instance refuses, since the class is marked immutable for the VM.
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f'cannot assign to field {name!r}')
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f'cannot delete field {name!r}')
+    return __setattr__, __delattr__
+
+
+def _add(cls, name, value):
+    """Sets a generated method unless the class defines it; True if it did."""
+    if _own(cls, name):
+        return True
+    if callable(value):
+        value.__qualname__ = f'{cls.__qualname__}.{name}'
+    _pvm_set_class_attr(cls, name, value)
+    return False
+
+
+def _process_class(cls, init, repr, eq, order, unsafe_hash, frozen, match_args, kw_only):
+    fields = {}
+    any_frozen_base = False
+    has_dataclass_bases = False
+    mro = cls.__mro__
+    index = len(mro) - 1
+    while index > 0:
+        base_fields = mro[index].__dict__.get('__dataclass_fields__')
+        if base_fields is not None:
+            has_dataclass_bases = True
+            for f in base_fields.values():
+                fields[f.name] = f
+            if mro[index].__dataclass_params__.frozen:
+                any_frozen_base = True
+        index -= 1
+
+    annotations = cls.__annotations__
+    own_fields = []
+    kw_only_seen = False
+    for name in annotations:
+        annotation = annotations[name]
+        if annotation is KW_ONLY:
+            if kw_only_seen:
+                raise TypeError(f'{name!r} is KW_ONLY, but KW_ONLY has already been specified')
+            kw_only_seen = True
+            kw_only = True
+            continue
+        own_fields.append(_get_field(cls, name, annotation, kw_only))
+    for f in own_fields:
+        fields[f.name] = f
+        if isinstance(_class_value(cls, f.name, None), Field):
+            if f.default is MISSING:
+                _pvm_del_class_attr(cls, f.name)
+            else:
+                _pvm_set_class_attr(cls, f.name, f.default)
+    for name in cls.__dict__:
+        if isinstance(cls.__dict__[name], Field) and name not in annotations:
+            raise TypeError(f'{name!r} is a field but has no type annotation')
+
+    if has_dataclass_bases:
+        if any_frozen_base and not frozen:
+            raise TypeError('cannot inherit non-frozen dataclass from a frozen one')
+        if not any_frozen_base and frozen:
+            raise TypeError('cannot inherit frozen dataclass from a non-frozen one')
+
+    class_hash = cls.__dict__.get('__hash__', MISSING)
+    has_explicit_hash = not (class_hash is MISSING or (class_hash is None and _own(cls, '__eq__')))
+
+    cls.__dataclass_fields__ = fields
+    cls.__dataclass_params__ = _DataclassParams(init, repr, eq, order, unsafe_hash, frozen)
+    all_fields = [f for f in fields.values() if f._field_type is _FIELD]
+
+    if init:
+        _add(cls, '__init__', _make_init(cls, all_fields, frozen, _has_post_init(cls)))
+    if repr:
+        _add(cls, '__repr__', _make_repr(tuple([f.name for f in all_fields if f.repr])))
+    compare_names = tuple([f.name for f in all_fields if f.compare])
+    if eq:
+        _add(cls, '__eq__', _make_eq(compare_names))
+    if order:
+        for name, method in _make_order(compare_names):
+            if _add(cls, name, method):
+                raise TypeError(f'Cannot overwrite attribute {name} in class {cls.__name__}. '
+                                'Consider using functools.total_ordering')
+    if frozen:
+        setter, deleter = _make_frozen()
+        for name, method in (('__setattr__', setter), ('__delattr__', deleter)):
+            if _add(cls, name, method):
+                raise TypeError(f'Cannot overwrite attribute {name} in class {cls.__name__}')
+        cls._pvm_immutable = True
+
+    hash_names = tuple([f.name for f in all_fields
+                        if (f.compare if f.hash is None else f.hash)])
+    if unsafe_hash:
+        if has_explicit_hash:
+            raise TypeError(f'Cannot overwrite attribute __hash__ in class {cls.__name__}')
+        cls.__hash__ = _make_hash(hash_names)
+    elif eq and frozen:
+        if not has_explicit_hash:
+            cls.__hash__ = _make_hash(hash_names)
+    elif eq:
+        if not has_explicit_hash:
+            cls.__hash__ = None
+
+    if match_args and not _own(cls, '__match_args__'):
+        cls.__match_args__ = tuple([f.name for f in all_fields if f.init and not f.kw_only])
+    return cls
+
+
+def dataclass(cls=None, /, *, init=True, repr=True, eq=True, order=False,
+              unsafe_hash=False, frozen=False, match_args=True, kw_only=False,
+              slots=False, weakref_slot=False):
+    if order and not eq:
+        raise ValueError('eq must be true if order is true')
+    if slots or weakref_slot:
+        raise TypeError('dataclass(slots=True) is not supported in the actor VM')
+
+    def wrap(cls):
+        return _process_class(cls, init, repr, eq, order, unsafe_hash, frozen,
+                              match_args, kw_only)
+    if cls is None:
+        return wrap
+    return wrap(cls)
+
+
+def fields(class_or_instance):
+    try:
+        fields = class_or_instance.__dataclass_fields__
+    except AttributeError:
+        raise TypeError('must be called with a dataclass type or instance') from None
+    return tuple([f for f in fields.values() if f._field_type is _FIELD])
+
+
+def _has_post_init(cls):
+    try:
+        cls.__post_init__
+    except AttributeError:
+        return False
+    return True
+
+
+def _has_fields(cls):
+    try:
+        cls.__dataclass_fields__
+    except AttributeError:
+        return False
+    return True
+
+
+def is_dataclass(obj):
+    return _has_fields(obj if isinstance(obj, type) else type(obj))
+
+
+def _is_dataclass_instance(obj):
+    return _has_fields(type(obj))
+
+
+def asdict(obj, *, dict_factory=dict):
+    if not _is_dataclass_instance(obj):
+        raise TypeError('asdict() should be called on dataclass instances')
+    return _asdict_inner(obj, dict_factory)
+
+
+def _asdict_inner(obj, dict_factory):
+    if _is_dataclass_instance(obj):
+        return dict_factory([(f.name, _asdict_inner(getattr(obj, f.name), dict_factory))
+                             for f in fields(obj)])
+    if isinstance(obj, tuple) and hasattr(obj, '_fields'):
+        return type(obj)(*[_asdict_inner(v, dict_factory) for v in obj])
+    if isinstance(obj, (list, tuple)):
+        return type(obj)([_asdict_inner(v, dict_factory) for v in obj])
+    if isinstance(obj, dict):
+        items = [(_asdict_inner(k, dict_factory), _asdict_inner(v, dict_factory))
+                 for k, v in obj.items()]
+        if hasattr(obj, 'default_factory'):
+            result = type(obj)(obj.default_factory)
+            result.update(items)
+            return result
+        return type(obj)(items)
+    return obj
+
+
+def astuple(obj, *, tuple_factory=tuple):
+    if not _is_dataclass_instance(obj):
+        raise TypeError('astuple() should be called on dataclass instances')
+    return _astuple_inner(obj, tuple_factory)
+
+
+def _astuple_inner(obj, tuple_factory):
+    if _is_dataclass_instance(obj):
+        return tuple_factory([_astuple_inner(getattr(obj, f.name), tuple_factory)
+                              for f in fields(obj)])
+    if isinstance(obj, tuple) and hasattr(obj, '_fields'):
+        return type(obj)(*[_astuple_inner(v, tuple_factory) for v in obj])
+    if isinstance(obj, (list, tuple)):
+        return type(obj)([_astuple_inner(v, tuple_factory) for v in obj])
+    if isinstance(obj, dict):
+        items = [(_astuple_inner(k, tuple_factory), _astuple_inner(v, tuple_factory))
+                 for k, v in obj.items()]
+        if hasattr(obj, 'default_factory'):
+            result = type(obj)(obj.default_factory)
+            result.update(items)
+            return result
+        return type(obj)(items)
+    return obj
+
+
+def replace(obj, /, **changes):
+    if not _is_dataclass_instance(obj):
+        raise TypeError('replace() should be called on dataclass instances')
+    for f in type(obj).__dataclass_fields__.values():
+        if f._field_type is not _FIELD:
+            continue
+        if not f.init:
+            if f.name in changes:
+                raise ValueError(f'field {f.name} is declared with init=False, '
+                                 'it cannot be specified with replace()')
+            continue
+        if f.name not in changes:
+            changes[f.name] = getattr(obj, f.name)
+    return type(obj)(**changes)
