@@ -243,7 +243,11 @@ pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)
         }
         .into_ref(&vm.ctx)
         .into();
-        VISIBLE.with(|visible| visible.borrow_mut().push((real_type, metered.clone())));
+        VISIBLE.with(|visible| {
+            visible
+                .borrow_mut()
+                .push((real_type.clone(), metered.clone()))
+        });
         made.push((name, metered));
     }
     made

@@ -5,6 +5,7 @@
 
 use base64::Engine as _;
 use rustpython_vm::builtins::{PyBytes, PyStr};
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 use sha2::Digest as _;
 use timerhost_types::Value;
@@ -220,17 +221,56 @@ mod integer {
 
 /// `json.dumps(value) -> str` (canonical: sorted keys, no whitespace, bytes
 /// refused) and `json.loads(text) -> value` (ints stay exact; floats refused).
+/// The layout `json.dumps(value, **options)` asks for: without options the
+/// canonical form; with any of CPython's (`sort_keys`, `separators`,
+/// `ensure_ascii`) CPython's defaults for the rest, so the text is what
+/// CPython writes. `indent` and the hooks (`default`, `cls`) are refused.
+fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style> {
+    if args.kwargs.is_empty() {
+        return Ok(json::Style::canonical());
+    }
+    let mut style = json::Style::cpython();
+    for (name, value) in std::mem::take(&mut args.kwargs) {
+        match name.as_str().unwrap_or("") {
+            "sort_keys" => style.sort_keys = value.try_to_bool(vm)?,
+            "ensure_ascii" => style.ensure_ascii = value.try_to_bool(vm)?,
+            "separators" => {
+                let pair: Vec<String> = value
+                    .try_to_value::<Vec<String>>(vm)
+                    .ok()
+                    .filter(|pair| pair.len() == 2 && pair.iter().all(|s| s.len() <= 8))
+                    .ok_or_else(|| {
+                        vm.new_type_error("separators must be two short strings, e.g. (',', ':')")
+                    })?;
+                style.item_separator = pair[0].clone();
+                style.key_separator = pair[1].clone();
+            }
+            other => {
+                return Err(vm.new_type_error(format!(
+                    "json.dumps() option '{other}' is not supported (sort_keys, separators and ensure_ascii are)"
+                )))
+            }
+        }
+    }
+    Ok(style)
+}
+
 pub(crate) fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     vec![
         (
             "dumps",
             vm.new_function(
                 "dumps",
-                |value: PyObjectRef, vm: &VirtualMachine| -> PyResult<String> {
-                    let value = py_to_value(&value, vm)?;
+                |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult<String> {
+                    let style = dumps_style(&mut args, vm)?;
+                    if args.args.len() != 1 {
+                        return Err(vm.new_type_error("dumps() takes one value"));
+                    }
+                    let value = py_to_value(&args.args[0], vm)?;
                     crate::sizes::charge_conversion(&value, 1, vm)?;
                     let mut out = String::new();
-                    json::encode(&value, &mut out).map_err(|e| vm.new_type_error(e))?;
+                    json::encode_with(&value, &style, &mut out)
+                        .map_err(|e| vm.new_type_error(e))?;
                     charge_bytes(1, out.len(), vm)?;
                     Ok(out)
                 },
@@ -262,14 +302,60 @@ pub mod json {
     use num_bigint::BigInt;
     use timerhost_types::Value;
 
+    /// How [`encode_with`] lays text out.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Style {
+        /// Between array items and object members.
+        pub item_separator: String,
+        /// Between an object key and its value.
+        pub key_separator: String,
+        /// Object keys sorted by UTF-8 bytes (= code points), else in
+        /// insertion order.
+        pub sort_keys: bool,
+        /// Non-ASCII characters as `\uXXXX` escapes.
+        pub ensure_ascii: bool,
+        /// `\b` and `\f` as CPython writes them (the canonical form uses
+        /// `\u0008`, `\u000c`).
+        pub short_escapes: bool,
+    }
+
+    impl Style {
+        /// The VM's canonical form: keys sorted, no whitespace, UTF-8 as is.
+        pub fn canonical() -> Style {
+            Style {
+                item_separator: ",".into(),
+                key_separator: ":".into(),
+                sort_keys: true,
+                ensure_ascii: false,
+                short_escapes: false,
+            }
+        }
+
+        /// CPython's `json.dumps` defaults.
+        pub fn cpython() -> Style {
+            Style {
+                item_separator: ", ".into(),
+                key_separator: ": ".into(),
+                sort_keys: false,
+                ensure_ascii: true,
+                short_escapes: true,
+            }
+        }
+    }
+
     /// Encodes canonically: object keys sorted by UTF-8 bytes, no whitespace,
     /// tuples as arrays, only `str` dict keys, no bytes.
     pub fn encode(value: &Value, out: &mut String) -> Result<(), String> {
+        encode_with(value, &Style::canonical(), out)
+    }
+
+    /// Encodes in `style` (tuples as arrays, only `str` dict keys, no bytes).
+    pub fn encode_with(value: &Value, style: &Style, out: &mut String) -> Result<(), String> {
         match value {
             Value::None => out.push_str("null"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => out.push_str(&i.to_string()),
-            Value::Str(s) => encode_str(s, out),
+            Value::Str(s) => encode_str(s, style, out),
             Value::Bytes(_) => {
                 return Err("bytes are not JSON serializable (base64-encode them)".into())
             }
@@ -277,9 +363,9 @@ pub mod json {
                 out.push('[');
                 for (index, item) in items.iter().enumerate() {
                     if index > 0 {
-                        out.push(',');
+                        out.push_str(&style.item_separator);
                     }
-                    encode(item, out)?;
+                    encode_with(item, style, out)?;
                 }
                 out.push(']');
             }
@@ -291,15 +377,17 @@ pub mod json {
                     };
                     keyed.push((key, value));
                 }
-                keyed.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                if style.sort_keys {
+                    keyed.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                }
                 out.push('{');
                 for (index, (key, value)) in keyed.into_iter().enumerate() {
                     if index > 0 {
-                        out.push(',');
+                        out.push_str(&style.item_separator);
                     }
-                    encode_str(key, out);
-                    out.push(':');
-                    encode(value, out)?;
+                    encode_str(key, style, out);
+                    out.push_str(&style.key_separator);
+                    encode_with(value, style, out)?;
                 }
                 out.push('}');
             }
@@ -307,7 +395,7 @@ pub mod json {
         Ok(())
     }
 
-    fn encode_str(s: &str, out: &mut String) {
+    fn encode_str(s: &str, style: &Style, out: &mut String) {
         out.push('"');
         for c in s.chars() {
             match c {
@@ -316,7 +404,15 @@ pub mod json {
                 '\n' => out.push_str("\\n"),
                 '\r' => out.push_str("\\r"),
                 '\t' => out.push_str("\\t"),
+                '\u{8}' if style.short_escapes => out.push_str("\\b"),
+                '\u{c}' if style.short_escapes => out.push_str("\\f"),
                 c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c if style.ensure_ascii && !c.is_ascii() => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
                 c => out.push(c),
             }
         }

@@ -125,6 +125,11 @@ pub fn instrument(module: &mut ast::ModModule) {
     bindings.visit_body(&module.body);
     let rewriter = Rewriter {
         range_rebound: bindings.binds("range"),
+        pattern_types: PATTERN_TYPES
+            .iter()
+            .copied()
+            .filter(|name| !bindings.binds(name))
+            .collect(),
         declared: bindings.declared,
         exempt_products: RefCell::new(HashSet::new()),
     };
@@ -472,6 +477,70 @@ struct Rewriter {
     declared: HashSet<String>,
     /// `i * c` products exempt from `_pvm_binop` ([`Rewriter::exempt_index_products`]).
     exempt_products: RefCell<HashSet<TextRange>>,
+    /// The builtin type names ([`PATTERN_TYPES`]) the module never rebinds.
+    pattern_types: HashSet<&'static str>,
+}
+
+/// Builtin types a class pattern may name (`case int(x)`). Actors see
+/// metered stand-ins under these names (`crate::builtin_types`), which a
+/// class pattern does not accept; the instrumenter names the real type
+/// instead, through a `_pvm_type_…` builtin only rewritten code can write.
+pub const PATTERN_TYPES: &[&str] = &[
+    "int",
+    "str",
+    "bytes",
+    "bytearray",
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "dict",
+];
+
+/// The builtin under which the real type of `name` is visible to class
+/// patterns.
+pub fn pattern_type_name(name: &str) -> String {
+    format!("{GUARD_PREFIX}type_{name}")
+}
+
+/// Points class patterns naming a builtin type at the real type.
+fn rewrite_class_patterns(pattern: &mut ast::Pattern, types: &HashSet<&'static str>) {
+    match pattern {
+        ast::Pattern::MatchClass(class) => {
+            if let Expr::Name(name) = class.cls.as_mut() {
+                if types.contains(name.id.as_str()) {
+                    name.id = pattern_type_name(name.id.as_str()).into();
+                }
+            }
+            for inner in class.arguments.patterns.iter_mut() {
+                rewrite_class_patterns(inner, types);
+            }
+            for keyword in class.arguments.keywords.iter_mut() {
+                rewrite_class_patterns(&mut keyword.pattern, types);
+            }
+        }
+        ast::Pattern::MatchSequence(sequence) => {
+            for inner in sequence.patterns.iter_mut() {
+                rewrite_class_patterns(inner, types);
+            }
+        }
+        ast::Pattern::MatchMapping(mapping) => {
+            for inner in mapping.patterns.iter_mut() {
+                rewrite_class_patterns(inner, types);
+            }
+        }
+        ast::Pattern::MatchAs(as_pattern) => {
+            if let Some(inner) = as_pattern.pattern.as_deref_mut() {
+                rewrite_class_patterns(inner, types);
+            }
+        }
+        ast::Pattern::MatchOr(or) => {
+            for inner in or.patterns.iter_mut() {
+                rewrite_class_patterns(inner, types);
+            }
+        }
+        _ => {}
+    }
 }
 
 impl Rewriter {
@@ -562,6 +631,7 @@ impl Transformer for Rewriter {
             Stmt::Match(match_stmt) => {
                 for case in &mut match_stmt.cases {
                     meter_suite(&mut case.body, 0);
+                    rewrite_class_patterns(&mut case.pattern, &self.pattern_types);
                 }
                 // A star pattern copies the rest of the subject (`case [x,
                 // *rest]`, `case {**rest}`): charge the subject's size once.
@@ -592,6 +662,40 @@ impl Transformer for Rewriter {
                 }
                 meter_suite(&mut try_stmt.orelse, 0);
                 meter_suite(&mut try_stmt.finalbody, 0);
+            }
+            // `s %= args` is formatting when `s` is a string: the `%` slots
+            // only run inside the operator guard, so it becomes
+            // `s = _pvm_binop(MOD, s, args)` (the same for numbers).
+            Stmt::AugAssign(assign)
+                if assign.op == ast::Operator::Mod
+                    && !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
+            {
+                let range = assign.range;
+                let mut reread = (*assign.target).clone();
+                set_load_context(&mut reread);
+                let value = take(&mut assign.value);
+                let binop = guard_call(
+                    Guard::Binop.name(),
+                    vec![
+                        int_literal(u64::from(OperatorCode::of(assign.op).code()), range),
+                        reread,
+                        value,
+                    ],
+                    Vec::new(),
+                    range,
+                );
+                let target = take(&mut assign.target);
+                let mut assignment = ruff_python_parser::parse_module("_pvm = 0")
+                    .expect("template parses")
+                    .into_syntax()
+                    .body
+                    .remove(0);
+                if let Stmt::Assign(assignment) = &mut assignment {
+                    assignment.range = range;
+                    assignment.targets = vec![target];
+                    *assignment.value = binop;
+                }
+                *stmt = assignment;
             }
             Stmt::AugAssign(assign)
                 if !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>

@@ -322,6 +322,11 @@ impl Runtime {
         for (name, metered_type) in crate::builtin_types::make_types(vm) {
             set(name, metered_type);
         }
+        // What class patterns name (`case int(x)`), see
+        // `crate::instrument::PATTERN_TYPES`.
+        for name in crate::instrument::PATTERN_TYPES {
+            set(&crate::instrument::pattern_type_name(name), get(name));
+        }
         for (name, function) in builtin_natives::reflective_builtins(vm) {
             set(name, function);
         }

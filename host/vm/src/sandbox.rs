@@ -48,6 +48,25 @@ pub const IMPORTABLE_MODULES: &[&str] = &[
     "string",
 ];
 
+/// Modules actors often reach for, and why each is absent.
+const REFUSED_MODULES: &[(&str, &str)] = &[
+    ("re", "its matcher runs a whole match inside one native call, so catastrophic backtracking could not be metered; use str methods (split, partition, startswith, isdigit)"),
+    ("random", "randomness differs between nodes; derive values from pvm_host (block height, hashes of state) with hashing.keccak256"),
+    ("time", "the clock differs between nodes; use pvm_host.block_timestamp() and block_height()"),
+    ("datetime", "the clock differs between nodes; use pvm_host.block_timestamp() and integer arithmetic"),
+    ("decimal", "not provided; use integers in fixed point (amounts in the smallest unit)"),
+    ("fractions", "not provided; use integers in fixed point (amounts in the smallest unit)"),
+];
+
+/// The reason an import of `module` is refused.
+fn import_refusal(module: &str) -> String {
+    let allowed = format!("only {} can be imported", IMPORTABLE_MODULES.join(", "));
+    match REFUSED_MODULES.iter().find(|(name, _)| *name == module) {
+        Some((_, why)) => format!("{why} ({allowed})"),
+        None => allowed,
+    }
+}
+
 /// Builtins that reflect on or escape the interpreter, named so the rejection
 /// is explicit (they are also absent from the actor's builtins).
 const FORBIDDEN_NAMES: &[&str] = &[
@@ -263,7 +282,7 @@ impl<'a> Visitor<'a> for Validator<'_> {
                         self.reject(
                             stmt,
                             format!("import {}", alias.name),
-                            format!("only {} can be imported", IMPORTABLE_MODULES.join(", ")),
+                            import_refusal(alias.name.as_str()),
                         );
                     }
                     if let Some(asname) = &alias.asname {
@@ -277,7 +296,7 @@ impl<'a> Visitor<'a> for Validator<'_> {
                     self.reject(
                         stmt,
                         format!("from {module} import"),
-                        format!("only {} can be imported", IMPORTABLE_MODULES.join(", ")),
+                        import_refusal(module),
                     );
                 }
                 for alias in &import.names {
