@@ -8,16 +8,19 @@
 //! on drop); native functions are created once with it, because
 //! `vm.new_function` leaks its closure. The natives themselves live by
 //! family — [`crate::guard_natives`], [`crate::builtin_natives`],
-//! [`crate::storage_natives`], [`crate::pvm_host`], [`crate::helpers`] —
-//! over the execution state of [`crate::exec`]; this module only wires them in.
+//! [`crate::builtin_types`], [`crate::storage_natives`], [`crate::pvm_host`],
+//! [`crate::helpers`], [`crate::library`] — over the execution state of
+//! [`crate::exec`]; address-free identity is [`crate::identity`], free-list
+//! settling [`crate::free_lists`], module loading [`crate::load`]. This
+//! module wires them in.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use rustpython_vm::builtins::{PyDictRef, PyRange, PyStr};
+use rustpython_vm::builtins::{PyDictRef, PyStr};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::scope::Scope;
-use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+use rustpython_vm::{Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
 use timerhost_types::{Address, Hash, Value};
 
 use crate::compile::CompiledActor;
@@ -40,19 +43,6 @@ const GC_YOUNG_THRESHOLD: usize = 2000;
 /// Peak bytes of executions since the last settle after which the free lists
 /// that keep payloads are refilled (see [`Runtime::settle`]).
 const SETTLE_AFTER_PEAK_BYTES: u64 = 64 * 1024;
-/// Free-list capacities of RustPython 0.6.0 (`MAX_FREELIST`; the version is
-/// pinned in the workspace). `memory_peak_does_not_depend_on_earlier_executions`
-/// fails if a change of these leaves settling incomplete.
-const DICT_FREELIST: usize = 80;
-const INT_FREELIST: usize = 100;
-const RANGE_FREELIST: usize = 6;
-const SLICE_FREELIST: usize = 1;
-const LIST_FREELIST: usize = 80;
-const TUPLE_FREELIST: usize = 2000;
-const FLOAT_FREELIST: usize = 100;
-const COMPLEX_FREELIST: usize = 100;
-const FRAME_FREELIST: usize = 200;
-
 /// An actor module loaded on this interpreter.
 struct LoadedActor {
     class: PyObjectRef,
@@ -223,7 +213,7 @@ impl Runtime {
         settings.import_site = false;
         settings.install_signal_handlers = false;
         let interpreter = Interpreter::builder(settings).build();
-        interpreter.enter(make_identity_deterministic);
+        interpreter.enter(crate::identity::make_identity_deterministic);
         let parts = interpreter.enter(|vm| {
             vm.recursion_limit.set(RECURSION_LIMIT);
             // RustPython collects cyclic garbage inline, when a count of
@@ -334,7 +324,7 @@ impl Runtime {
         let build_class = vm.new_function(
             "__build_class__",
             move |args: FuncArgs, vm: &VirtualMachine| {
-                build_class_native(&real_build_class, args, vm)
+                crate::identity::build_class_native(&real_build_class, args, vm)
             },
         );
         set("__build_class__", build_class.into());
@@ -515,7 +505,7 @@ impl Runtime {
             return;
         }
         self.unsettled_peak_bytes.set(0);
-        refill_free_lists(vm, &self.frame_maker, all);
+        crate::free_lists::refill_free_lists(vm, &self.frame_maker, all);
     }
 
     /// The actor class for compiled code, executing its module on first use in
@@ -614,146 +604,6 @@ impl Runtime {
         let method = instance.get_attr(&vm.ctx.new_str(handler), vm)?;
         method.call(args, vm)
     }
-}
-
-/// Default `repr`/`str` of objects, functions, methods, generators and
-/// modules embed memory addresses (`<X object at 0x7f…>`), and their default
-/// hash is address-based, so set order would vary between runs. Type slots
-/// live in the process-wide RustPython context and actor classes inherit
-/// from `object`, so overriding the slots once makes every such repr
-/// address-free and makes those objects unhashable (as dict keys or set
-/// members their order would otherwise depend on addresses). `None` gets a
-/// constant hash, as in CPython 3.12.
-fn address_free_repr(
-    obj: &rustpython_vm::PyObject,
-    vm: &VirtualMachine,
-) -> PyResult<rustpython_vm::builtins::PyStrRef> {
-    Ok(vm.ctx.new_str(format!("<{} object>", obj.class().name())))
-}
-
-fn unhashable(
-    obj: &rustpython_vm::PyObject,
-    vm: &VirtualMachine,
-) -> PyResult<rustpython_vm::common::hash::PyHash> {
-    Err(vm.new_type_error(format!(
-        "unhashable type: '{}' (its hash would depend on its memory address)",
-        obj.class().name()
-    )))
-}
-
-/// `__build_class__` for actors: a builtin type named as a base
-/// (`class Money(int)`) is the real type behind its
-/// [`crate::builtin_types::MeteredType`]; and classes whose `repr` or hash
-/// would come from `object` (where they depend on the memory address) get
-/// the address-free repr and no hash. A `__repr__`/`__hash__` the class or a
-/// base defines — the actor's own, or a builtin base's, all deterministic —
-/// stays.
-fn build_class_native(real: &PyObjectRef, mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
-    for arg in args.args.iter_mut().skip(2) {
-        *arg = crate::builtin_types::real_type_of(arg);
-    }
-    let class = real.call(args, vm)?;
-    if let Some(class) = class.downcast_ref::<rustpython_vm::builtins::PyType>() {
-        let object = vm.ctx.types.object_type;
-        let defined_by_object = |name: &str| {
-            let name = vm.ctx.intern_str(name);
-            std::iter::once(class.to_owned())
-                .chain(class.mro_collect())
-                .find(|ancestor| ancestor.get_direct_attr(name).is_some())
-                .is_none_or(|ancestor| ancestor.is(object))
-        };
-        if defined_by_object("__repr__") {
-            class.slots.repr.store(Some(address_free_repr));
-        }
-        if defined_by_object("__hash__") {
-            class.slots.hash.store(Some(unhashable));
-        }
-    }
-    Ok(class)
-}
-
-/// Takes every entry off RustPython's free lists and puts back fresh,
-/// minimal objects (see [`Runtime::settle`]); `all` includes the lists whose
-/// entries keep no payload (tuples, floats, complex numbers, frames).
-fn refill_free_lists(vm: &VirtualMachine, frame_maker: &PyObjectRef, all: bool) {
-    use rustpython_vm::builtins::PySlice;
-    use rustpython_vm::PyPayload;
-
-    // Slices and ranges first: dropping what their dead entries hold may put
-    // ints and lists on their free lists, which are refilled after.
-    let mut fresh: Vec<PyObjectRef> = Vec::new();
-    fresh.extend((0..SLICE_FREELIST).map(|_| {
-        PySlice {
-            start: None,
-            stop: vm.ctx.none(),
-            step: None,
-        }
-        .into_ref(&vm.ctx)
-        .into()
-    }));
-    fresh.extend((0..RANGE_FREELIST).map(|_| {
-        PyRange {
-            start: vm.ctx.new_int(0),
-            stop: vm.ctx.new_int(0),
-            step: vm.ctx.new_int(1),
-        }
-        .into_ref(&vm.ctx)
-        .into()
-    }));
-    fresh.extend((0..DICT_FREELIST).map(|_| vm.ctx.new_dict().into()));
-    // Beyond the small-int cache, so each is a new object.
-    fresh.extend((0..INT_FREELIST).map(|i| vm.ctx.new_int(1_000_000 + i).into()));
-    fresh.extend((0..LIST_FREELIST).map(|_| vm.ctx.new_list(Vec::new()).into()));
-    if all {
-        fresh.extend((0..TUPLE_FREELIST).map(|_| vm.ctx.new_tuple(vec![vm.ctx.none()]).into()));
-        // Complex numbers before floats: making one from two floats uses floats.
-        let complex_type = vm.ctx.types.complex_type.to_owned();
-        fresh.extend((0..COMPLEX_FREELIST).map(|_| {
-            complex_type
-                .as_object()
-                .call((0.5f64, 0.5f64), vm)
-                .expect("complex(0.5, 0.5)")
-        }));
-        fresh.extend((0..FLOAT_FREELIST).map(|_| vm.ctx.new_float(0.5).into()));
-        // Each call of the generator function makes a generator with a frame.
-        fresh.extend((0..FRAME_FREELIST).map(|_| {
-            frame_maker
-                .call((), vm)
-                .expect("a generator function call makes a generator")
-        }));
-    }
-    // Dropped together: back onto the free lists, each full of identical
-    // minimal entries.
-    drop(fresh);
-}
-
-fn make_identity_deterministic(vm: &VirtualMachine) {
-    use rustpython_vm::common::hash::PyHash;
-    use rustpython_vm::PyObject;
-
-    fn none_hash(_: &PyObject, _: &VirtualMachine) -> PyResult<PyHash> {
-        Ok(0xFCA86420)
-    }
-    let types = &vm.ctx.types;
-    for class in [
-        types.object_type,
-        types.function_type,
-        types.builtin_function_or_method_type,
-        types.bound_method_type,
-        types.method_descriptor_type,
-        types.generator_type,
-        types.module_type,
-        types.cell_type,
-    ] {
-        class.slots.repr.store(Some(address_free_repr));
-        class.slots.hash.store(Some(unhashable));
-    }
-    types.type_type.slots.hash.store(Some(unhashable));
-    // printf-style formatting (`"%999999999d" % 1`) allocates whatever width
-    // the format asks for, inside one instruction: it only runs in the
-    // operator guard, after the template is checked.
-    crate::guard_natives::take_printf_slots(vm);
-    types.none_type.slots.hash.store(Some(none_hash));
 }
 
 fn make_module(

@@ -1,0 +1,97 @@
+//! Address-free identity: default `repr`s, hashes and classes that do not
+//! depend on where objects live in memory, so set order and printed values
+//! are the same on every node.
+
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+
+/// Default `repr`/`str` of objects, functions, methods, generators and
+/// modules embed memory addresses (`<X object at 0x7f…>`), and their default
+/// hash is address-based, so set order would vary between runs. Type slots
+/// live in the process-wide RustPython context and actor classes inherit
+/// from `object`, so overriding the slots once makes every such repr
+/// address-free and makes those objects unhashable (as dict keys or set
+/// members their order would otherwise depend on addresses). `None` gets a
+/// constant hash, as in CPython 3.12.
+fn address_free_repr(
+    obj: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult<rustpython_vm::builtins::PyStrRef> {
+    Ok(vm.ctx.new_str(format!("<{} object>", obj.class().name())))
+}
+
+fn unhashable(
+    obj: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult<rustpython_vm::common::hash::PyHash> {
+    Err(vm.new_type_error(format!(
+        "unhashable type: '{}' (its hash would depend on its memory address)",
+        obj.class().name()
+    )))
+}
+
+/// `__build_class__` for actors: a builtin type named as a base
+/// (`class Money(int)`) is the real type behind its
+/// [`crate::builtin_types::MeteredType`]; and classes whose `repr` or hash
+/// would come from `object` (where they depend on the memory address) get
+/// the address-free repr and no hash. A `__repr__`/`__hash__` the class or a
+/// base defines — the actor's own, or a builtin base's, all deterministic —
+/// stays.
+pub(crate) fn build_class_native(
+    real: &PyObjectRef,
+    mut args: FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult {
+    for arg in args.args.iter_mut().skip(2) {
+        *arg = crate::builtin_types::real_type_of(arg);
+    }
+    let class = real.call(args, vm)?;
+    if let Some(class) = class.downcast_ref::<rustpython_vm::builtins::PyType>() {
+        let object = vm.ctx.types.object_type;
+        let defined_by_object = |name: &str| {
+            let name = vm.ctx.intern_str(name);
+            std::iter::once(class.to_owned())
+                .chain(class.mro_collect())
+                .find(|ancestor| ancestor.get_direct_attr(name).is_some())
+                .is_none_or(|ancestor| ancestor.is(object))
+        };
+        if defined_by_object("__repr__") {
+            class.slots.repr.store(Some(address_free_repr));
+        }
+        if defined_by_object("__hash__") {
+            class.slots.hash.store(Some(unhashable));
+        }
+    }
+    Ok(class)
+}
+
+/// Overrides the identity slots of the interpreter's builtin types (see
+/// [`address_free_repr`]) and moves `%` formatting behind its guard.
+pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
+    use rustpython_vm::common::hash::PyHash;
+    use rustpython_vm::PyObject;
+
+    fn none_hash(_: &PyObject, _: &VirtualMachine) -> PyResult<PyHash> {
+        Ok(0xFCA86420)
+    }
+    let types = &vm.ctx.types;
+    for class in [
+        types.object_type,
+        types.function_type,
+        types.builtin_function_or_method_type,
+        types.bound_method_type,
+        types.method_descriptor_type,
+        types.generator_type,
+        types.module_type,
+        types.cell_type,
+    ] {
+        class.slots.repr.store(Some(address_free_repr));
+        class.slots.hash.store(Some(unhashable));
+    }
+    types.type_type.slots.hash.store(Some(unhashable));
+    // printf-style formatting (`"%999999999d" % 1`) allocates whatever width
+    // the format asks for, inside one instruction: it only runs in the
+    // operator guard, after the template is checked.
+    crate::guard_natives::take_printf_slots(vm);
+    types.none_type.slots.hash.store(Some(none_hash));
+}
