@@ -300,32 +300,20 @@ fn construction_of(class: &Py<PyType>, vm: &VirtualMachine) -> Option<Constructi
         (types.frozenset_type, Construction::Consuming),
         (types.dict_type, Construction::Consuming),
     ];
-    for (base, construction) in bases {
-        if class.is(base) {
-            return Some(construction);
-        }
-    }
-    if !class
-        .slots
-        .flags
-        .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE)
-    {
-        return None;
-    }
-    for ancestor in class.mro.read().iter() {
-        for (base, construction) in bases {
-            if ancestor.is(base) {
-                // A Python `__init__`/`__new__` is metered code; the builtin
-                // base's own constructor is not.
-                let inherits = class.slots.init.load().map(|f| f as usize)
-                    == base.slots.init.load().map(|f| f as usize)
-                    && class.slots.new.load().map(|f| f as usize)
-                        == base.slots.new.load().map(|f| f as usize);
-                return inherits.then_some(construction);
-            }
-        }
-    }
-    None
+    // A class constructs like the builtin base whose constructor slots it
+    // inherited unchanged: a Python `__init__`/`__new__` anywhere on the way
+    // replaces them (and is metered code itself). Comparing the slots costs
+    // the same whatever the depth of the hierarchy.
+    let new = class.slots.new.load().map(|f| f as usize);
+    let init = class.slots.init.load().map(|f| f as usize);
+    bases
+        .into_iter()
+        .find(|(base, _)| {
+            class.is(*base)
+                || (new == base.slots.new.load().map(|f| f as usize)
+                    && init == base.slots.init.load().map(|f| f as usize))
+        })
+        .map(|(_, construction)| construction)
 }
 
 fn metered_construction(

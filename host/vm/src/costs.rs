@@ -26,6 +26,15 @@ pub mod code {
     pub const FUNCTION_ENTRY: u64 = 5;
     /// An f-string, plus one per interpolated value.
     pub const FORMAT: u64 = 5;
+    /// Creating a class (`class X: …` run): RustPython builds the type, its
+    /// slots and its MRO natively — ~13 µs for a class without bases where
+    /// an ordinary cycle is ~0.1–0.2 µs (measured with the in-process chain,
+    /// `class` statements in a loop).
+    pub const CLASS_CREATION: u64 = 150;
+    /// And per entry of the new class's MRO: slot inheritance walks all of
+    /// it, ~1.9 µs per entry (a chain of 1,000 classes, each deriving from
+    /// the last, took 933 ms with this charge absent — quadratic in depth).
+    pub const CLASS_PER_MRO_ENTRY: u64 = 16;
 }
 
 /// Size surcharges for operations whose work grows with their input; charged by

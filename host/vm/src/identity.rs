@@ -45,6 +45,21 @@ pub(crate) fn build_class_native(
     for arg in args.args.iter_mut().skip(2) {
         *arg = crate::builtin_types::real_type_of(arg);
     }
+    // The new class's MRO is at most itself plus its bases' MROs; building
+    // it (and inheriting slots along it) is native work that grows with it.
+    let mro_entries: u64 = 1 + args
+        .args
+        .iter()
+        .skip(2)
+        .map(|base| {
+            base.downcast_ref::<rustpython_vm::builtins::PyType>()
+                .map_or(1, |base| base.mro.read().len() as u64 + 1)
+        })
+        .sum::<u64>();
+    crate::exec::charge_if_executing(
+        crate::costs::code::CLASS_CREATION + crate::costs::code::CLASS_PER_MRO_ENTRY * mro_entries,
+        vm,
+    )?;
     let class = real.call(args, vm)?;
     if let Some(class) = class.downcast_ref::<rustpython_vm::builtins::PyType>() {
         let object = vm.ctx.types.object_type;

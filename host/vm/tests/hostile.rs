@@ -935,7 +935,7 @@ fn h50_user_dunders_decorators_and_classes_are_metered() {
         // Deep class hierarchies built at run time.
         (
             "class Hostile:\n    def run(self):\n        base = object\n        while True:\n            class Next(base):\n                pass\n            base = Next\n",
-            ErrorKind::OutOfMemory,
+            ErrorKind::OutOfCycles,
         ),
         // Generator and exception bombs.
         (
