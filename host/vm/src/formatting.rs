@@ -33,8 +33,10 @@ pub fn check_format_spec(spec: &str) -> Result<(), String> {
 
 /// Why a `str.format` template is refused, if it is: each field is empty, a
 /// number or a name (no `.attribute` or `[index]`), with an optional `!r`,
-/// `!s` or `!a` and a spec that passes [`check_format_spec`].
-pub fn check_format_template(template: &str) -> Result<(), String> {
+/// `!s` or `!a` and a spec that passes [`check_format_spec`]. Returns the
+/// number of fields (what formatting it costs).
+pub fn check_format_template(template: &str) -> Result<u64, String> {
+    let mut fields = 0;
     let mut chars = template.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
         match c {
@@ -62,11 +64,12 @@ pub fn check_format_template(template: &str) -> Result<(), String> {
                 }
                 let end = end.ok_or("a replacement field is not closed")?;
                 check_field(&template[start + 1..end])?;
+                fields += 1;
             }
             _ => {}
         }
     }
-    Ok(())
+    Ok(fields)
 }
 
 fn check_field(field: &str) -> Result<(), String> {
@@ -105,8 +108,10 @@ fn check_field(field: &str) -> Result<(), String> {
 }
 
 /// Why a printf-style (`%`) template is refused, if it is: `*` widths and
-/// widths or precisions over [`MAX_FORMAT_WIDTH_DIGITS`] digits.
-pub fn check_percent_template(template: &[u8]) -> Result<(), String> {
+/// widths or precisions over [`MAX_FORMAT_WIDTH_DIGITS`] digits. Returns the
+/// number of conversions.
+pub fn check_percent_template(template: &[u8]) -> Result<u64, String> {
+    let mut conversions = 0;
     let mut index = 0;
     while index < template.len() {
         if template[index] != b'%' {
@@ -114,6 +119,11 @@ pub fn check_percent_template(template: &[u8]) -> Result<(), String> {
             continue;
         }
         index += 1;
+        if template.get(index) == Some(&b'%') {
+            index += 1;
+            continue;
+        }
+        conversions += 1;
         if template.get(index) == Some(&b'(') {
             while index < template.len() && template[index] != b')' {
                 index += 1;
@@ -145,7 +155,7 @@ pub fn check_percent_template(template: &[u8]) -> Result<(), String> {
         }
         index += 1;
     }
-    Ok(())
+    Ok(conversions)
 }
 
 #[cfg(test)]
@@ -168,6 +178,12 @@ mod tests {
         for template in ["%d items", "%5.2s|%-5s", "%(name)s", "%%", "%05x"] {
             check_percent_template(template.as_bytes()).expect(template);
         }
+    }
+
+    #[test]
+    fn fields_and_conversions_are_counted() {
+        assert_eq!(check_format_template("{} {{x}} {name!r:>4}"), Ok(2));
+        assert_eq!(check_percent_template(b"%d%% %(k)s %5.2x"), Ok(3));
     }
 
     #[test]
