@@ -11,8 +11,8 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
 use crate::exec::charge;
-use crate::guard_natives::charge_operator;
 use crate::guards::OperatorCode;
+use crate::operator_costs::charge_operator;
 use crate::sizes::*;
 
 /// A builtin that walks its first argument (`list`, `sorted`, `sum`, …):

@@ -39,7 +39,6 @@ use rustpython_vm::{
 
 use crate::builtin_natives::{consuming_builtin, converting_builtin};
 use crate::exec::is_executing;
-use crate::instrument::SIZED_METHODS;
 
 /// How constructing a type is charged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,10 +64,6 @@ pub(crate) const METERED_TYPES: &[(&str, Construction)] = &[
     ("dict", Construction::Consuming),
     ("type", Construction::TypeOf),
 ];
-
-/// Methods the real types define as class methods: called on the type, not
-/// on an instance passed first.
-const CLASS_METHODS: &[&str] = &["fromhex", "from_bytes", "maketrans", "fromkeys"];
 
 /// An actor-visible builtin type (see the module docs).
 #[pyclass(module = false, name = "builtin_type", traverse)]
@@ -224,7 +219,12 @@ pub(crate) fn visible_class_of(obj: &PyObject, vm: &VirtualMachine) -> PyObjectR
 }
 
 /// Makes the actor-visible builtin types of this interpreter, by name.
-pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+/// `methods` makes the metered stand-ins of a type's size-dependent methods
+/// (the method guard's, [`crate::guard_natives::metered_methods`]).
+pub(crate) fn make_types(
+    vm: &VirtualMachine,
+    methods: fn(&PyTypeRef, &VirtualMachine) -> Vec<(&'static str, PyObjectRef)>,
+) -> Vec<(&'static str, PyObjectRef)> {
     use rustpython_vm::class::PyClassImpl;
     let _ = MeteredType::make_static_type();
     let real = vm.builtins.dict();
@@ -235,7 +235,7 @@ pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)
             .ok()
             .and_then(|t| t.downcast::<PyType>().ok())
             .unwrap_or_else(|| panic!("builtin type {name} exists"));
-        let methods = metered_methods(&real_type, vm);
+        let methods = methods(&real_type, vm);
         let metered: PyObjectRef = MeteredType {
             real: real_type.clone(),
             construction,
@@ -251,31 +251,6 @@ pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)
         made.push((name, metered));
     }
     made
-}
-
-/// A native per size-dependent method of `real`, routed through the method
-/// guard: `str.lower(s)` is charged like `s.lower()`.
-fn metered_methods(real: &PyTypeRef, vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
-    let mut methods = Vec::new();
-    for &name in SIZED_METHODS {
-        if real.as_object().get_attr(name, vm).is_err() {
-            continue;
-        }
-        let real_object: PyObjectRef = real.clone().into();
-        let is_class_method = CLASS_METHODS.contains(&name);
-        let native = vm.new_function(name, move |mut args: FuncArgs, vm: &VirtualMachine| {
-            let receiver = if is_class_method || args.args.is_empty() {
-                real_object.clone()
-            } else {
-                args.args.remove(0)
-            };
-            args.args.insert(0, vm.ctx.new_str(name).into());
-            args.args.insert(0, receiver);
-            crate::guard_natives::method_native(args, vm)
-        });
-        methods.push((name, native.into()));
-    }
-    methods
 }
 
 type VectorCall =

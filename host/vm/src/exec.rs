@@ -171,56 +171,6 @@ pub(crate) fn charge(cycles: u64, cells: u64, vm: &VirtualMachine) -> PyResult<(
         .map_err(|abort| abort_exception(abort, vm))
 }
 
-/// Runs `load` (a module load, [`crate::load`]) under an execution state
-/// of its own: a meter of `cycles`, a memory budget of
-/// [`crate::load::LOAD_MEMORY_BYTES`] in place of the execution's, a
-/// host that refuses everything. Whatever execution is in progress on the
-/// thread is set aside and restored unchanged. Returns the load's result,
-/// or the abort that stopped it.
-pub(crate) fn run_load<R>(
-    invoke: Invoke,
-    cycles: u64,
-    load: impl FnOnce() -> R,
-) -> Result<R, Abort> {
-    begin_epoch();
-    let outer = EXEC.with(|cell| cell.borrow_mut().take());
-    let code_cache = outer
-        .as_ref()
-        .map(|state| state.code_cache.clone())
-        .unwrap_or_default();
-    EXEC.with(|cell| {
-        *cell.borrow_mut() = Some(ExecState {
-            meter: Meter {
-                cycles_limit: cycles,
-                cells_limit: 0,
-                ..Meter::default()
-            },
-            frames: vec![Frame {
-                actor: Address::ZERO,
-                caller: Address::ZERO,
-            }],
-            events: Vec::new(),
-            code_cache,
-            block: BlockInfo::default(),
-            tx_sender: Address::ZERO,
-            invoke,
-        })
-    });
-    let suspended = crate::alloc::SuspendedBudget::start();
-    let budget = crate::alloc::MemoryBudget::start(crate::load::LOAD_MEMORY_BYTES);
-    let mut host = crate::load::LoadHost;
-    let result = HOST.set(HostSlot { host: &mut host }, load);
-    drop(budget);
-    drop(suspended);
-    let state = EXEC
-        .with(|cell| std::mem::replace(&mut *cell.borrow_mut(), outer))
-        .expect("the load state is in place");
-    match state.meter.abort {
-        Some(abort) => Err(abort),
-        None => Ok(result),
-    }
-}
-
 thread_local! {
     static EPOCH: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }

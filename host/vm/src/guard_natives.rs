@@ -3,13 +3,14 @@
 //! produced results, materialisation and `**` splats — each charging the
 //! work its operation does before (or as) it runs.
 
-use rustpython_vm::builtins::{PyBytes, PyDict, PyFrozenSet, PyList, PyRange, PySet, PyStr};
+use rustpython_vm::builtins::{PyDict, PyFrozenSet, PyList, PyRange, PySet, PyStr};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
 use crate::exec::charge;
 use crate::guards::{CompareCode, OperatorCode};
+use crate::operator_costs::charge_operator;
 use crate::sizes::*;
 
 pub(crate) fn meter_native(amount: u64, vm: &VirtualMachine) -> PyResult<bool> {
@@ -21,91 +22,6 @@ pub(crate) fn meter_native(amount: u64, vm: &VirtualMachine) -> PyResult<bool> {
 pub(crate) fn operator(code: u8, vm: &VirtualMachine) -> PyResult<OperatorCode> {
     OperatorCode::from_code(code)
         .ok_or_else(|| vm.new_runtime_error(format!("unknown operator code {code}")))
-}
-
-/// Pre-checks and charges `left op right` by operand sizes.
-pub(crate) fn charge_operator(
-    op: OperatorCode,
-    left: &PyObjectRef,
-    right: &PyObjectRef,
-    vm: &VirtualMachine,
-) -> PyResult<()> {
-    let left_size = size_of(left);
-    let right_size = size_of(right);
-    match op {
-        // Sequence repetition: the result is len × count.
-        OperatorCode::Mult => {
-            let repetition = match (int_value(left), int_value(right)) {
-                (Some(_), Some(_)) => None,
-                (Some(count), None) => Some((count, right_size)),
-                (None, Some(count)) => Some((count, left_size)),
-                (None, None) => None,
-            };
-            if let Some((count, (elements, bytes))) = repetition {
-                let count = int_to_i64(count).max(0) as u128;
-                let result_bytes = (u128::from(elements) * 8 + u128::from(bytes)) * count;
-                precheck_result_bytes(result_bytes, vm)?;
-                let elements_out = u128::from(elements) * count;
-                return charge(
-                    (elements_out as u64) * costs::size::PER_ELEMENT
-                        + costs::for_bytes(u128::from(bytes) as u64 * count as u64),
-                    0,
-                    vm,
-                );
-            }
-            if let (Some(a), Some(b)) = (int_value(left), int_value(right)) {
-                check_int_bits(u128::from(int_bits(a)) + u128::from(int_bits(b)), vm)?;
-                return charge(int_product_cycles(int_bits(a), int_bits(b)), 0, vm);
-            }
-        }
-        // Integer power: the result has about bits(a) × b bits.
-        OperatorCode::Pow => {
-            if let (Some(base), Some(exponent)) = (int_value(left), int_value(right)) {
-                let exponent = int_to_i64(exponent);
-                let base_bits = int_bits(base);
-                if exponent > 0 && base_bits > 1 {
-                    let result_bits = u128::from(base_bits) * exponent as u128;
-                    precheck_result_bytes(result_bits / 8, vm)?;
-                    check_int_bits(result_bits, vm)?;
-                    let result_limbs = (result_bits / 64) as u64 + 1;
-                    let squarings = 64 - (exponent as u64).leading_zeros() as u64;
-                    return charge(result_limbs * squarings, 0, vm);
-                }
-                return charge(1, 0, vm);
-            }
-        }
-        // Left shift: bits(a) + n.
-        OperatorCode::LShift => {
-            if let (Some(value), Some(shift)) = (int_value(left), int_value(right)) {
-                let shift = int_to_i64(shift).max(0) as u128;
-                let result_bits = u128::from(int_bits(value)) + shift;
-                precheck_result_bytes(result_bits / 8, vm)?;
-                if int_bits(value) > 0 {
-                    check_int_bits(result_bits, vm)?;
-                }
-                return charge((result_bits / 64) as u64 / 4, 0, vm);
-            }
-        }
-        // printf-style formatting can request unbounded widths ("%999999999d").
-        OperatorCode::Mod => {
-            let template = if let Some(text) = left.downcast_ref::<PyStr>() {
-                Some(text.as_bytes().to_vec())
-            } else {
-                left.downcast_ref::<PyBytes>()
-                    .map(|b| b.as_bytes().to_vec())
-            };
-            if let Some(template) = template {
-                let conversions = crate::formatting::check_percent_template(&template)
-                    .map_err(|reason| vm.new_value_error(reason))?;
-                charge(conversions * costs::code::FORMAT_FIELD / 2, 0, vm)?;
-                // Every argument may be formatted (by `repr`, through the
-                // charging slots); the result is charged by the caller.
-                return charge(size_cycles(left_size) + size_cycles(right_size), 0, vm);
-            }
-        }
-        _ => {}
-    }
-    charge(size_cycles(left_size) + size_cycles(right_size), 0, vm)
 }
 
 pub(crate) fn apply_operator(
@@ -386,4 +302,37 @@ pub(crate) fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult
     let result = method.call(args, vm)?;
     charge_size(&result, vm)?;
     Ok(result)
+}
+
+/// Methods the real types define as class methods: called on the type, not
+/// on an instance passed first.
+const CLASS_METHODS: &[&str] = &["fromhex", "from_bytes", "maketrans", "fromkeys"];
+
+/// A native per size-dependent method of builtin type `real` (for
+/// [`crate::builtin_types`]'s stand-ins), routed through the method
+/// guard: `str.lower(s)` is charged like `s.lower()`.
+pub(crate) fn metered_methods(
+    real: &rustpython_vm::builtins::PyTypeRef,
+    vm: &VirtualMachine,
+) -> Vec<(&'static str, PyObjectRef)> {
+    let mut methods = Vec::new();
+    for &name in crate::instrument::SIZED_METHODS {
+        if real.as_object().get_attr(name, vm).is_err() {
+            continue;
+        }
+        let real_object: PyObjectRef = real.clone().into();
+        let is_class_method = CLASS_METHODS.contains(&name);
+        let native = vm.new_function(name, move |mut args: FuncArgs, vm: &VirtualMachine| {
+            let receiver = if is_class_method || args.args.is_empty() {
+                real_object.clone()
+            } else {
+                args.args.remove(0)
+            };
+            args.args.insert(0, vm.ctx.new_str(name).into());
+            args.args.insert(0, receiver);
+            method_native(args, vm)
+        });
+        methods.push((name, native.into()));
+    }
+    methods
 }

@@ -42,6 +42,7 @@ pub mod library;
 pub mod load;
 pub mod meter;
 pub mod names;
+mod operator_costs;
 mod pvm_host;
 pub mod runtime;
 pub mod sandbox;

@@ -9,7 +9,7 @@
 //! `list()` runs out of cycles, a `dataclass` with many fields costs its
 //! fields. Each is compiled once per process and executed once per
 //! interpreter, on first import, under a load budget of its own
-//! ([`crate::exec::run_load`]), so importing one costs no execution anything;
+//! ([`crate::load::run_load`]), so importing one costs no execution anything;
 //! what it defined is then frozen like a loaded actor module
 //! ([`crate::load::freeze`]).
 
@@ -74,15 +74,25 @@ thread_local! {
 }
 
 /// `import name` of a library module (`None`: not a library module).
-pub(crate) fn import(name: &str, builtins: &PyDictRef, vm: &VirtualMachine) -> Option<PyResult> {
+pub(crate) fn import(
+    name: &str,
+    builtins: &PyDictRef,
+    invoke: crate::exec::Invoke,
+    vm: &VirtualMachine,
+) -> Option<PyResult> {
     let (name, _) = LIBRARY_MODULES.iter().find(|(n, _)| *n == name)?;
     if let Some(module) = LOADED.with(|loaded| loaded.borrow().get(name).cloned()) {
         return Some(Ok(module));
     }
-    Some(load(name, builtins, vm))
+    Some(load(name, builtins, invoke, vm))
 }
 
-fn load(name: &'static str, builtins: &PyDictRef, vm: &VirtualMachine) -> PyResult {
+fn load(
+    name: &'static str,
+    builtins: &PyDictRef,
+    invoke: crate::exec::Invoke,
+    vm: &VirtualMachine,
+) -> PyResult {
     let code = match compiled().get(name).expect("listed") {
         Ok(code) => code.clone(),
         Err(message) => return Err(vm.new_import_error(message.clone(), vm.ctx.new_str(name))),
@@ -105,7 +115,7 @@ fn load(name: &'static str, builtins: &PyDictRef, vm: &VirtualMachine) -> PyResu
         )?;
     }
     let code = PyCode::new_ref_from_bytecode(vm, code);
-    let ran = crate::exec::run_load(crate::runtime::invoke_handler, LIBRARY_LOAD_CYCLES, || {
+    let ran = crate::load::run_load(invoke, LIBRARY_LOAD_CYCLES, || {
         vm.run_code_obj(code, Scope::new(None, globals.clone()))
     });
     let failed = |message: String| {

@@ -31,11 +31,63 @@ use rustpython_vm::builtins::{
 use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyResult, VirtualMachine};
 use timerhost_types::{Address, ErrorKind, Hash, TimerRequest};
 
+use crate::exec::{ExecState, Frame, HostSlot, Invoke, EXEC, HOST};
 use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
+use crate::meter::{Abort, Meter};
 
 /// Cycles a module body may spend while loading (decorators, dataclass and
 /// enum set-up, static expressions).
 pub const LOAD_CYCLES: u64 = 2_000_000;
+
+/// Runs `load` (a module load, [`crate::load`]) under an execution state
+/// of its own: a meter of `cycles`, a memory budget of
+/// [`LOAD_MEMORY_BYTES`] in place of the execution's, a
+/// host that refuses everything. Whatever execution is in progress on the
+/// thread is set aside and restored unchanged. Returns the load's result,
+/// or the abort that stopped it.
+pub(crate) fn run_load<R>(
+    invoke: Invoke,
+    cycles: u64,
+    load: impl FnOnce() -> R,
+) -> Result<R, Abort> {
+    crate::exec::begin_epoch();
+    let outer = EXEC.with(|cell| cell.borrow_mut().take());
+    let code_cache = outer
+        .as_ref()
+        .map(|state| state.code_cache.clone())
+        .unwrap_or_default();
+    EXEC.with(|cell| {
+        *cell.borrow_mut() = Some(ExecState {
+            meter: Meter {
+                cycles_limit: cycles,
+                cells_limit: 0,
+                ..Meter::default()
+            },
+            frames: vec![Frame {
+                actor: Address::ZERO,
+                caller: Address::ZERO,
+            }],
+            events: Vec::new(),
+            code_cache,
+            block: BlockInfo::default(),
+            tx_sender: Address::ZERO,
+            invoke,
+        })
+    });
+    let suspended = crate::alloc::SuspendedBudget::start();
+    let budget = crate::alloc::MemoryBudget::start(LOAD_MEMORY_BYTES);
+    let mut host = LoadHost;
+    let result = HOST.set(HostSlot { host: &mut host }, load);
+    drop(budget);
+    drop(suspended);
+    let state = EXEC
+        .with(|cell| std::mem::replace(&mut *cell.borrow_mut(), outer))
+        .expect("the load state is in place");
+    match state.meter.abort {
+        Some(abort) => Err(abort),
+        None => Ok(result),
+    }
+}
 
 /// Bytes a module load may allocate (net).
 pub const LOAD_MEMORY_BYTES: u64 = 16 * 1024 * 1024;

@@ -309,7 +309,9 @@ impl Runtime {
             });
             set(name, function.into());
         }
-        for (name, metered_type) in crate::builtin_types::make_types(vm) {
+        for (name, metered_type) in
+            crate::builtin_types::make_types(vm, crate::guard_natives::metered_methods)
+        {
             set(name, metered_type);
         }
         // What class patterns name (`case int(x)`), see
@@ -452,7 +454,9 @@ impl Runtime {
                 if let Some(module) = import_modules.get(name.as_str()) {
                     return Ok(module.clone());
                 }
-                if let Some(module) = crate::library::import(&name, &library_builtins, vm) {
+                if let Some(module) =
+                    crate::library::import(&name, &library_builtins, invoke_handler, vm)
+                {
                     return module;
                 }
                 Err(vm.new_import_error(format!("No module named '{name}'"), vm.ctx.new_str(name)))
@@ -531,7 +535,7 @@ impl Runtime {
             rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, compiled.bytecode.clone());
         // Loading kept objects alive that came off the free lists.
         self.unsettled_all.set(true);
-        let loaded = crate::exec::run_load(invoke_handler, crate::load::LOAD_CYCLES, || {
+        let loaded = crate::load::run_load(invoke_handler, crate::load::LOAD_CYCLES, || {
             vm.run_code_obj(code, Scope::new(None, globals.clone()))
         });
         match loaded {

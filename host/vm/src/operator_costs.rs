@@ -1,0 +1,98 @@
+//! What a binary operator costs before it runs: sequence repetition by the
+//! result's size, integer products, powers and shifts by the result's bits,
+//! `%` formatting by its checked template, everything else by the operands'
+//! sizes. Used by the operator guards ([`crate::guard_natives`]) and by
+//! `pow()` ([`crate::builtin_natives`]).
+
+use rustpython_vm::builtins::{PyBytes, PyStr};
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+
+use crate::costs;
+use crate::exec::charge;
+use crate::guards::OperatorCode;
+use crate::sizes::*;
+
+/// Pre-checks and charges `left op right` by operand sizes.
+pub(crate) fn charge_operator(
+    op: OperatorCode,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let left_size = size_of(left);
+    let right_size = size_of(right);
+    match op {
+        // Sequence repetition: the result is len × count.
+        OperatorCode::Mult => {
+            let repetition = match (int_value(left), int_value(right)) {
+                (Some(_), Some(_)) => None,
+                (Some(count), None) => Some((count, right_size)),
+                (None, Some(count)) => Some((count, left_size)),
+                (None, None) => None,
+            };
+            if let Some((count, (elements, bytes))) = repetition {
+                let count = int_to_i64(count).max(0) as u128;
+                let result_bytes = (u128::from(elements) * 8 + u128::from(bytes)) * count;
+                precheck_result_bytes(result_bytes, vm)?;
+                let elements_out = u128::from(elements) * count;
+                return charge(
+                    (elements_out as u64) * costs::size::PER_ELEMENT
+                        + costs::for_bytes(u128::from(bytes) as u64 * count as u64),
+                    0,
+                    vm,
+                );
+            }
+            if let (Some(a), Some(b)) = (int_value(left), int_value(right)) {
+                check_int_bits(u128::from(int_bits(a)) + u128::from(int_bits(b)), vm)?;
+                return charge(int_product_cycles(int_bits(a), int_bits(b)), 0, vm);
+            }
+        }
+        // Integer power: the result has about bits(a) × b bits.
+        OperatorCode::Pow => {
+            if let (Some(base), Some(exponent)) = (int_value(left), int_value(right)) {
+                let exponent = int_to_i64(exponent);
+                let base_bits = int_bits(base);
+                if exponent > 0 && base_bits > 1 {
+                    let result_bits = u128::from(base_bits) * exponent as u128;
+                    precheck_result_bytes(result_bits / 8, vm)?;
+                    check_int_bits(result_bits, vm)?;
+                    let result_limbs = (result_bits / 64) as u64 + 1;
+                    let squarings = 64 - (exponent as u64).leading_zeros() as u64;
+                    return charge(result_limbs * squarings, 0, vm);
+                }
+                return charge(1, 0, vm);
+            }
+        }
+        // Left shift: bits(a) + n.
+        OperatorCode::LShift => {
+            if let (Some(value), Some(shift)) = (int_value(left), int_value(right)) {
+                let shift = int_to_i64(shift).max(0) as u128;
+                let result_bits = u128::from(int_bits(value)) + shift;
+                precheck_result_bytes(result_bits / 8, vm)?;
+                if int_bits(value) > 0 {
+                    check_int_bits(result_bits, vm)?;
+                }
+                return charge((result_bits / 64) as u64 / 4, 0, vm);
+            }
+        }
+        // printf-style formatting can request unbounded widths ("%999999999d").
+        OperatorCode::Mod => {
+            let template = if let Some(text) = left.downcast_ref::<PyStr>() {
+                Some(text.as_bytes().to_vec())
+            } else {
+                left.downcast_ref::<PyBytes>()
+                    .map(|b| b.as_bytes().to_vec())
+            };
+            if let Some(template) = template {
+                let conversions = crate::formatting::check_percent_template(&template)
+                    .map_err(|reason| vm.new_value_error(reason))?;
+                charge(conversions * costs::code::FORMAT_FIELD / 2, 0, vm)?;
+                // Every argument may be formatted (by `repr`, through the
+                // charging slots); the result is charged by the caller.
+                return charge(size_cycles(left_size) + size_cycles(right_size), 0, vm);
+            }
+        }
+        _ => {}
+    }
+    charge(size_cycles(left_size) + size_cycles(right_size), 0, vm)
+}
