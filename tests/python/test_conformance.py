@@ -12,6 +12,7 @@ Add a program for every construct that gains support.
 import textwrap
 
 import pytest
+from conformance_more import MORE_PROGRAMS
 
 #: Constructs the actor VM runs today, each the way an actor would use it.
 PROGRAMS = {
@@ -414,6 +415,11 @@ REFUSED = {
             return re.findall(r"[a-z]+", "ab1cd2")
     """,
 }
+
+
+# The widened dialect's constructs and the combinations actors use.
+assert not set(MORE_PROGRAMS) & set(PROGRAMS), "duplicate program names"
+PROGRAMS.update(MORE_PROGRAMS)
 
 
 def cpython_result(source):

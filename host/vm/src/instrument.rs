@@ -138,6 +138,17 @@ pub fn instrument(module: &mut ast::ModModule) {
     }
 }
 
+/// Every name `module` binds anywhere (see [`Bindings`]).
+pub(crate) fn bound_names(module: &ast::ModModule) -> HashSet<String> {
+    let mut bindings = Bindings::default();
+    bindings.visit_body(&module.body);
+    bindings
+        .bound
+        .into_iter()
+        .chain(bindings.declared)
+        .collect()
+}
+
 /// Names a piece of code binds — assignment and `del` targets, loop,
 /// comprehension and `with` targets, `:=`, `def`/`class` names, imports,
 /// parameters, `except … as`, match captures — and names it declares

@@ -117,6 +117,7 @@ pub fn validate(source: &str, module: &ast::ModModule) -> Result<(), DeployRejec
         lines: LineIndex::from_source_text(source),
         source,
         error: None,
+        bound: crate::instrument::bound_names(module),
     };
     for stmt in &module.body {
         validator.check_module_level(stmt);
@@ -132,6 +133,9 @@ struct Validator<'s> {
     lines: LineIndex,
     source: &'s str,
     error: Option<DeployRejection>,
+    /// Names the module binds somewhere: binding `id` or `type` (a field, a
+    /// parameter) is fine; only reading the forbidden builtin is refused.
+    bound: std::collections::HashSet<String>,
 }
 
 impl Validator<'_> {
@@ -232,7 +236,7 @@ impl Validator<'_> {
                 format!("name {name}"),
                 "dunder and _pvm names are reserved",
             );
-        } else if FORBIDDEN_NAMES.contains(&name) {
+        } else if FORBIDDEN_NAMES.contains(&name) && !self.bound.contains(name) {
             self.reject(
                 node,
                 format!("name {name}"),
@@ -545,17 +549,27 @@ impl Validator<'_> {
     }
 }
 
-/// `name`, `name.attr` (`self.total`) or `name[key]` / `name.attr[key]` with
+/// `name` or `name.attr.attr…`.
+fn is_name_chain(expr: &Expr) -> bool {
+    match expr {
+        Expr::Name(_) => true,
+        Expr::Attribute(attribute) => is_name_chain(&attribute.value),
+        _ => false,
+    }
+}
+
+/// `name`, `name.attr…` (`self.state.total`) or `name[key]` / `name.attr…[key]` with
 /// a constant or name key: targets that can be read a second time without
-/// side effects.
+/// side effects beyond property getters on the chain, which run again (and
+/// are metered code).
 pub(crate) fn is_simple_target(target: &Expr) -> bool {
     match target {
         Expr::Name(_) => true,
-        Expr::Attribute(attribute) => matches!(attribute.value.as_ref(), Expr::Name(_)),
+        Expr::Attribute(attribute) => is_name_chain(&attribute.value),
         Expr::Subscript(subscript) => {
             let base_ok = match subscript.value.as_ref() {
                 Expr::Name(_) => true,
-                Expr::Attribute(attribute) => matches!(attribute.value.as_ref(), Expr::Name(_)),
+                Expr::Attribute(attribute) => is_name_chain(&attribute.value),
                 _ => false,
             };
             let key_ok =
@@ -660,6 +674,13 @@ mod tests {
             let rejection = check(source).expect_err(source);
             assert_eq!(rejection.construct, construct, "{source}: {rejection}");
         }
+    }
+
+    #[test]
+    fn forbidden_builtins_may_be_bound_as_names_but_not_read_as_builtins() {
+        check("class Order:\n    id: int = 0\n    def f(self, type, hash=1):\n        return [type, hash]\n").unwrap();
+        let rejection = check("class A:\n    def f(self):\n        return id(self)\n").unwrap_err();
+        assert_eq!(rejection.construct, "name id");
     }
 
     #[test]

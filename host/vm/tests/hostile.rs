@@ -386,6 +386,17 @@ fn h28_exec_eval_compile() {
 
 #[test]
 fn h29_id_hash_and_default_repr() {
+    // A module that binds `id` somewhere still has no builtin `id` to call.
+    let source = "class Hostile:\n    def f(self, id):\n        return id\n    def run(self):\n        return id(self)\n";
+    let outcome = run_hostile(source, &[]);
+    assert!(
+        outcome
+            .result
+            .as_ref()
+            .is_err_and(|e| e.message.contains("NameError")),
+        "{:?}",
+        outcome.result
+    );
     expect_rejected("        return id(self)\n", "name id");
     expect_rejected("        return hash(object())\n", "name hash");
     // `repr` is allowed: the default one names the class, never an address.
