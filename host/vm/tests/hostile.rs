@@ -1074,6 +1074,19 @@ fn h52_library_modules_are_metered_and_hold_no_state_between_calls() {
         .collect();
     assert_eq!(cycles[0], cycles[1]);
     assert_eq!(cycles[1], cycles[2]);
+    // What library classes expose as dicts are fresh copies: changing one
+    // changes nothing shared.
+    let source = "from collections import namedtuple\nfrom typing import NamedTuple\nConfig = namedtuple('Config', 'host port', defaults=(8080,))\nclass P(NamedTuple):\n    x: int = 1\nclass Hostile:\n    def run(self):\n        Config._field_defaults['port'] = 1\n        P._field_defaults['x'] = 2\n        return [Config('h').port, P().x, Config._field_defaults['port']]\n";
+    let [cold, warm] = run_module_twice(source);
+    assert_eq!(cold, warm);
+    assert_eq!(
+        run_hostile(source, &[]).result.expect("runs"),
+        Value::List(vec![
+            Value::Int(8080.into()),
+            Value::Int(1.into()),
+            Value::Int(8080.into())
+        ])
+    );
     // Library modules are shared: actors cannot change them.
     for body in [
         "        import dataclasses\n        dataclasses.dataclass = len\n",
