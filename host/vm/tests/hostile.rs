@@ -1096,3 +1096,62 @@ fn h52_library_modules_are_metered_and_hold_no_state_between_calls() {
         expect_runtime_message(ErrorKind::Revert, body, "shared by every call");
     }
 }
+
+#[test]
+fn h53_the_actor_class_keeps_its_contract_under_the_wider_dialect() {
+    // Attribute hooks on the actor class would intercept storage/address/deployer.
+    for hook in [
+        "__getattr__",
+        "__getattribute__",
+        "__setattr__",
+        "__delattr__",
+    ] {
+        let source = format!(
+            "class A:\n    def {hook}(self, *args):\n        return None\n    def f(self):\n        return 1\n"
+        );
+        let vm = Vm::new().unwrap();
+        let rejection = vm.validate_and_compile(&source).expect_err(hook);
+        assert_eq!(rejection.construct, format!("def {hook}"), "{rejection}");
+        assert!(rejection.reason.contains("self.storage"), "{rejection}");
+    }
+    // On a helper class they are ordinary (metered) Python.
+    let source = "class Proxy:\n    def __init__(self, target):\n        self.target = target\n    def __getattr__(self, name):\n        return name.upper()\nclass Hostile:\n    def run(self):\n        return Proxy(1).anything\n";
+    assert_eq!(
+        run_hostile(source, &[]).result.expect("helper hooks run"),
+        Value::Str("ANYTHING".into())
+    );
+    // A decorated handler is still the handler of that name, with the same
+    // rules: public names only, timer handlers only from a timer fire.
+    let source = "import pvm_host\ndef logged(f):\n    def inner(self, *args):\n        return ['logged', f(self, *args)]\n    return inner\nclass A:\n    @logged\n    def get(self, x):\n        return x\n    @logged\n    @pvm_host.timer_handler\n    def on_fire(self, payload):\n        return payload\n    @logged\n    def _private(self):\n        return 0\n";
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    host.install_actor(addr(1), source);
+    assert!(vm
+        .deploy(&mut host, &addr(1), source, &[], hostile_limits())
+        .is_success());
+    let call = |host: &mut MockHost, handler: &str, invocation| {
+        vm.call(
+            host,
+            &addr(1),
+            handler,
+            &[Value::Int(7.into())],
+            hostile_limits(),
+            invocation,
+        )
+    };
+    assert_eq!(
+        call(&mut host, "get", Invocation::Transaction)
+            .result
+            .expect("public"),
+        Value::List(vec![Value::Str("logged".into()), Value::Int(7.into())])
+    );
+    assert_eq!(
+        call(&mut host, "on_fire", Invocation::Transaction).error_kind(),
+        Some(ErrorKind::Unauthorized)
+    );
+    assert!(call(&mut host, "on_fire", Invocation::TimerFire).is_success());
+    assert_eq!(
+        call(&mut host, "_private", Invocation::Transaction).error_kind(),
+        Some(ErrorKind::InvalidInput)
+    );
+}
