@@ -12,19 +12,12 @@
 //! ([`crate::delivery`]), which compares their `seq` with the mark.
 
 use timerhost_state::{Overlay, StateRead, StateReadExt};
-use timerhost_types::keys::{self, TIMERS};
+use timerhost_types::keys;
 use timerhost_types::{Address, Timer, TimerStatus};
 
 use crate::error::Result;
+use crate::keys::revoked_key;
 use crate::store::read_u64;
-
-const REVOKED: u8 = b'v';
-
-fn revoked_key(fee_payer: &Address) -> Vec<u8> {
-    let mut k = vec![TIMERS, REVOKED];
-    k.extend_from_slice(fee_payer.as_bytes());
-    k
-}
 
 /// The governance status of timers.
 pub fn status(state: &(impl StateRead + ?Sized)) -> Result<TimerStatus> {

@@ -46,6 +46,7 @@ use timerhost_types::{Address, BasefeeConfig, Event, Timer, TimerConfig, TimerSt
 use crate::error::Result;
 use crate::events::CancelReason;
 use crate::index::Removals;
+use crate::keys::missing;
 use crate::queue::{self, Queued, RemovalReason};
 use crate::store::TimerRecord;
 use crate::{control, events, handler, store};
@@ -179,14 +180,6 @@ impl RevocationMarks {
             }
         };
         Ok(timer.seq < mark)
-    }
-}
-
-fn missing(what: &'static str, timer_id: &timerhost_types::Hash) -> timerhost_state::StorageError {
-    timerhost_state::StorageError::Corrupt {
-        what,
-        key: timer_id.to_hex(),
-        reason: "points to a missing timer".into(),
     }
 }
 

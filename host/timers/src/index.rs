@@ -29,11 +29,10 @@
 use std::collections::BTreeMap;
 
 use timerhost_state::{Overlay, StateRead};
-use timerhost_types::keys::TIMERS;
 use timerhost_types::Hash;
 
 use crate::error::Result;
-use crate::store::corrupt;
+use crate::keys::{self, corrupt};
 
 /// Timers per index chunk. Small enough that rewriting a chunk per insertion
 /// copies under 1 KiB; large enough that index keys are a sixteenth of the
@@ -55,20 +54,20 @@ pub struct Index {
 
 /// By firing height: the due queue, FIFO within a height (§3.2).
 pub const BY_HEIGHT: Index = Index {
-    chunks: b'h',
-    head: b'H',
+    chunks: keys::HEIGHT_CHUNKS,
+    head: keys::HEIGHT_HEADS,
     what: "timer height index",
 };
 /// By owning actor: listing and the live-timer cap (§4.2).
 pub const BY_ACTOR: Index = Index {
-    chunks: b'a',
-    head: b'A',
+    chunks: keys::ACTOR_CHUNKS,
+    head: keys::ACTOR_HEADS,
     what: "timer actor index",
 };
 /// By fee payer: listing.
 pub const BY_PAYER: Index = Index {
-    chunks: b'p',
-    head: b'P',
+    chunks: keys::PAYER_CHUNKS,
+    head: keys::PAYER_HEADS,
     what: "timer fee-payer index",
 };
 
@@ -89,23 +88,16 @@ struct Head {
 
 impl Index {
     fn head_key(&self, group: &[u8]) -> Vec<u8> {
-        let mut k = Vec::with_capacity(2 + group.len());
-        k.extend_from_slice(&[TIMERS, self.head]);
-        k.extend_from_slice(group);
-        k
+        keys::index_head_key(self.head, group)
     }
 
     /// A key above every chunk of this index.
     pub(crate) fn end_of_chunks(&self) -> Vec<u8> {
-        vec![TIMERS, self.chunks + 1]
+        keys::end_of(self.chunks)
     }
 
     pub(crate) fn chunk_key(&self, group: &[u8], chunk: u64) -> Vec<u8> {
-        let mut k = Vec::with_capacity(2 + group.len() + 8);
-        k.extend_from_slice(&[TIMERS, self.chunks]);
-        k.extend_from_slice(group);
-        k.extend_from_slice(&chunk.to_be_bytes());
-        k
+        keys::index_chunk_key(self.chunks, group, chunk)
     }
 
     fn read_head(&self, state: &(impl StateRead + ?Sized), group: &[u8]) -> Result<Head> {

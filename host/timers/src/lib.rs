@@ -14,6 +14,7 @@
 //! | §5.4, §6.4 governance instructions; AIP-125 pause, resume, shutdown | [`governance`] |
 //! | governance status, fee-payer revocation (CAD018) | [`control`] |
 //! | event names and fields | [`events`] |
+//! | every `t…` key, and how a bad one is reported | [`keys`] |
 //!
 //! The chain crate calls [`delivery::deliver`] at end of block, executes the
 //! returned fires as deferred transactions, and reports each outcome back
@@ -27,6 +28,7 @@ pub mod governance;
 pub mod handler;
 pub mod host;
 pub mod index;
+pub mod keys;
 pub mod queue;
 pub mod store;
 

@@ -15,20 +15,12 @@
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::{Overlay, StateRead};
 use timerhost_types::encoding::Canonical;
-use timerhost_types::keys::TIMERS;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
 use crate::index::{Removals, BY_HEIGHT};
-use crate::store::{corrupt, TimerRecord};
-
-const BACKLOG: u8 = b'g';
-
-fn backlog_key(seq: u64) -> Vec<u8> {
-    let mut k = vec![TIMERS, BACKLOG];
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
-}
+use crate::keys::{self, backlog_key, corrupt};
+use crate::store::TimerRecord;
 
 /// Why a timer is in the GC backlog (decided when it was classified).
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -228,7 +220,7 @@ pub fn backlog_from(
     limit: usize,
 ) -> Result<Vec<(u64, GcEntry)>> {
     let start = backlog_key(from_seq);
-    let end = vec![TIMERS, BACKLOG + 1];
+    let end = keys::end_of(keys::BACKLOG);
     state
         .scan(&start, Some(&end), limit)?
         .into_iter()

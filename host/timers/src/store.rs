@@ -1,15 +1,5 @@
-//! The timer store (CIP-5 §3.2), all consensus state under the `t`
-//! namespace:
-//!
-//! | key | value | purpose |
-//! |---|---|---|
-//! | `t r ‖ timer_id` | [`TimerRecord`] | the canonical record and its index slots |
-//! | `t h`/`t H ‖ height …` | chunked ids | height index, FIFO within a height ([`crate::queue`], [`crate::index`]) |
-//! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry) | GC backlog: classified for removal, budget ran out ([`crate::queue`]) |
-//! | `t a`/`t A ‖ actor …` | chunked ids | per-actor index (listing in scheduling order; its live count is the §4.2 cap) |
-//! | `t p`/`t P ‖ fee_payer …` | chunked ids | per-fee-payer index |
-//! | `t s` | u64 BE | next sequence number |
-//! | `t v ‖ fee_payer` | u64 BE | revocation mark ([`crate::control`]) |
+//! The timer store (CIP-5 §3.2): timer records, the sequence counter and
+//! the indexes they sit in (the key layout is [`crate::keys`]).
 //!
 //! Every timer holds a deposit in [`TIMER_DEPOSIT_ESCROW`]; [`remove_deferred`],
 //! the one way out of the store, returns it to the fee payer, so no removal
@@ -23,31 +13,17 @@
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::accounts::{self, Debit};
-use timerhost_state::{Overlay, StateRead, StateReadExt, StorageError};
+use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::encoding::Canonical;
-use timerhost_types::keys::TIMERS;
 use timerhost_types::timer::TIMER_INDEX_ENTRY_BYTES;
 use timerhost_types::{Address, Hash, Timer, TIMER_DEPOSIT_ESCROW};
 
 use crate::error::Result;
 use crate::index::{Removals, BY_ACTOR, BY_PAYER};
+use crate::keys::{self, corrupt};
 use crate::queue;
 
-const RECORD: u8 = b'r';
-const NEXT_SEQ: u8 = b's';
-
-fn key(sub: u8, parts: &[&[u8]]) -> Vec<u8> {
-    let mut k = vec![TIMERS, sub];
-    for p in parts {
-        k.extend_from_slice(p);
-    }
-    k
-}
-
-/// Key of a timer record.
-pub fn record_key(timer_id: &Hash) -> Vec<u8> {
-    key(RECORD, &[timer_id.as_bytes()])
-}
+pub use crate::keys::record_key;
 
 /// Where a timer sits in each index (see [`crate::index`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -72,14 +48,6 @@ pub struct TimerRecord {
 
 impl Canonical for TimerRecord {
     const NAME: &'static str = "timer record";
-}
-
-pub(crate) fn corrupt(what: &'static str, k: &[u8], reason: &str) -> StorageError {
-    StorageError::Corrupt {
-        what,
-        key: k.iter().map(|b| format!("{b:02x}")).collect(),
-        reason: reason.into(),
-    }
 }
 
 pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u64> {
@@ -120,12 +88,12 @@ pub fn live_count(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<
 
 /// The sequence number the next timer will get.
 pub fn peek_seq(state: &(impl StateRead + ?Sized)) -> Result<u64> {
-    read_u64(state, &key(NEXT_SEQ, &[]))
+    read_u64(state, &keys::next_seq_key())
 }
 
 /// Consumes sequence number `seq` (read with [`peek_seq`]).
 pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
-    state.put(key(NEXT_SEQ, &[]), (seq + 1).to_be_bytes().to_vec());
+    state.put(keys::next_seq_key(), (seq + 1).to_be_bytes().to_vec());
 }
 
 /// Bytes `timer` adds to state: its record (key and canonical encoding,
@@ -223,10 +191,7 @@ fn records_of(
     what: &'static str,
 ) -> Result<Vec<Timer>> {
     ids.into_iter()
-        .map(|id| {
-            get(state, &id)?
-                .ok_or_else(|| corrupt(what, id.as_bytes(), "points to a missing timer"))
-        })
+        .map(|id| get(state, &id)?.ok_or_else(|| keys::missing(what, &id)))
         .collect()
 }
 
@@ -234,8 +199,7 @@ fn records_of(
 /// listing of dev tooling. A validator never needs it, and its cost grows
 /// with the number of pending timers.
 pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>> {
-    let prefix = key(RECORD, &[]);
-    let end = key(RECORD + 1, &[]);
+    let (prefix, end) = keys::record_range();
     state
         .scan(&prefix, Some(&end), limit)?
         .into_iter()
