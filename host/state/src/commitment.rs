@@ -11,6 +11,10 @@
 //! writes, not to the size of the state. Nodes made stale by a block are
 //! deleted in the same atomic commit: the node keeps the latest tree only
 //! (historical proofs would need an archive mode, which no issue asks for).
+//!
+//! Keys in the derived namespace (`timerhost_types::keys::is_committed`) are
+//! not leaves: the timers crate commits to them through one digest per due
+//! bucket, so a block's tree work follows its committed writes only.
 
 use std::collections::HashMap;
 
@@ -161,8 +165,11 @@ impl StateCommitment {
     ) -> Result<(Hash, TreeUpdateBatch)> {
         let reader = NodeReader { backend, cache };
         let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
+        // Derived keys are committed through what they derive from, not as
+        // leaves (`timerhost_types::keys::is_committed`).
         let value_set = changes
             .iter()
+            .filter(|(k, _)| timerhost_types::keys::is_committed(k))
             .map(|(k, v)| (KeyHash::with::<Sha256>(k), v.clone()));
         let (root, update) = tree.put_value_set(value_set, version).map_err(|e| {
             StorageError::Commitment(format!("updating the tree at version {version}: {e:#}"))
@@ -232,6 +239,23 @@ mod tests {
         let rb1 = apply(&b, &d2, 1);
         assert_eq!(ra1, rb1);
         assert_eq!(StateCommitment::root_at(&a, 1).unwrap(), Some(ra1));
+    }
+
+    #[test]
+    fn derived_keys_are_not_leaves() {
+        let backend = MemoryBackend::new();
+        let mut plain = ChangeSet::new();
+        plain.insert(b"x".to_vec(), Some(b"1".to_vec()));
+        let with_derived = {
+            let mut c = plain.clone();
+            let mut derived = vec![timerhost_types::keys::TIMERS_DERIVED];
+            derived.extend_from_slice(b"record");
+            c.insert(derived, Some(b"anything".to_vec()));
+            c
+        };
+        let (a, _) = StateCommitment::compute(&backend, &plain, 0).unwrap();
+        let (b, _) = StateCommitment::compute(&backend, &with_derived, 0).unwrap();
+        assert_eq!(a, b);
     }
 
     #[test]

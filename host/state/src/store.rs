@@ -4,7 +4,7 @@
 //!
 //! | ns | key | value |
 //! |----|-----|-------|
-//! | `S` | `S ‖ consensus key` | consensus value (see `timerhost_types::keys`) |
+//! | `S` | `S ‖ consensus key` | consensus value (see `timerhost_types::keys`); derived keys (`keys::is_committed`) are stored here too but are not tree leaves |
 //! | `N` | `N ‖ borsh(NodeKey)` | Jellyfish Merkle Tree node |
 //! | `B` | `B ‖ height BE` | canonical [`Block`] |
 //! | `R` | `R ‖ height BE` | canonical receipts of that block |
@@ -50,7 +50,10 @@ const META: u8 = b'M';
 /// (`timerhost_timers::index`); 2 had one state key per timer per index.
 /// 4: timers carry their deposit, `TimerConfig` has `max_fires_per_block`
 /// and `deposit_per_byte`, and the timer status and revocation marks exist.
-pub const STORE_FORMAT: u32 = 4;
+/// 5: timers are committed through one tree leaf per due bucket; records and
+/// indexes moved to the derived `u` namespace, accounts carry `live_timers`
+/// and GC entries their record's hash.
+pub const STORE_FORMAT: u32 = 5;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).

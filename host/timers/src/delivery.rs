@@ -45,10 +45,10 @@ use timerhost_types::{Address, BasefeeConfig, Event, Timer, TimerConfig, TimerSt
 
 use crate::error::Result;
 use crate::events::CancelReason;
-use crate::index::Removals;
 use crate::keys::missing;
 use crate::queue::{self, Queued, RemovalReason};
-use crate::store::TimerRecord;
+use crate::record::TimerRecord;
+use crate::removal::Removals;
 use crate::{control, events, handler, store};
 
 /// How many due entries are read per scan.

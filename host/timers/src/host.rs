@@ -299,8 +299,9 @@ pub fn set_expiry(
             height: record.timer.height,
         }));
     }
+    let before = record.timer.clone();
     record.timer.expires_at = clamped;
-    store::update(state, &record);
+    store::update(state, &before, &record)?;
     Ok(Ok(record.timer))
 }
 

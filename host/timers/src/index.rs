@@ -8,8 +8,12 @@
 //!
 //! | key | value |
 //! |---|---|
-//! | `t <chunks> ‖ group ‖ slot / CHUNK` (u64 BE) | `(slot BE ‖ timer_id)` × ≤ `CHUNK`, ascending slot |
-//! | `t <head> ‖ group` | `live` u64 BE ‖ `next_slot` u64 BE; absent when `live = 0` |
+//! | `<chunks> ‖ group ‖ slot / CHUNK` (u64 BE) | `(slot BE ‖ timer_id)` × ≤ `CHUNK`, ascending slot |
+//! | `<head> ‖ group` | `live` u64 BE ‖ `next_slot` u64 BE; absent when `live = 0` |
+//!
+//! All three are derived state (`u …`, [`crate::keys`]): the state root
+//! commits to the timers through their due buckets ([`crate::bucket`]), not
+//! through these keys, whose slots depend on history.
 //!
 //! Why chunks: with one state key per timer per index, every timer cost
 //! four state keys and four tree leaves, and firing 20,000 timers deleted
@@ -18,9 +22,10 @@
 //! 3/`CHUNK` index keys. Slots are dense per group, so a chunk fills up
 //! whatever else is scheduled in between.
 //!
-//! The head's `live` count is what the §4.2 per-actor cap reads (O(1)). A
-//! group whose last timer leaves loses its head, so its slots restart at 0;
-//! no entry of it is left to be out of order with.
+//! A group whose last timer leaves loses its head, so its slots restart at
+//! 0; no entry of it is left to be out of order with. (The §4.2 per-actor
+//! cap reads the live count in the actor's account, which is consensus
+//! state; the head's count is the index's own bookkeeping.)
 //!
 //! Removal at end of block goes through [`Removals`]: thousands of timers
 //! leave the same few chunks, and each chunk is rewritten once rather than
@@ -47,8 +52,8 @@ const SCAN_PAGE: usize = 16;
 /// One of the three timer indexes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Index {
-    chunks: u8,
-    head: u8,
+    chunks: keys::Prefix,
+    head: keys::Prefix,
     what: &'static str,
 }
 
@@ -220,7 +225,8 @@ impl Index {
     }
 }
 
-/// Index removals gathered and applied together: each touched chunk and head
+/// Index removals gathered and applied together (part of
+/// [`crate::removal::Removals`]): each touched chunk and head
 /// is read and written once, whatever the number of timers leaving it.
 #[derive(Debug, Default)]
 pub struct Removals {

@@ -1,48 +1,65 @@
 //! Every key of the timer store, and how a malformed one is reported — one
-//! module, so the layout is read and changed in one place. All consensus
-//! state lives under the `t` namespace ([`TIMERS`]):
+//! module, so the layout is read and changed in one place.
 //!
-//! | key | value | purpose |
+//! Timers live in two namespaces. `t` ([`TIMERS`]) is committed state: each
+//! key is a leaf of the state tree. `u` ([`TIMERS_DERIVED`]) is derived
+//! state, written in the same atomic batch but committed through the `t d`
+//! bucket digests instead of one leaf per key
+//! ([`timerhost_types::keys::is_committed`]); that is what keeps a block's
+//! tree work independent of the number of pending timers ([`crate::bucket`]).
+//!
+//! | key | value | committed by |
 //! |---|---|---|
-//! | `t r ‖ timer_id` | [`TimerRecord`](crate::store::TimerRecord) | the canonical record and its index slots |
-//! | `t h ‖ height BE ‖ chunk BE` / `t H ‖ height BE` | chunked ids / head | height index, FIFO within a height ([`crate::queue`], [`crate::index`]) |
-//! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry) | GC backlog: classified for removal, budget ran out ([`crate::queue`]) |
-//! | `t a ‖ actor ‖ chunk BE` / `t A ‖ actor` | chunked ids / head | per-actor index (listing in scheduling order; its live count is the §4.2 cap) |
-//! | `t p ‖ fee_payer ‖ chunk BE` / `t P ‖ fee_payer` | chunked ids / head | per-fee-payer index |
-//! | `t s` | u64 BE | next sequence number |
-//! | `t v ‖ fee_payer` | u64 BE | revocation mark ([`crate::control`]) |
+//! | `t d ‖ height BE` | due bucket: `live` u64 BE ‖ blake3 of its lattice hash ([`crate::bucket`]) | the tree |
+//! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry), with the record's hash | the tree |
+//! | `t s` | u64 BE: next sequence number | the tree |
+//! | `t v ‖ fee_payer` | u64 BE: revocation mark ([`crate::control`]) | the tree |
+//! | `u r ‖ timer_id` | [`TimerRecord`](crate::record::TimerRecord): the timer and its index slots | its bucket (or its GC entry) |
+//! | `u h ‖ height BE ‖ chunk BE` / `u H ‖ height BE` | chunked ids / head: the height index, FIFO within a height ([`crate::index`]) | its bucket |
+//! | `u l ‖ height BE` | the bucket's lattice hash, 2,048 bytes, kept only above [`SMALL_BUCKET`](crate::bucket::SMALL_BUCKET) timers | its bucket |
+//! | `u a ‖ actor ‖ chunk BE` / `u A ‖ actor` | chunked ids / head: per-actor listing | the records |
+//! | `u p ‖ fee_payer ‖ chunk BE` / `u P ‖ fee_payer` | chunked ids / head: per-fee-payer listing | the records |
 //!
-//! The governance status (`g timer_status`) lives with the other governance
-//! keys in [`timerhost_types::keys`].
+//! The per-actor live count (the §4.2 cap) is consensus state in the actor's
+//! [`Account`](timerhost_types::keys::Account); the governance status
+//! (`g timer_status`) lives with the other governance keys in
+//! [`timerhost_types::keys`].
 
 use timerhost_state::StorageError;
-use timerhost_types::keys::TIMERS;
+use timerhost_types::keys::{TIMERS, TIMERS_DERIVED};
 use timerhost_types::{Address, Hash};
 
-/// `t r`: timer records.
-pub const RECORD: u8 = b'r';
-/// `t s`: the next sequence number.
-pub const NEXT_SEQ: u8 = b's';
-/// `t g`: the GC backlog.
-pub const BACKLOG: u8 = b'g';
-/// `t v`: revocation marks.
-pub const REVOKED: u8 = b'v';
-/// `t h` / `t H`: height index chunks and heads.
-pub const HEIGHT_CHUNKS: u8 = b'h';
-/// See [`HEIGHT_CHUNKS`].
-pub const HEIGHT_HEADS: u8 = b'H';
-/// `t a` / `t A`: actor index chunks and heads.
-pub const ACTOR_CHUNKS: u8 = b'a';
-/// See [`ACTOR_CHUNKS`].
-pub const ACTOR_HEADS: u8 = b'A';
-/// `t p` / `t P`: fee-payer index chunks and heads.
-pub const PAYER_CHUNKS: u8 = b'p';
-/// See [`PAYER_CHUNKS`].
-pub const PAYER_HEADS: u8 = b'P';
+/// A two-byte key prefix: namespace and sub-byte.
+pub type Prefix = [u8; 2];
 
-fn key(sub: u8, parts: &[&[u8]]) -> Vec<u8> {
+/// `t d`: due-bucket leaves.
+pub const BUCKET: Prefix = [TIMERS, b'd'];
+/// `t g`: the GC backlog.
+pub const BACKLOG: Prefix = [TIMERS, b'g'];
+/// `t s`: the next sequence number.
+pub const NEXT_SEQ: Prefix = [TIMERS, b's'];
+/// `t v`: revocation marks.
+pub const REVOKED: Prefix = [TIMERS, b'v'];
+/// `u r`: timer records.
+pub const RECORD: Prefix = [TIMERS_DERIVED, b'r'];
+/// `u l`: lattice hashes of large buckets.
+pub const LATTICE: Prefix = [TIMERS_DERIVED, b'l'];
+/// `u h` / `u H`: height index chunks and heads.
+pub const HEIGHT_CHUNKS: Prefix = [TIMERS_DERIVED, b'h'];
+/// See [`HEIGHT_CHUNKS`].
+pub const HEIGHT_HEADS: Prefix = [TIMERS_DERIVED, b'H'];
+/// `u a` / `u A`: actor index chunks and heads.
+pub const ACTOR_CHUNKS: Prefix = [TIMERS_DERIVED, b'a'];
+/// See [`ACTOR_CHUNKS`].
+pub const ACTOR_HEADS: Prefix = [TIMERS_DERIVED, b'A'];
+/// `u p` / `u P`: fee-payer index chunks and heads.
+pub const PAYER_CHUNKS: Prefix = [TIMERS_DERIVED, b'p'];
+/// See [`PAYER_CHUNKS`].
+pub const PAYER_HEADS: Prefix = [TIMERS_DERIVED, b'P'];
+
+fn key(prefix: Prefix, parts: &[&[u8]]) -> Vec<u8> {
     let mut k = Vec::with_capacity(2 + parts.iter().map(|p| p.len()).sum::<usize>());
-    k.extend_from_slice(&[TIMERS, sub]);
+    k.extend_from_slice(&prefix);
     for part in parts {
         k.extend_from_slice(part);
     }
@@ -56,7 +73,17 @@ pub fn record_key(timer_id: &Hash) -> Vec<u8> {
 
 /// The range `[start, end)` of every record key.
 pub fn record_range() -> (Vec<u8>, Vec<u8>) {
-    (key(RECORD, &[]), key(RECORD + 1, &[]))
+    (key(RECORD, &[]), end_of(RECORD))
+}
+
+/// Key of the due bucket of `height`.
+pub fn bucket_key(height: u64) -> Vec<u8> {
+    key(BUCKET, &[&height.to_be_bytes()])
+}
+
+/// Key of the stored lattice hash of the bucket of `height`.
+pub fn lattice_key(height: u64) -> Vec<u8> {
+    key(LATTICE, &[&height.to_be_bytes()])
 }
 
 /// Key of the next sequence number.
@@ -79,19 +106,19 @@ pub fn revoked_key(fee_payer: &Address) -> Vec<u8> {
     key(REVOKED, &[fee_payer.as_bytes()])
 }
 
-/// Key of an index group's head (`heads` is the index's head sub-byte).
-pub fn index_head_key(heads: u8, group: &[u8]) -> Vec<u8> {
+/// Key of an index group's head (`heads` is the index's head prefix).
+pub fn index_head_key(heads: Prefix, group: &[u8]) -> Vec<u8> {
     key(heads, &[group])
 }
 
-/// Key of chunk `chunk` of an index group (`chunks`: the index's sub-byte).
-pub fn index_chunk_key(chunks: u8, group: &[u8], chunk: u64) -> Vec<u8> {
+/// Key of chunk `chunk` of an index group (`chunks`: the index's prefix).
+pub fn index_chunk_key(chunks: Prefix, group: &[u8], chunk: u64) -> Vec<u8> {
     key(chunks, &[group, &chunk.to_be_bytes()])
 }
 
-/// A key above every key with sub-byte `sub`.
-pub fn end_of(sub: u8) -> Vec<u8> {
-    key(sub + 1, &[])
+/// A key above every key with prefix `prefix`.
+pub fn end_of(prefix: Prefix) -> Vec<u8> {
+    vec![prefix[0], prefix[1] + 1]
 }
 
 /// A timer key that does not hold what it should.
@@ -114,11 +141,10 @@ mod tests {
 
     #[test]
     fn sub_keys_are_distinct_and_ranges_cover_their_keys() {
-        let subs = [
+        let committed = [BUCKET, BACKLOG, NEXT_SEQ, REVOKED];
+        let derived = [
             RECORD,
-            NEXT_SEQ,
-            BACKLOG,
-            REVOKED,
+            LATTICE,
             HEIGHT_CHUNKS,
             HEIGHT_HEADS,
             ACTOR_CHUNKS,
@@ -126,8 +152,12 @@ mod tests {
             PAYER_CHUNKS,
             PAYER_HEADS,
         ];
-        let unique: std::collections::BTreeSet<u8> = subs.iter().copied().collect();
-        assert_eq!(unique.len(), subs.len());
+        let unique: std::collections::BTreeSet<Prefix> =
+            committed.iter().chain(&derived).copied().collect();
+        assert_eq!(unique.len(), committed.len() + derived.len());
+        use timerhost_types::keys::is_committed;
+        assert!(committed.iter().all(|p| is_committed(p)));
+        assert!(derived.iter().all(|p| !is_committed(p)));
         let (start, end) = record_range();
         let k = record_key(&Hash([0xff; 32]));
         assert!(start <= k && k < end);

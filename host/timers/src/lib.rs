@@ -5,7 +5,9 @@
 //!
 //! | CIP-5 | module |
 //! |---|---|
-//! | §3.1 record, §3.2 store, per-actor and per-payer listing | [`store`] |
+//! | §3.1 record, §3.2 store, per-actor and per-payer listing | [`store`], [`record`] |
+//! | how the state root commits to every pending timer (one leaf per due bucket) | [`bucket`] |
+//! | a batch of removals applied once | [`removal`] |
 //! | §3.2 height index and the other chunked indexes | [`index`] |
 //! | §3.2 FIFO due queue, carry-over, GC backlog | [`queue`] |
 //! | §4.1–4.3 host calls and their constraints | [`host`] |
@@ -20,6 +22,7 @@
 //! returned fires as deferred transactions, and reports each outcome back
 //! through [`events::timer_fired`].
 
+pub mod bucket;
 pub mod control;
 pub mod delivery;
 pub mod error;
@@ -30,6 +33,8 @@ pub mod host;
 pub mod index;
 pub mod keys;
 pub mod queue;
+pub mod record;
+pub mod removal;
 pub mod store;
 
 pub use delivery::{deliver, DeliveryPlan, DeliveryStats, Fire};

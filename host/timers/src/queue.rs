@@ -18,9 +18,10 @@ use timerhost_types::encoding::Canonical;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::index::{Removals, BY_HEIGHT};
+use crate::index::BY_HEIGHT;
 use crate::keys::{self, backlog_key, corrupt};
-use crate::store::TimerRecord;
+use crate::record::TimerRecord;
+use crate::removal::Removals;
 
 /// Why a timer is in the GC backlog (decided when it was classified).
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -41,20 +42,25 @@ pub enum RemovalReason {
     PaymentRevoked,
 }
 
-/// A GC backlog entry.
+/// A GC backlog entry: a leaf of the state tree, which commits to the
+/// timer's record through `record_hash` while it waits here (it has left
+/// its due bucket).
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct GcEntry {
     /// The timer.
     pub timer_id: Hash,
     /// Why it must go.
     pub reason: RemovalReason,
+    /// [`record_hash`](crate::record::record_hash) of its record.
+    pub record_hash: Hash,
 }
 
 impl Canonical for GcEntry {
     const NAME: &'static str = "timer GC entry";
 }
 
-/// Puts a new timer in the due queue; returns its slot at its height.
+/// Puts a new timer in the due queue; returns its slot at its height. Its
+/// bucket's leaf is the caller's to update (it needs the record stored).
 pub fn enqueue(state: &mut Overlay<'_>, timer: &Timer) -> Result<u64> {
     BY_HEIGHT.append(state, &timer.height.to_be_bytes(), &timer.timer_id)
 }
@@ -69,21 +75,32 @@ pub enum Queued {
 }
 
 /// Takes a timer out of the due queue or the backlog. The backlog entry goes
-/// now; a due-queue entry is added to `removals`, so that a block removing
-/// thousands of timers rewrites each chunk of the queue once.
+/// now; a due-queue entry and its bucket's change are added to `removals`,
+/// so that a block removing thousands of timers rewrites each chunk and
+/// each bucket once. Returns the record's
+/// [`record_hash`](crate::record::record_hash) when it left a bucket (a
+/// backlog entry leaves none, and is not hashed).
 pub fn dequeue(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
     queued: Queued,
     removals: &mut Removals,
-) {
+) -> Option<Hash> {
     match queued {
-        Queued::Due => removals.add(
-            BY_HEIGHT,
-            &record.timer.height.to_be_bytes(),
-            record.slots.height,
-        ),
-        Queued::Backlog => state.delete(backlog_key(record.timer.seq)),
+        Queued::Due => {
+            let record_hash = crate::record::record_hash(&record.timer);
+            removals.index.add(
+                BY_HEIGHT,
+                &record.timer.height.to_be_bytes(),
+                record.slots.height,
+            );
+            removals.buckets.remove(record.timer.height, record_hash);
+            Some(record_hash)
+        }
+        Queued::Backlog => {
+            state.delete(backlog_key(record.timer.seq));
+            None
+        }
     }
 }
 
@@ -94,12 +111,14 @@ pub fn move_to_backlog(
     reason: RemovalReason,
     removals: &mut Removals,
 ) {
-    dequeue(state, record, Queued::Due, removals);
+    let record_hash =
+        dequeue(state, record, Queued::Due, removals).expect("a due timer leaves its bucket");
     state.put_encoded(
         backlog_key(record.timer.seq),
         &GcEntry {
             timer_id: record.timer.timer_id,
             reason,
+            record_hash,
         },
     );
 }

@@ -11,44 +11,21 @@
 //! (its slots) — the FIFO of §3.2. The three indexes pack 16 timers to a key
 //! ([`crate::index`] says why).
 
-use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::accounts::{self, Debit};
-use timerhost_state::{Overlay, StateRead, StateReadExt};
-use timerhost_types::encoding::Canonical;
+use timerhost_state::{Overlay, StateRead};
 use timerhost_types::timer::TIMER_INDEX_ENTRY_BYTES;
 use timerhost_types::{Address, Hash, Timer, TIMER_DEPOSIT_ESCROW};
 
+use crate::bucket;
 use crate::error::Result;
-use crate::index::{Removals, BY_ACTOR, BY_PAYER};
+use crate::index::{BY_ACTOR, BY_PAYER};
 use crate::keys::{self, corrupt};
 use crate::queue;
+use crate::record::record_hash;
+pub use crate::record::{get_record, IndexSlots, TimerRecord};
+use crate::removal::Removals;
 
 pub use crate::keys::record_key;
-
-/// Where a timer sits in each index (see [`crate::index`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
-pub struct IndexSlots {
-    /// Slot in its height's group of the height index.
-    pub height: u64,
-    /// Slot in its actor's group.
-    pub actor: u64,
-    /// Slot in its fee payer's group.
-    pub payer: u64,
-}
-
-/// What the store keeps per timer: the CIP-5 record and its index slots
-/// (bookkeeping, not part of the record §3.1 defines).
-#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
-pub struct TimerRecord {
-    /// The timer.
-    pub timer: Timer,
-    /// Its positions in the indexes.
-    pub slots: IndexSlots,
-}
-
-impl Canonical for TimerRecord {
-    const NAME: &'static str = "timer record";
-}
 
 pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u64> {
     match state.get(k)? {
@@ -66,24 +43,10 @@ pub fn get(state: &(impl StateRead + ?Sized), timer_id: &Hash) -> Result<Option<
     Ok(get_record(state, timer_id)?.map(|r| r.timer))
 }
 
-/// Reads a timer and its index slots by id.
-pub fn get_record(
-    state: &(impl StateRead + ?Sized),
-    timer_id: &Hash,
-) -> Result<Option<TimerRecord>> {
-    state.get_decoded::<TimerRecord>(&record_key(timer_id))
-}
-
-/// Live timers held by `actor` (the §4.2 cap).
+/// Live timers held by `actor` (the §4.2 cap): consensus state kept in its
+/// account.
 pub fn live_count(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<u32> {
-    let live = BY_ACTOR.live(state, actor.as_bytes())?;
-    u32::try_from(live).map_err(|_| {
-        corrupt(
-            "timer actor index",
-            actor.as_bytes(),
-            "more live timers than a u32",
-        )
-    })
+    Ok(accounts::load(state, actor)?.live_timers)
 }
 
 /// The sequence number the next timer will get.
@@ -110,7 +73,8 @@ pub fn state_bytes(timer: &Timer) -> u64 {
     (record_key(&timer.timer_id).len() + record) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
 }
 
-/// Inserts a new timer into the store and every index.
+/// Inserts a new timer into the store, every index, its due bucket and its
+/// actor's live count.
 pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
     let slots = IndexSlots {
         height: queue::enqueue(state, timer)?,
@@ -124,17 +88,35 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
             slots,
         },
     );
+    let mut bucket = bucket::Changes::default();
+    bucket.add(timer.height, record_hash(timer));
+    bucket.apply(state)?;
+    let mut account = accounts::load(state, &timer.actor_address)?;
+    account.live_timers = account.live_timers.checked_add(1).ok_or_else(|| {
+        corrupt(
+            "account",
+            timer.actor_address.as_bytes(),
+            "more live timers than a u32",
+        )
+    })?;
+    accounts::store(state, &timer.actor_address, &account);
     Ok(())
 }
 
-/// Rewrites a timer's record as read with [`get_record`] (same indexes; used
-/// when extending its TTL).
-pub fn update(state: &mut Overlay<'_>, record: &TimerRecord) {
-    state.put_encoded(record_key(&record.timer.timer_id), record);
+/// Rewrites a due timer's record, `before` as read with [`get_record`] and
+/// `after` the same timer at the same height with other fields changed
+/// (extending its TTL), and its bucket's leaf.
+pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> Result<()> {
+    debug_assert_eq!(before.height, after.timer.height);
+    state.put_encoded(record_key(&after.timer.timer_id), after);
+    let mut bucket = bucket::Changes::default();
+    bucket.remove(before.height, record_hash(before));
+    bucket.add(after.timer.height, record_hash(&after.timer));
+    bucket.apply(state)
 }
 
-/// Removes a timer, read with [`get_record`], from the store and every index,
-/// wherever it is queued.
+/// Removes a timer, read with [`get_record`], from the store, every index
+/// and its bucket, wherever it is queued.
 pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
     let queued = if queue::in_backlog(state, &record.timer)? {
         queue::Queued::Backlog
@@ -173,8 +155,13 @@ pub fn remove_deferred(
     }
     state.delete(record_key(&timer.timer_id));
     queue::dequeue(state, record, queued, removals);
-    removals.add(BY_ACTOR, timer.actor_address.as_bytes(), record.slots.actor);
-    removals.add(BY_PAYER, timer.fee_payer.as_bytes(), record.slots.payer);
+    removals
+        .index
+        .add(BY_ACTOR, timer.actor_address.as_bytes(), record.slots.actor);
+    removals
+        .index
+        .add(BY_PAYER, timer.fee_payer.as_bytes(), record.slots.payer);
+    *removals.actors.entry(timer.actor_address).or_default() += 1;
     Ok(())
 }
 

@@ -11,7 +11,14 @@
 //! | `s` | `s ‖ address ‖ storage key` | canonical [`Value`](crate::Value) |
 //! | `g` | `g ‖ name` | governed configs (`basefee`, `chain`, …) |
 //! | `m` | `m ‖ name` | chain metadata (`head`, `supply`) |
-//! | `t` | the timer store and its indexes (layout in the `timerhost-timers` crate) |
+//! | `t` | the timers' committed state: due-bucket digests, GC backlog, counters (layout in the `timerhost-timers` crate) |
+//! | `u` | the timers' *derived* state: records and indexes (same crate) |
+//!
+//! Every namespace is committed by the state tree except [`TIMERS_DERIVED`]:
+//! its entries are written in the same atomic batch as the rest, but the tree
+//! commits to them through the `t` due-bucket digests instead of one leaf
+//! each, so that a block's tree work does not grow with the number of
+//! pending timers ([`is_committed`] is the one rule).
 
 use borsh::{BorshDeserialize, BorshSerialize};
 
@@ -30,8 +37,23 @@ pub const STORAGE: u8 = b's';
 pub const CONFIG: u8 = b'g';
 /// Chain metadata.
 pub const META: u8 = b'm';
-/// Timers (store and indexes).
+/// Timers: committed state (due-bucket digests, GC backlog, counters).
 pub const TIMERS: u8 = b't';
+/// Timers: derived state (records and indexes), committed through the
+/// due-bucket digests under [`TIMERS`] rather than by the tree itself.
+///
+/// Why `u`: it sorts after every other state key, so in sled the derived
+/// range borders only small timer keys and the transaction index. A fires
+/// block empties thousands of record and chunk nodes, and sled merges each
+/// into its left neighbour; under `T` that neighbour was the block-receipts
+/// namespace, whose multi-megabyte values were rewritten on every merge
+/// (docs/PERFORMANCE.md).
+pub const TIMERS_DERIVED: u8 = b'u';
+
+/// Is `key` a leaf of the state tree? Everything but [`TIMERS_DERIVED`].
+pub fn is_committed(key: &[u8]) -> bool {
+    key.first() != Some(&TIMERS_DERIVED)
+}
 
 /// An account record.
 #[derive(Clone, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -44,6 +66,8 @@ pub struct Account {
     pub is_actor: bool,
     /// Actor-only: counter of accepted timer schedules (timer id derivation).
     pub schedule_nonce: u64,
+    /// Actor-only: timers it holds now (the CIP-5 §4.2 cap reads this).
+    pub live_timers: u32,
 }
 
 impl Canonical for Account {

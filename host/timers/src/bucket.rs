@@ -1,0 +1,446 @@
+//! Due buckets: how the state root commits to the pending timers.
+//!
+//! Each height with queued timers is **one leaf** of the state tree, `t d ‖
+//! height` = `live` (u64 BE) ‖ `digest` (32 bytes). The records, the height
+//! index and the listing indexes are derived state (`u …`, [`crate::keys`])
+//! that this digest commits to, so firing a whole bucket removes one leaf,
+//! scheduling into one rewrites one leaf, and nothing a block does touches
+//! tree paths in proportion to the number of pending timers.
+//!
+//! The digest is blake3 of the bucket's **lattice hash** (`LtHash`, the
+//! incremental hash Solana's validators use for their accounts state,
+//! `solana-lattice-hash`): the sum, lane by lane modulo 2¹⁶, of one
+//! 2,048-byte element per timer, each expanded (blake3 XOF) from the
+//! timer's [`record_hash`](crate::record::record_hash). Why this and not a
+//! hash over the bucket's index chunks:
+//!
+//! - *It depends on the pending timers only.* Chunk boundaries and slots
+//!   depend on history (slots restart when a group empties), so two stores
+//!   with the same timers would have different chunk digests; the lattice
+//!   sum does not care how a set was reached.
+//! - *It commits to FIFO order.* Each element covers the timer's height and
+//!   sequence number, and FIFO order within a height is sequence order
+//!   (slots are handed out in scheduling order, sequence numbers too).
+//! - *Every change costs the same whatever the bucket's size:* adding,
+//!   removing or rewriting a timer mixes one element in or out.
+//!
+//! A bucket of at most [`SMALL_BUCKET`] timers keeps no lattice: it is
+//! recomputed from its records when it changes (at most 16 reads), so a
+//! lone timer costs a 40-byte leaf, not 2 KiB. Above that the lattice is
+//! stored under `u l ‖ height`. The digest is the same either way.
+//!
+//! Removals at end of block are gathered in [`Changes`] and applied once
+//! per bucket; a bucket that empties is deleted without any hashing.
+
+use std::collections::BTreeMap;
+
+use solana_lattice_hash::lt_hash::LtHash;
+use timerhost_state::{Overlay, StateRead};
+use timerhost_types::Hash;
+
+use crate::error::Result;
+use crate::index::BY_HEIGHT;
+use crate::keys::{self, corrupt, missing};
+use crate::record::{get_record, record_hash};
+
+/// Buckets of at most this many timers keep no stored lattice.
+pub const SMALL_BUCKET: u64 = 16;
+
+/// Domain of a timer's lattice element.
+const ELEMENT_DOMAIN: &[u8] = b"timerhost/bucket-element/v1";
+const LEAF_BYTES: usize = 8 + 32;
+const LATTICE_BYTES: usize = 2 * LtHash::NUM_ELEMENTS;
+
+/// A bucket's committed leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    /// Timers queued at the height.
+    pub live: u64,
+    /// blake3 of the bucket's lattice hash.
+    pub digest: Hash,
+}
+
+fn element(record_hash: &Hash) -> LtHash {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(ELEMENT_DOMAIN);
+    hasher.update(record_hash.as_bytes());
+    LtHash::with(&hasher)
+}
+
+fn digest(lattice: &LtHash) -> Hash {
+    Hash(lattice.checksum().0)
+}
+
+/// The committed leaf of the bucket of `height`, if it has timers.
+pub fn leaf(state: &(impl StateRead + ?Sized), height: u64) -> Result<Option<Leaf>> {
+    let k = keys::bucket_key(height);
+    let Some(v) = state.get(&k)? else {
+        return Ok(None);
+    };
+    if v.len() != LEAF_BYTES {
+        return Err(corrupt("timer bucket", &k, "leaf is not 40 bytes"));
+    }
+    Ok(Some(Leaf {
+        live: u64::from_be_bytes(v[..8].try_into().expect("8 bytes")),
+        digest: Hash::from_slice(&v[8..]).expect("32 bytes"),
+    }))
+}
+
+fn write_leaf(state: &mut Overlay<'_>, height: u64, leaf: Leaf) {
+    let mut v = Vec::with_capacity(LEAF_BYTES);
+    v.extend_from_slice(&leaf.live.to_be_bytes());
+    v.extend_from_slice(leaf.digest.as_bytes());
+    state.put(keys::bucket_key(height), v);
+}
+
+fn stored_lattice(state: &(impl StateRead + ?Sized), height: u64) -> Result<LtHash> {
+    let k = keys::lattice_key(height);
+    let v = state
+        .get(&k)?
+        .ok_or_else(|| corrupt("timer bucket lattice", &k, "missing for a large bucket"))?;
+    if v.len() != LATTICE_BYTES {
+        return Err(corrupt("timer bucket lattice", &k, "not 2,048 bytes"));
+    }
+    let mut lattice = LtHash::identity();
+    for (lane, raw) in lattice.0.iter_mut().zip(v.chunks_exact(2)) {
+        *lane = u16::from_le_bytes([raw[0], raw[1]]);
+    }
+    Ok(lattice)
+}
+
+fn write_lattice(state: &mut Overlay<'_>, height: u64, lattice: &LtHash) {
+    let mut v = Vec::with_capacity(LATTICE_BYTES);
+    for lane in lattice.0 {
+        v.extend_from_slice(&lane.to_le_bytes());
+    }
+    state.put(keys::lattice_key(height), v);
+}
+
+/// The lattice of the bucket of `height` computed from its records: the
+/// height index's entries and each one's record, as they are in `state`.
+/// `expected` timers must be there. Reads `expected` records.
+pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) -> Result<LtHash> {
+    let limit = usize::try_from(expected.saturating_add(1)).unwrap_or(usize::MAX);
+    let entries = BY_HEIGHT.entries(state, &height.to_be_bytes(), 0, limit)?;
+    if entries.len() as u64 != expected {
+        return Err(corrupt(
+            "timer bucket",
+            &keys::bucket_key(height),
+            &format!(
+                "counts {expected} timers, the height index holds {}",
+                entries.len()
+            ),
+        ));
+    }
+    let mut lattice = LtHash::identity();
+    for entry in entries {
+        let record = get_record(state, &entry.timer_id)?
+            .ok_or_else(|| missing("timer height index", &entry.timer_id))?;
+        lattice.mix_in(&element(&record_hash(&record.timer)));
+    }
+    Ok(lattice)
+}
+
+/// Does the committed leaf of `height` match the records and index stored
+/// under it? (Audits and tests: derived state at rest is checked against
+/// what the root commits to; reads every timer of the bucket.)
+pub fn verify(state: &(impl StateRead + ?Sized), height: u64) -> Result<bool> {
+    let Some(leaf) = leaf(state, height)? else {
+        return Ok(BY_HEIGHT.live(state, &height.to_be_bytes())? == 0);
+    };
+    Ok(digest(&recompute(state, height, leaf.live)?) == leaf.digest)
+}
+
+#[derive(Debug, Default)]
+struct Delta {
+    added: Vec<Hash>,
+    removed: Vec<Hash>,
+}
+
+/// Changes to buckets, applied once per bucket ([`Changes::apply`]) after
+/// the height index and the records have changed.
+#[derive(Debug, Default)]
+pub struct Changes {
+    buckets: BTreeMap<u64, Delta>,
+}
+
+impl Changes {
+    /// A timer with this record hash joins the bucket of `height`.
+    pub fn add(&mut self, height: u64, record_hash: Hash) {
+        self.buckets
+            .entry(height)
+            .or_default()
+            .added
+            .push(record_hash);
+    }
+
+    /// A timer with this record hash leaves the bucket of `height`.
+    pub fn remove(&mut self, height: u64, record_hash: Hash) {
+        self.buckets
+            .entry(height)
+            .or_default()
+            .removed
+            .push(record_hash);
+    }
+
+    /// Is there nothing to apply?
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// Rewrites each changed bucket's leaf (and stored lattice). Must run
+    /// once the height index and the records show the change: a small
+    /// bucket is recomputed from them.
+    pub fn apply(self, state: &mut Overlay<'_>) -> Result<()> {
+        for (height, delta) in self.buckets {
+            apply_one(state, height, delta)?;
+        }
+        Ok(())
+    }
+}
+
+fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
+    let before = leaf(state, height)?.map_or(0, |l| l.live);
+    let live = (before + delta.added.len() as u64)
+        .checked_sub(delta.removed.len() as u64)
+        .ok_or_else(|| {
+            corrupt(
+                "timer bucket",
+                &keys::bucket_key(height),
+                "more timers leave the bucket than it holds",
+            )
+        })?;
+    if live == 0 {
+        state.delete(keys::bucket_key(height));
+        if before > SMALL_BUCKET {
+            state.delete(keys::lattice_key(height));
+        }
+        return Ok(());
+    }
+    let lattice = if before > SMALL_BUCKET {
+        let mut lattice = stored_lattice(state, height)?;
+        for h in &delta.added {
+            lattice.mix_in(&element(h));
+        }
+        for h in &delta.removed {
+            lattice.mix_out(&element(h));
+        }
+        lattice
+    } else {
+        // At most SMALL_BUCKET + added records: proportional to the change.
+        recompute(state, height, live)?
+    };
+    if live > SMALL_BUCKET {
+        write_lattice(state, height, &lattice);
+    } else if before > SMALL_BUCKET {
+        state.delete(keys::lattice_key(height));
+    }
+    write_leaf(
+        state,
+        height,
+        Leaf {
+            live,
+            digest: digest(&lattice),
+        },
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{delivery, keys, store};
+    use timerhost_state::commitment::StateCommitment;
+    use timerhost_state::{accounts, ChangeSet, EmptyState, MemoryBackend};
+    use timerhost_types::{Address, BasefeeConfig, Timer, TimerConfig};
+
+    const PAYER: Address = Address([0x33; 20]);
+    const ACTOR: Address = Address([0x11; 20]);
+
+    fn timer(height: u64, seq: u64, payload: &[u8]) -> Timer {
+        let mut id = [0u8; 32];
+        id[..8].copy_from_slice(&seq.to_be_bytes());
+        id[8] = 0x7e;
+        Timer {
+            actor_address: ACTOR,
+            height,
+            payload: payload.to_vec(),
+            timer_id: Hash(id),
+            handler: "handle_timer".into(),
+            fee_payer: PAYER,
+            gas_limit_per_fire: 1_000,
+            expires_at: height + 100,
+            seq,
+            deposit: 0,
+        }
+    }
+
+    /// The state root over the timers' committed keys only (bucket leaves
+    /// and the GC backlog): what the pending timers contribute to the root.
+    /// The sequence counter and the accounts are left out, since the two
+    /// histories compared below differ in them by construction.
+    fn timer_root(state: &Overlay<'_>) -> Hash {
+        let changes: ChangeSet = state
+            .changes()
+            .iter()
+            .filter(|(k, _)| k.starts_with(&keys::BUCKET) || k.starts_with(&keys::BACKLOG))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        StateCommitment::compute(&MemoryBackend::new(), &changes, 0)
+            .unwrap()
+            .0
+    }
+
+    fn funded(state: &mut Overlay<'_>) {
+        accounts::credit(state, &PAYER, 10u128.pow(30)).unwrap();
+    }
+
+    fn survivors() -> Vec<Timer> {
+        // 15 timers left at height 10 (seqs 5..20), 3 at height 11.
+        (5..20)
+            .map(|s| timer(10, s, &[s as u8]))
+            .chain((30..33).map(|s| timer(11, s, b"later")))
+            .collect()
+    }
+
+    #[test]
+    fn the_root_is_a_function_of_the_pending_timers_not_of_their_history() {
+        let empty = EmptyState;
+        // History A: 22 timers at height 10 (a stored lattice), extras
+        // scheduled and cancelled, one extended back and forth, and a
+        // delivery at height 10 that fires five and carries the rest over.
+        let mut a = Overlay::new(&empty);
+        funded(&mut a);
+        for s in 0..20 {
+            store::insert(&mut a, &timer(10, s, &[s as u8])).unwrap();
+        }
+        let extras = [
+            timer(10, 20, b"x"),
+            timer(10, 21, b"y"),
+            timer(12, 22, b"z"),
+        ];
+        for t in &extras {
+            store::insert(&mut a, t).unwrap();
+        }
+        for s in 30..33 {
+            store::insert(&mut a, &timer(11, s, b"later")).unwrap();
+        }
+        assert!(a.get(&keys::lattice_key(10)).unwrap().is_some());
+        for t in &extras {
+            let record = store::get_record(&a, &t.timer_id).unwrap().unwrap();
+            store::remove(&mut a, &record).unwrap();
+        }
+        let config = TimerConfig {
+            max_fires_per_block: 5,
+            ..TimerConfig::default()
+        };
+        let plan = delivery::deliver(&mut a, &config, &BasefeeConfig::default(), 10).unwrap();
+        assert_eq!(plan.fires.len(), 5);
+        assert!(plan.stats.fire_quota_full, "the rest carried over");
+        // 15 left: a small bucket keeps no lattice.
+        assert!(a.get(&keys::lattice_key(10)).unwrap().is_none());
+        assert!(a.get(&keys::bucket_key(12)).unwrap().is_none());
+
+        // History B: only the survivors, scheduled directly.
+        let mut b = Overlay::new(&empty);
+        funded(&mut b);
+        for t in survivors() {
+            store::insert(&mut b, &t).unwrap();
+        }
+
+        assert_eq!(leaf(&a, 10).unwrap(), leaf(&b, 10).unwrap());
+        assert_eq!(leaf(&a, 11).unwrap(), leaf(&b, 11).unwrap());
+        assert_eq!(timer_root(&a), timer_root(&b));
+        for state in [&a, &b] {
+            assert!(verify(state, 10).unwrap() && verify(state, 11).unwrap());
+        }
+        // The derived layout did differ (slots depend on history).
+        let slot = |s: &Overlay<'_>| {
+            store::get_record(s, &survivors()[0].timer_id)
+                .unwrap()
+                .unwrap()
+                .slots
+                .height
+        };
+        assert_ne!(slot(&a), slot(&b));
+    }
+
+    #[test]
+    fn one_changed_record_byte_changes_the_root() {
+        let empty = EmptyState;
+        let build = |tweak: Option<usize>| {
+            let mut state = Overlay::new(&empty);
+            for (i, mut t) in survivors().into_iter().enumerate() {
+                if tweak == Some(i) {
+                    t.payload[0] ^= 1;
+                }
+                store::insert(&mut state, &t).unwrap();
+            }
+            timer_root(&state)
+        };
+        let base = build(None);
+        assert_eq!(build(None), base);
+        for i in [0, 7, 14, 16] {
+            assert_ne!(build(Some(i)), base, "timer {i}");
+        }
+        // And the order: the same timers with two sequence numbers swapped.
+        let mut swapped = Overlay::new(&empty);
+        let mut timers = survivors();
+        let (s0, s1) = (timers[0].seq, timers[1].seq);
+        timers[0].seq = s1;
+        timers[1].seq = s0;
+        for t in &timers {
+            store::insert(&mut swapped, t).unwrap();
+        }
+        assert_ne!(timer_root(&swapped), base);
+    }
+
+    #[test]
+    fn a_record_changed_at_rest_no_longer_matches_its_bucket() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        for t in survivors() {
+            store::insert(&mut state, &t).unwrap();
+        }
+        assert!(verify(&state, 10).unwrap());
+        let key = keys::record_key(&survivors()[3].timer_id);
+        let mut bytes = state.get(&key).unwrap().unwrap();
+        let last = bytes.len() - 30; // inside the timer, before the slots
+        bytes[last] ^= 0x40;
+        state.put(key, bytes);
+        assert!(!verify(&state, 10).unwrap());
+    }
+
+    #[test]
+    fn a_lone_timer_is_one_leaf_and_no_lattice() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let t = timer(40, 1, b"solo");
+        store::insert(&mut state, &t).unwrap();
+        assert_eq!(leaf(&state, 40).unwrap().unwrap().live, 1);
+        assert!(state.get(&keys::lattice_key(40)).unwrap().is_none());
+        let record = store::get_record(&state, &t.timer_id).unwrap().unwrap();
+        store::remove(&mut state, &record).unwrap();
+        assert_eq!(leaf(&state, 40).unwrap(), None);
+    }
+
+    #[test]
+    fn extending_a_timer_rewrites_its_bucket_in_both_forms() {
+        let empty = EmptyState;
+        for count in [3u64, 40] {
+            let mut state = Overlay::new(&empty);
+            for s in 0..count {
+                store::insert(&mut state, &timer(50, s, b"p")).unwrap();
+            }
+            let before = leaf(&state, 50).unwrap().unwrap();
+            let t = timer(50, 1, b"p");
+            let mut record = store::get_record(&state, &t.timer_id).unwrap().unwrap();
+            record.timer.expires_at += 1;
+            store::update(&mut state, &t, &record).unwrap();
+            let after = leaf(&state, 50).unwrap().unwrap();
+            assert_eq!(after.live, before.live);
+            assert_ne!(after.digest, before.digest);
+            assert!(verify(&state, 50).unwrap(), "{count} timers");
+        }
+    }
+}
