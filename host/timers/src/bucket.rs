@@ -2,7 +2,7 @@
 //!
 //! Each height with queued timers is **one leaf** of the state tree, `t d ‖
 //! height` = `live` (u64 BE) ‖ `digest` (32 bytes). The records, the height
-//! index and the listing indexes are derived state (`u …`, [`crate::keys`])
+//! id lookup and the listing indexes are derived state (`u …`, [`crate::keys`])
 //! that this digest commits to, so firing a whole bucket removes one leaf,
 //! scheduling into one rewrites one leaf, and nothing a block does touches
 //! tree paths in proportion to the number of pending timers.
@@ -39,9 +39,8 @@ use timerhost_state::{Overlay, StateRead};
 use timerhost_types::Hash;
 
 use crate::error::Result;
-use crate::index::BY_HEIGHT;
-use crate::keys::{self, corrupt, missing};
-use crate::record::{get_record, record_hash};
+use crate::keys::{self, corrupt};
+use crate::record::{decode_record, record_hash};
 
 /// Buckets of at most this many timers keep no stored lattice.
 pub const SMALL_BUCKET: u64 = 16;
@@ -116,27 +115,30 @@ fn write_lattice(state: &mut Overlay<'_>, height: u64, lattice: &LtHash) {
     state.put(keys::lattice_key(height), v);
 }
 
-/// The lattice of the bucket of `height` computed from its records: the
-/// height index's entries and each one's record, as they are in `state`.
-/// `expected` timers must be there. Reads `expected` records.
+/// The lattice of the bucket of `height` computed from the records queued
+/// there, as they are in `state` (one scan). `expected` timers must be
+/// there.
 pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) -> Result<LtHash> {
     let limit = usize::try_from(expected.saturating_add(1)).unwrap_or(usize::MAX);
-    let entries = BY_HEIGHT.entries(state, &height.to_be_bytes(), 0, limit)?;
-    if entries.len() as u64 != expected {
+    let start = keys::records_at(height);
+    let end = match height.checked_add(1) {
+        Some(next) => keys::records_at(next),
+        None => keys::end_of(keys::RECORD),
+    };
+    let records = state.scan(&start, Some(&end), limit)?;
+    if records.len() as u64 != expected {
         return Err(corrupt(
             "timer bucket",
             &keys::bucket_key(height),
             &format!(
-                "counts {expected} timers, the height index holds {}",
-                entries.len()
+                "counts {expected} timers, {} records are queued at its height",
+                records.len()
             ),
         ));
     }
     let mut lattice = LtHash::identity();
-    for entry in entries {
-        let record = get_record(state, &entry.timer_id)?
-            .ok_or_else(|| missing("timer height index", &entry.timer_id))?;
-        lattice.mix_in(&element(&record_hash(&record.timer)));
+    for (k, v) in records {
+        lattice.mix_in(&element(&record_hash(&decode_record(&k, &v)?.timer)));
     }
     Ok(lattice)
 }
@@ -146,7 +148,10 @@ pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) 
 /// what the root commits to; reads every timer of the bucket.)
 pub fn verify(state: &(impl StateRead + ?Sized), height: u64) -> Result<bool> {
     let Some(leaf) = leaf(state, height)? else {
-        return Ok(BY_HEIGHT.live(state, &height.to_be_bytes())? == 0);
+        return Ok(state
+            .scan(&keys::records_at(height), None, 1)?
+            .first()
+            .is_none_or(|(k, _)| !k.starts_with(&keys::records_at(height))));
     };
     Ok(digest(&recompute(state, height, leaf.live)?) == leaf.digest)
 }
@@ -360,7 +365,7 @@ mod tests {
                 .unwrap()
                 .unwrap()
                 .slots
-                .height
+                .actor
         };
         assert_ne!(slot(&a), slot(&b));
     }
@@ -403,7 +408,7 @@ mod tests {
             store::insert(&mut state, &t).unwrap();
         }
         assert!(verify(&state, 10).unwrap());
-        let key = keys::record_key(&survivors()[3].timer_id);
+        let key = keys::record_key(10, survivors()[3].seq);
         let mut bytes = state.get(&key).unwrap().unwrap();
         let last = bytes.len() - 30; // inside the timer, before the slots
         bytes[last] ^= 0x40;

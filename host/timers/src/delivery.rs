@@ -37,7 +37,7 @@
 use std::collections::BTreeMap;
 
 use timerhost_state::accounts::{self, Debit};
-use timerhost_state::Overlay;
+use timerhost_state::{Overlay, StateReadExt};
 use timerhost_types::timer::{
     GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, TIMER_FIRE_BASE_CYCLES,
 };
@@ -45,7 +45,7 @@ use timerhost_types::{Address, BasefeeConfig, Event, Timer, TimerConfig, TimerSt
 
 use crate::error::Result;
 use crate::events::CancelReason;
-use crate::keys::missing;
+use crate::keys::{self, missing};
 use crate::queue::{self, Queued, RemovalReason};
 use crate::record::TimerRecord;
 use crate::removal::Removals;
@@ -221,7 +221,8 @@ pub fn deliver(
                 backlog_cleared = false;
                 break 'backlog;
             }
-            let record = store::get_record(state, &entry.timer_id)?
+            let record = state
+                .get_decoded::<TimerRecord>(&keys::backlog_record_key(seq))?
                 .ok_or_else(|| missing("timer GC entry", &entry.timer_id))?;
             remove_for(
                 state,
@@ -256,11 +257,9 @@ pub fn deliver(
         if entries.is_empty() {
             break;
         }
-        for entry in entries {
-            let record = store::get_record(state, &entry.timer_id)?
-                .ok_or_else(|| missing("timer height index", &entry.timer_id))?;
+        for record in entries {
             let timer = &record.timer;
-            due_cursor = queue::DueCursor::after(&entry);
+            due_cursor = queue::DueCursor::after(timer);
             let required = max_cost(timer.gas_limit_per_fire, config, basefee);
             // The payer's revocation; §5.4 path 3: TTL expiry; path 2:
             // insufficient funds (counting the deposit the removal returns).
@@ -373,13 +372,11 @@ fn shut_down(
         if entries.is_empty() {
             break;
         }
-        for entry in entries {
+        for record in entries {
             if budget.gc_left < GC_CYCLES_PER_REMOVAL {
                 return Ok(());
             }
-            cursor = queue::DueCursor::after(&entry);
-            let record = store::get_record(state, &entry.timer_id)?
-                .ok_or_else(|| missing("timer height index", &entry.timer_id))?;
+            cursor = queue::DueCursor::after(&record.timer);
             store::remove_deferred(state, &record, Queued::Due, removals)?;
             budget.gc_left -= GC_CYCLES_PER_REMOVAL;
             plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;

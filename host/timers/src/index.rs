@@ -1,7 +1,8 @@
-//! Chunked timer indexes: the height index (the due queue), the per-actor and
-//! the per-fee-payer index.
+//! Chunked timer listing indexes: per actor and per fee payer. (The due
+//! queue needs no index: records are keyed by their position,
+//! [`crate::queue`].)
 //!
-//! Each index maps a *group* — a height, an actor, a fee payer — to its
+//! Each index maps a *group* — an actor, a fee payer — to its
 //! timers in insertion order. A timer's position in its group is its *slot*:
 //! the group's counter when the timer was added. Entries are packed
 //! [`CHUNK`] slots to a state key:
@@ -11,7 +12,7 @@
 //! | `<chunks> ‖ group ‖ slot / CHUNK` (u64 BE) | `(slot BE ‖ timer_id)` × ≤ `CHUNK`, ascending slot |
 //! | `<head> ‖ group` | `live` u64 BE ‖ `next_slot` u64 BE; absent when `live = 0` |
 //!
-//! All three are derived state (`u …`, [`crate::keys`]): the state root
+//! Both are derived state (`u …`, [`crate::keys`]): the state root
 //! commits to the timers through their due buckets ([`crate::bucket`]), not
 //! through these keys, whose slots depend on history.
 //!
@@ -49,7 +50,7 @@ const HEAD_BYTES: usize = 16;
 /// Chunks read per scan page while collecting entries.
 const SCAN_PAGE: usize = 16;
 
-/// One of the three timer indexes.
+/// One of the two timer listing indexes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Index {
     chunks: keys::Prefix,
@@ -57,12 +58,6 @@ pub struct Index {
     what: &'static str,
 }
 
-/// By firing height: the due queue, FIFO within a height (§3.2).
-pub const BY_HEIGHT: Index = Index {
-    chunks: keys::HEIGHT_CHUNKS,
-    head: keys::HEIGHT_HEADS,
-    what: "timer height index",
-};
 /// By owning actor: listing and the live-timer cap (§4.2).
 pub const BY_ACTOR: Index = Index {
     chunks: keys::ACTOR_CHUNKS,
@@ -96,12 +91,7 @@ impl Index {
         keys::index_head_key(self.head, group)
     }
 
-    /// A key above every chunk of this index.
-    pub(crate) fn end_of_chunks(&self) -> Vec<u8> {
-        keys::end_of(self.chunks)
-    }
-
-    pub(crate) fn chunk_key(&self, group: &[u8], chunk: u64) -> Vec<u8> {
+    fn chunk_key(&self, group: &[u8], chunk: u64) -> Vec<u8> {
         keys::index_chunk_key(self.chunks, group, chunk)
     }
 
@@ -182,7 +172,7 @@ impl Index {
     /// across groups in key order, whose chunk keys are below `end`. Each
     /// entry comes with its group. Groups of one index must all have the
     /// length of `from_group`.
-    pub(crate) fn walk(
+    fn walk(
         &self,
         state: &(impl StateRead + ?Sized),
         from_group: &[u8],
@@ -328,16 +318,16 @@ mod tests {
         let base = EmptyState;
         let mut state = Overlay::new(&base);
         for n in 0..40u8 {
-            BY_HEIGHT.append(&mut state, b"h", &id(n)).unwrap();
+            BY_PAYER.append(&mut state, b"h", &id(n)).unwrap();
         }
         let mut removals = Removals::default();
         for slot in 0..20 {
-            removals.add(BY_HEIGHT, b"h", slot);
+            removals.add(BY_PAYER, b"h", slot);
         }
         removals.apply(&mut state).unwrap();
-        assert_eq!(BY_HEIGHT.live(&state, b"h").unwrap(), 20);
-        assert_eq!(state.get(&BY_HEIGHT.chunk_key(b"h", 0)).unwrap(), None);
-        let left = BY_HEIGHT.entries(&state, b"h", 0, 100).unwrap();
+        assert_eq!(BY_PAYER.live(&state, b"h").unwrap(), 20);
+        assert_eq!(state.get(&BY_PAYER.chunk_key(b"h", 0)).unwrap(), None);
+        let left = BY_PAYER.entries(&state, b"h", 0, 100).unwrap();
         assert_eq!(left.first().unwrap().slot, 20);
         assert_eq!(left.len(), 20);
     }
@@ -367,15 +357,15 @@ mod tests {
     fn a_walk_crosses_groups_in_key_order() {
         let base = EmptyState;
         let mut state = Overlay::new(&base);
-        for h in [5u64, 3, 9] {
+        for g in [5u64, 3, 9] {
             for n in 0..3u8 {
-                BY_HEIGHT
-                    .append(&mut state, &h.to_be_bytes(), &id(h as u8 * 10 + n))
+                BY_ACTOR
+                    .append(&mut state, &g.to_be_bytes(), &id(g as u8 * 10 + n))
                     .unwrap();
             }
         }
-        let end = BY_HEIGHT.chunk_key(&6u64.to_be_bytes(), 0);
-        let walked = BY_HEIGHT
+        let end = BY_ACTOR.chunk_key(&6u64.to_be_bytes(), 0);
+        let walked = BY_ACTOR
             .walk(&state, &3u64.to_be_bytes(), 1, &end, 100)
             .unwrap();
         let got: Vec<(u64, u64)> = walked

@@ -14,8 +14,9 @@
 //! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry), with the record's hash | the tree |
 //! | `t s` | u64 BE: next sequence number | the tree |
 //! | `t v ‖ fee_payer` | u64 BE: revocation mark ([`crate::control`]) | the tree |
-//! | `u r ‖ timer_id` | [`TimerRecord`](crate::record::TimerRecord): the timer and its index slots | its bucket (or its GC entry) |
-//! | `u h ‖ height BE ‖ chunk BE` / `u H ‖ height BE` | chunked ids / head: the height index, FIFO within a height ([`crate::index`]) | its bucket |
+//! | `u r ‖ height BE ‖ seq BE` | [`TimerRecord`](crate::record::TimerRecord): the timer and its listing slots. Key order is FIFO order: these records *are* the due queue ([`crate::queue`]) | its bucket |
+//! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
+//! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
 //! | `u l ‖ height BE` | the bucket's lattice hash, 2,048 bytes, kept only above [`SMALL_BUCKET`](crate::bucket::SMALL_BUCKET) timers | its bucket |
 //! | `u a ‖ actor ‖ chunk BE` / `u A ‖ actor` | chunked ids / head: per-actor listing | the records |
 //! | `u p ‖ fee_payer ‖ chunk BE` / `u P ‖ fee_payer` | chunked ids / head: per-fee-payer listing | the records |
@@ -40,14 +41,14 @@ pub const BACKLOG: Prefix = [TIMERS, b'g'];
 pub const NEXT_SEQ: Prefix = [TIMERS, b's'];
 /// `t v`: revocation marks.
 pub const REVOKED: Prefix = [TIMERS, b'v'];
-/// `u r`: timer records.
+/// `u r`: records of queued timers, by position (height, sequence).
 pub const RECORD: Prefix = [TIMERS_DERIVED, b'r'];
+/// `u b`: records of timers in the GC backlog, by sequence.
+pub const BACKLOG_RECORD: Prefix = [TIMERS_DERIVED, b'b'];
+/// `u i`: timer id → record key.
+pub const ID_LOOKUP: Prefix = [TIMERS_DERIVED, b'i'];
 /// `u l`: lattice hashes of large buckets.
 pub const LATTICE: Prefix = [TIMERS_DERIVED, b'l'];
-/// `u h` / `u H`: height index chunks and heads.
-pub const HEIGHT_CHUNKS: Prefix = [TIMERS_DERIVED, b'h'];
-/// See [`HEIGHT_CHUNKS`].
-pub const HEIGHT_HEADS: Prefix = [TIMERS_DERIVED, b'H'];
 /// `u a` / `u A`: actor index chunks and heads.
 pub const ACTOR_CHUNKS: Prefix = [TIMERS_DERIVED, b'a'];
 /// See [`ACTOR_CHUNKS`].
@@ -66,14 +67,24 @@ fn key(prefix: Prefix, parts: &[&[u8]]) -> Vec<u8> {
     k
 }
 
-/// Key of a timer record.
-pub fn record_key(timer_id: &Hash) -> Vec<u8> {
-    key(RECORD, &[timer_id.as_bytes()])
+/// Key of the record of the timer queued at `height` with sequence `seq`.
+pub fn record_key(height: u64, seq: u64) -> Vec<u8> {
+    key(RECORD, &[&height.to_be_bytes(), &seq.to_be_bytes()])
 }
 
-/// The range `[start, end)` of every record key.
-pub fn record_range() -> (Vec<u8>, Vec<u8>) {
-    (key(RECORD, &[]), end_of(RECORD))
+/// The prefix of every queued record at `height`.
+pub fn records_at(height: u64) -> Vec<u8> {
+    key(RECORD, &[&height.to_be_bytes()])
+}
+
+/// Key of the record of a backlogged timer with sequence `seq`.
+pub fn backlog_record_key(seq: u64) -> Vec<u8> {
+    key(BACKLOG_RECORD, &[&seq.to_be_bytes()])
+}
+
+/// Key of the id → record-key lookup of `timer_id`.
+pub fn id_key(timer_id: &Hash) -> Vec<u8> {
+    key(ID_LOOKUP, &[timer_id.as_bytes()])
 }
 
 /// Key of the due bucket of `height`.
@@ -132,7 +143,7 @@ pub fn corrupt(what: &'static str, key: &[u8], reason: &str) -> StorageError {
 
 /// An index or backlog entry that names a timer with no record.
 pub fn missing(what: &'static str, timer_id: &Hash) -> StorageError {
-    corrupt(what, &record_key(timer_id), "points to a missing timer")
+    corrupt(what, &id_key(timer_id), "points to a missing timer")
 }
 
 #[cfg(test)]
@@ -144,9 +155,9 @@ mod tests {
         let committed = [BUCKET, BACKLOG, NEXT_SEQ, REVOKED];
         let derived = [
             RECORD,
+            BACKLOG_RECORD,
+            ID_LOOKUP,
             LATTICE,
-            HEIGHT_CHUNKS,
-            HEIGHT_HEADS,
             ACTOR_CHUNKS,
             ACTOR_HEADS,
             PAYER_CHUNKS,
@@ -158,12 +169,13 @@ mod tests {
         use timerhost_types::keys::is_committed;
         assert!(committed.iter().all(|p| is_committed(p)));
         assert!(derived.iter().all(|p| !is_committed(p)));
-        let (start, end) = record_range();
-        let k = record_key(&Hash([0xff; 32]));
-        assert!(start <= k && k < end);
+        let k = record_key(7, u64::MAX);
+        assert!(k.starts_with(&records_at(7)) && k < end_of(RECORD));
         assert!(
-            index_chunk_key(HEIGHT_CHUNKS, &7u64.to_be_bytes(), u64::MAX) < end_of(HEIGHT_CHUNKS)
+            record_key(7, u64::MAX) < record_key(8, 0),
+            "FIFO: height, then sequence"
         );
+        assert!(index_chunk_key(ACTOR_CHUNKS, &[0xff; 20], u64::MAX) < end_of(ACTOR_CHUNKS));
         assert!(backlog_key(u64::MAX).starts_with(&backlog_prefix()));
     }
 }

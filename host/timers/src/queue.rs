@@ -1,16 +1,21 @@
 //! The due queue: which timers are due, in which order.
 //!
-//! Today's ordering is CIP-5's: by height, FIFO within a height (the
-//! height index of [`crate::index`], grouped by height BE, in slot order). Timers a budget leaves unprocessed simply stay
-//! in the index, so at the next block they come *before* the timers natively
-//! due then (carry-over, DESIGN.md). Timers classified for removal when the GC
-//! budget was already spent move to the GC backlog (`t g ‖ seq`), which the
-//! next block clears first; each due timer is therefore examined once, and
-//! end-of-block work stays proportional to the timers processed.
+//! Today's ordering is CIP-5's: by height, FIFO within a height. The queue
+//! is the records themselves: a queued timer's record is keyed by its
+//! position, `u r ‖ height ‖ seq` ([`crate::keys`]), and sequence numbers
+//! grow with scheduling order, so key order is FIFO order and walking the
+//! due timers is one ordered scan that yields their records — no index to
+//! consult and no lookup per timer. Timers a budget leaves unprocessed
+//! simply stay, so at the next block they come *before* the timers natively
+//! due then (carry-over, DESIGN.md). Timers classified for removal when the
+//! GC budget was already spent move to the GC backlog (`t g ‖ seq`, their
+//! records to `u b ‖ seq`), which the next block clears first; each due
+//! timer is therefore examined once, and end-of-block work stays
+//! proportional to the timers processed.
 //!
-//! Everything that knows the index layout is in this module, so new trigger
-//! kinds (wall clock, state triggers) and orderings (priority) are new queue
-//! implementations, not rewrites of delivery.
+//! Everything that knows the queue's layout is in this module, so new
+//! trigger kinds (wall clock, state triggers) and orderings (priority) are
+//! new queue implementations, not rewrites of delivery.
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::{Overlay, StateRead};
@@ -18,10 +23,11 @@ use timerhost_types::encoding::Canonical;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::index::BY_HEIGHT;
 use crate::keys::{self, backlog_key, corrupt};
-use crate::record::TimerRecord;
+use crate::record::{self, decode_record, TimerRecord};
 use crate::removal::Removals;
+
+pub use crate::record::Queued;
 
 /// Why a timer is in the GC backlog (decided when it was classified).
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -59,25 +65,10 @@ impl Canonical for GcEntry {
     const NAME: &'static str = "timer GC entry";
 }
 
-/// Puts a new timer in the due queue; returns its slot at its height. Its
-/// bucket's leaf is the caller's to update (it needs the record stored).
-pub fn enqueue(state: &mut Overlay<'_>, timer: &Timer) -> Result<u64> {
-    BY_HEIGHT.append(state, &timer.height.to_be_bytes(), &timer.timer_id)
-}
-
-/// Where a timer is queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Queued {
-    /// In the due queue (the height index).
-    Due,
-    /// In the GC backlog (`t g`).
-    Backlog,
-}
-
-/// Takes a timer out of the due queue or the backlog. The backlog entry goes
-/// now; a due-queue entry and its bucket's change are added to `removals`,
-/// so that a block removing thousands of timers rewrites each chunk and
-/// each bucket once. Returns the record's
+/// Takes a timer out of the due queue or the backlog (its record is the
+/// caller's to delete). The backlog entry goes now; a due timer's bucket
+/// change is added to `removals`, so that a block removing thousands of
+/// timers rewrites each bucket once. Returns the record's
 /// [`record_hash`](crate::record::record_hash) when it left a bucket (a
 /// backlog entry leaves none, and is not hashed).
 pub fn dequeue(
@@ -88,12 +79,7 @@ pub fn dequeue(
 ) -> Option<Hash> {
     match queued {
         Queued::Due => {
-            let record_hash = crate::record::record_hash(&record.timer);
-            removals.index.add(
-                BY_HEIGHT,
-                &record.timer.height.to_be_bytes(),
-                record.slots.height,
-            );
+            let record_hash = record::record_hash(&record.timer);
             removals.buckets.remove(record.timer.height, record_hash);
             Some(record_hash)
         }
@@ -104,7 +90,8 @@ pub fn dequeue(
     }
 }
 
-/// Moves a classified timer from the due queue (through `removals`) to the GC backlog.
+/// Moves a classified timer from the due queue (its bucket through
+/// `removals`) to the GC backlog, its record from `u r` to `u b`.
 pub fn move_to_backlog(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
@@ -113,6 +100,8 @@ pub fn move_to_backlog(
 ) {
     let record_hash =
         dequeue(state, record, Queued::Due, removals).expect("a due timer leaves its bucket");
+    state.delete(record::record_key(&record.timer, Queued::Due));
+    record::put_record(state, record, Queued::Backlog);
     state.put_encoded(
         backlog_key(record.timer.seq),
         &GcEntry {
@@ -130,97 +119,78 @@ pub fn in_backlog(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bo
 
 /// A position in the due queue: everything strictly before it has been
 /// walked. Resuming a walk from here instead of from the queue's start keeps
-/// a block's walk linear: entries it removed are still in the committed store
-/// underneath the overlay (and, during delivery, in the overlay until its
-/// removals are applied), and rescanning them per batch would be quadratic.
+/// a block's walk linear: records it removed are still in the committed
+/// store underneath the overlay, and rescanning them per batch would be
+/// quadratic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DueCursor {
     height: u64,
-    slot: u64,
+    seq: u64,
 }
 
 impl DueCursor {
     /// The queue's start.
-    pub const START: DueCursor = DueCursor { height: 0, slot: 0 };
+    pub const START: DueCursor = DueCursor { height: 0, seq: 0 };
 
-    /// Just past `entry`.
-    pub fn after(entry: &DueEntry) -> DueCursor {
-        match entry.slot.checked_add(1) {
-            Some(slot) => DueCursor {
-                height: entry.height,
-                slot,
+    /// Just past `timer`.
+    pub fn after(timer: &Timer) -> DueCursor {
+        match timer.seq.checked_add(1) {
+            Some(seq) => DueCursor {
+                height: timer.height,
+                seq,
             },
             None => DueCursor {
-                height: entry.height.saturating_add(1),
-                slot: 0,
+                height: timer.height.saturating_add(1),
+                seq: 0,
             },
         }
     }
 }
 
-/// A due-queue entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DueEntry {
-    /// Firing height.
-    pub height: u64,
-    /// Position at that height (FIFO).
-    pub slot: u64,
-    /// The timer.
-    pub timer_id: Hash,
+fn decode_all(page: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<TimerRecord>> {
+    page.into_iter()
+        .map(|(k, v)| decode_record(&k, &v))
+        .collect()
 }
 
 /// Up to `limit` due timer ids with height ≤ `height`, oldest first.
 pub fn due(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<Hash>> {
     Ok(due_from(state, DueCursor::START, height, limit)?
         .into_iter()
-        .map(|e| e.timer_id)
+        .map(|r| r.timer.timer_id)
         .collect())
 }
 
-/// Up to `limit` due entries at or after `from` with height ≤ `height`, oldest first.
+/// Up to `limit` records of due timers at or after `from` with height ≤
+/// `height`, oldest first: one ordered scan.
 pub fn due_from(
     state: &(impl StateRead + ?Sized),
     from: DueCursor,
     height: u64,
     limit: usize,
-) -> Result<Vec<DueEntry>> {
+) -> Result<Vec<TimerRecord>> {
     if from.height > height {
         return Ok(Vec::new());
     }
-    // The first chunk of height + 1: the walk stops before any of its chunks.
     let end = match height.checked_add(1) {
-        Some(next) => BY_HEIGHT.chunk_key(&next.to_be_bytes(), 0),
-        None => BY_HEIGHT.end_of_chunks(),
+        Some(next) => keys::records_at(next),
+        None => keys::end_of(keys::RECORD),
     };
-    BY_HEIGHT
-        .walk(state, &from.height.to_be_bytes(), from.slot, &end, limit)?
-        .into_iter()
-        .map(|(group, entry)| {
-            let height = group
-                .as_slice()
-                .try_into()
-                .map(u64::from_be_bytes)
-                .map_err(|_| corrupt("timer height index", &group, "group is not a height"))?;
-            Ok(DueEntry {
-                height,
-                slot: entry.slot,
-                timer_id: entry.timer_id,
-            })
-        })
-        .collect()
+    decode_all(state.scan(&keys::record_key(from.height, from.seq), Some(&end), limit)?)
 }
 
-/// Up to `limit` timer ids queued at exactly `height`, FIFO.
+/// Up to `limit` records queued at exactly `height`, FIFO.
 pub fn at_height(
     state: &(impl StateRead + ?Sized),
     height: u64,
     limit: usize,
-) -> Result<Vec<Hash>> {
-    Ok(BY_HEIGHT
-        .entries(state, &height.to_be_bytes(), 0, limit)?
-        .into_iter()
-        .map(|e| e.timer_id)
-        .collect())
+) -> Result<Vec<TimerRecord>> {
+    let start = keys::records_at(height);
+    let end = match height.checked_add(1) {
+        Some(next) => keys::records_at(next),
+        None => keys::end_of(keys::RECORD),
+    };
+    decode_all(state.scan(&start, Some(&end), limit)?)
 }
 
 /// Up to `limit` GC backlog entries, oldest first.

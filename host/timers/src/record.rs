@@ -7,21 +7,19 @@
 //! pending timers alone ([`crate::bucket`]).
 
 use borsh::{BorshDeserialize, BorshSerialize};
-use timerhost_state::{StateRead, StateReadExt};
+use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::encoding::Canonical;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::keys::record_key;
+use crate::keys::{self, missing};
 
 /// Domain of [`record_hash`].
 const RECORD_DOMAIN: &[u8] = b"timerhost/timer-record/v1";
 
-/// Where a timer sits in each index (see [`crate::index`]).
+/// Where a timer sits in each listing index (see [`crate::index`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct IndexSlots {
-    /// Slot in its height's group of the height index.
-    pub height: u64,
     /// Slot in its actor's group.
     pub actor: u64,
     /// Slot in its fee payer's group.
@@ -42,12 +40,54 @@ impl Canonical for TimerRecord {
     const NAME: &'static str = "timer record";
 }
 
-/// Reads a timer and its index slots by id.
+/// Where a timer is queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// In the due queue: its record is at its position (height, sequence).
+    Due,
+    /// In the GC backlog (`t g`): its record is out of the due queue.
+    Backlog,
+}
+
+/// The key of `timer`'s record while it is queued at `queued`.
+pub fn record_key(timer: &Timer, queued: Queued) -> Vec<u8> {
+    match queued {
+        Queued::Due => keys::record_key(timer.height, timer.seq),
+        Queued::Backlog => keys::backlog_record_key(timer.seq),
+    }
+}
+
+/// Reads a timer and its listing slots by id (through the id lookup).
 pub fn get_record(
     state: &(impl StateRead + ?Sized),
     timer_id: &Hash,
 ) -> Result<Option<TimerRecord>> {
-    state.get_decoded::<TimerRecord>(&record_key(timer_id))
+    let Some(key) = state.get(&keys::id_key(timer_id))? else {
+        return Ok(None);
+    };
+    state
+        .get_decoded::<TimerRecord>(&key)?
+        .map(Some)
+        .ok_or_else(|| missing("timer id lookup", timer_id))
+}
+
+/// Writes `record` at `queued` and points its id there.
+pub fn put_record(state: &mut Overlay<'_>, record: &TimerRecord, queued: Queued) {
+    let key = record_key(&record.timer, queued);
+    state.put(keys::id_key(&record.timer.timer_id), key.clone());
+    state.put_encoded(key, record);
+}
+
+/// Deletes the record of `timer` queued at `queued`, and its id lookup.
+pub fn delete_record(state: &mut Overlay<'_>, timer: &Timer, queued: Queued) {
+    state.delete(record_key(timer, queued));
+    state.delete(keys::id_key(&timer.timer_id));
+}
+
+/// Decodes a record read from `key`.
+pub fn decode_record(key: &[u8], bytes: &[u8]) -> Result<TimerRecord> {
+    timerhost_types::decode::<TimerRecord>(bytes)
+        .map_err(|e| keys::corrupt("timer record", key, &e.to_string()))
 }
 
 /// blake3 of the timer's canonical (borsh) encoding under a domain tag:

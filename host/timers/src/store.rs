@@ -20,12 +20,10 @@ use crate::bucket;
 use crate::error::Result;
 use crate::index::{BY_ACTOR, BY_PAYER};
 use crate::keys::{self, corrupt};
-use crate::queue;
-use crate::record::record_hash;
+use crate::queue::{self, Queued};
+use crate::record::{self, decode_record, record_hash};
 pub use crate::record::{get_record, IndexSlots, TimerRecord};
 use crate::removal::Removals;
-
-pub use crate::keys::record_key;
 
 pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u64> {
     match state.get(k)? {
@@ -60,33 +58,36 @@ pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
 }
 
 /// Bytes `timer` adds to state: its record (key and canonical encoding,
-/// index slots included) and one entry in each of the three indexes. The
-/// deposit is `deposit_per_byte` times this; scheduling charges it in cells.
-/// (The index chunk keys and group heads are shared by up to 16 timers and
-/// not counted per timer.)
+/// listing slots included), its id lookup (key and value) and one entry in
+/// each of the two listing indexes. The deposit is `deposit_per_byte` times
+/// this; scheduling charges it in cells. (Index chunk keys, group heads and
+/// bucket leaves are shared and not counted per timer.)
 pub fn state_bytes(timer: &Timer) -> u64 {
-    // `TimerRecord` = version byte ‖ borsh(timer) ‖ three u64 slots; counted
+    // `TimerRecord` = version byte ‖ borsh(timer) ‖ two u64 slots; counted
     // without building one (a payload can be 1 MiB).
-    const SLOTS_BYTES: usize = 3 * 8;
+    const SLOTS_BYTES: usize = 2 * 8;
     let timer_bytes = borsh::object_length(timer).expect("an in-memory timer always encodes");
+    let record_key = keys::record_key(timer.height, timer.seq).len();
     let record = 1 + timer_bytes + SLOTS_BYTES;
-    (record_key(&timer.timer_id).len() + record) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
+    let id_lookup = keys::id_key(&timer.timer_id).len() + record_key;
+    (record_key + record + id_lookup) as u64 + 2 * TIMER_INDEX_ENTRY_BYTES
 }
 
 /// Inserts a new timer into the store, every index, its due bucket and its
 /// actor's live count.
 pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
     let slots = IndexSlots {
-        height: queue::enqueue(state, timer)?,
         actor: BY_ACTOR.append(state, timer.actor_address.as_bytes(), &timer.timer_id)?,
         payer: BY_PAYER.append(state, timer.fee_payer.as_bytes(), &timer.timer_id)?,
     };
-    state.put_encoded(
-        record_key(&timer.timer_id),
+    // Writing the record at its position is what queues it.
+    record::put_record(
+        state,
         &TimerRecord {
             timer: timer.clone(),
             slots,
         },
+        Queued::Due,
     );
     let mut bucket = bucket::Changes::default();
     bucket.add(timer.height, record_hash(timer));
@@ -107,8 +108,11 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
 /// `after` the same timer at the same height with other fields changed
 /// (extending its TTL), and its bucket's leaf.
 pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> Result<()> {
-    debug_assert_eq!(before.height, after.timer.height);
-    state.put_encoded(record_key(&after.timer.timer_id), after);
+    debug_assert_eq!(
+        (before.height, before.seq),
+        (after.timer.height, after.timer.seq)
+    );
+    state.put_encoded(record::record_key(&after.timer, Queued::Due), after);
     let mut bucket = bucket::Changes::default();
     bucket.remove(before.height, record_hash(before));
     bucket.add(after.timer.height, record_hash(&after.timer));
@@ -119,9 +123,9 @@ pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> R
 /// and its bucket, wherever it is queued.
 pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
     let queued = if queue::in_backlog(state, &record.timer)? {
-        queue::Queued::Backlog
+        Queued::Backlog
     } else {
-        queue::Queued::Due
+        Queued::Due
     };
     let mut removals = Removals::default();
     remove_deferred(state, record, queued, &mut removals)?;
@@ -134,7 +138,7 @@ pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
 pub fn remove_deferred(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
-    queued: queue::Queued,
+    queued: Queued,
     removals: &mut Removals,
 ) -> Result<()> {
     let timer = &record.timer;
@@ -153,7 +157,7 @@ pub fn remove_deferred(
             ),
         ));
     }
-    state.delete(record_key(&timer.timer_id));
+    record::delete_record(state, timer, queued);
     queue::dequeue(state, record, queued, removals);
     removals
         .index
@@ -182,20 +186,18 @@ fn records_of(
         .collect()
 }
 
-/// Every timer record, in timer-id order (at most `limit`): the unfiltered
-/// listing of dev tooling. A validator never needs it, and its cost grows
-/// with the number of pending timers.
+/// Every timer (at most `limit`): the GC backlog's, then the queued ones in
+/// queue order — the unfiltered listing of dev tooling. A validator never
+/// needs it, and its cost grows with the number of pending timers.
 pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>> {
-    let (prefix, end) = keys::record_range();
-    state
-        .scan(&prefix, Some(&end), limit)?
-        .into_iter()
-        .map(|(k, v)| {
-            timerhost_types::decode::<TimerRecord>(&v)
-                .map(|r| r.timer)
-                .map_err(|e| corrupt("timer record", &k, &e.to_string()))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for prefix in [keys::BACKLOG_RECORD, keys::RECORD] {
+        let left = limit - out.len();
+        for (k, v) in state.scan(&prefix, Some(&keys::end_of(prefix)), left)? {
+            out.push(decode_record(&k, &v)?.timer);
+        }
+    }
+    Ok(out)
 }
 
 /// Live timers of `actor`, in scheduling order (at most `limit`).
@@ -232,11 +234,10 @@ pub fn by_height(
     height: u64,
     limit: usize,
 ) -> Result<Vec<Timer>> {
-    records_of(
-        state,
-        queue::at_height(state, height, limit)?,
-        "timer height index",
-    )
+    Ok(queue::at_height(state, height, limit)?
+        .into_iter()
+        .map(|r| r.timer)
+        .collect())
 }
 
 #[cfg(test)]
@@ -247,7 +248,7 @@ mod tests {
     /// The deposit and the schedule's cells are computed from `state_bytes`
     /// without storing the record: it must equal what is stored.
     #[test]
-    fn state_bytes_are_the_stored_record_and_three_index_entries() {
+    fn state_bytes_are_the_stored_record_its_lookup_and_two_index_entries() {
         let empty = EmptyState;
         for (payload, handler) in [(vec![], "handle_timer"), (vec![9u8; 1000], "tick")] {
             let mut state = Overlay::new(&empty);
@@ -264,11 +265,15 @@ mod tests {
                 deposit: 123,
             };
             insert(&mut state, &timer).unwrap();
-            let key = record_key(&timer.timer_id);
+            let key = keys::record_key(timer.height, timer.seq);
             let stored = state.get(&key).unwrap().unwrap();
+            let lookup_key = keys::id_key(&timer.timer_id);
+            let lookup = state.get(&lookup_key).unwrap().unwrap();
+            assert_eq!(lookup, key);
             assert_eq!(
                 state_bytes(&timer),
-                (key.len() + stored.len()) as u64 + 3 * TIMER_INDEX_ENTRY_BYTES
+                (key.len() + stored.len() + lookup_key.len() + lookup.len()) as u64
+                    + 2 * TIMER_INDEX_ENTRY_BYTES
             );
         }
     }

@@ -37,8 +37,8 @@ pub const REVOKE_TIMER_PAYMENTS_CYCLES: u64 = 200;
 /// the work it causes.
 pub const TIMER_FIRE_BASE_CYCLES: u64 = 3_000;
 
-/// State bytes one timer adds to each of the three timer indexes (height,
-/// actor, fee payer): its `(slot, timer_id)` entry.
+/// State bytes one timer adds to each of the two timer listing indexes
+/// (actor, fee payer): its `(slot, timer_id)` entry.
 pub const TIMER_INDEX_ENTRY_BYTES: u64 = 8 + 32;
 
 /// Cells charged for rewriting one account record (key and value), as a
