@@ -125,3 +125,16 @@ def revoke_timer_payments() -> None:
     """Revokes every timer scheduled so far that names this actor as fee
     payer: each is removed when it comes due, without running and without
     charging this actor, and its deposit is refunded."""
+
+def timer_quote(height: int | None = None, gas_limit: int | None = None) -> dict[str, int | bool]:
+    """What a timer at ``height`` (default: the next block) with ``gas_limit``
+    cycles per fire (default: ``max_cycles_per_fire``) would cost, before
+    scheduling it: ``{"height", "gas_limit", "max_cost", "deposit",
+    "lane_budget", "reserved", "queued", "fits"}``. ``max_cost`` is what
+    each fire pre-charges at this block's basefees, ``deposit`` the deposit
+    of an empty payload with the default handler, ``reserved``/``queued``
+    the lane cycles and timers already queued for that height (carry-over
+    from earlier blocks not counted), ``fits`` whether one more would fire
+    there without carry-over. Reads only; 10 cycles. Raises like
+    ``schedule_timer`` for a height not in the future or a gas limit out of
+    range."""

@@ -464,6 +464,22 @@ impl NativeChain {
         serde_json::to_string(&cfg).map_err(chain_err)
     }
 
+    /// `th_quoteTimer`'s answer, as JSON: the quote a transaction in the
+    /// next block would get from `pvm_host.timer_quote`.
+    #[pyo3(signature = (height=None, gas_limit=None))]
+    fn quote_timer_json(&self, height: Option<u64>, gas_limit: Option<u64>) -> PyResult<String> {
+        let chain = self.chain()?;
+        let state = chain.store().state();
+        let config = timerhost_chain::accounts::timer_config(&state).map_err(chain_err)?;
+        let basefee = self.basefee()?;
+        let next = chain.head().map_err(chain_err)?.height + 1;
+        let quote =
+            timerhost_timers::quote::quote(&state, &config, &basefee, next, height, gas_limit)
+                .map_err(chain_err)?
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        serde_json::to_string(&quote).map_err(chain_err)
+    }
+
     /// The governance status of timers: `active`, `paused`, `shutting_down` or `shutdown`.
     fn timer_status(&self) -> PyResult<&'static str> {
         let status =

@@ -21,8 +21,9 @@ use timerhost_timers::TimerError;
 use timerhost_types::keys::{self, ActorMeta};
 use timerhost_types::timer::{
     CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, REVOKE_TIMER_PAYMENTS_CYCLES, SET_TIMER_BASE_CYCLES,
+    TIMER_QUOTE_CYCLES,
 };
-use timerhost_types::{Address, ErrorKind, Event, Hash, TimerRequest, Value};
+use timerhost_types::{Address, ErrorKind, Event, Hash, TimerQuote, TimerRequest, Value};
 use timerhost_vm::costs::{self, cells};
 use timerhost_vm::{
     ActorRecord, BlockInfo, CheckpointId, Cost, ExecLimits, Host, HostCall, HostFailure, Outcome,
@@ -291,6 +292,39 @@ impl Host for ChainHost<'_, '_, '_> {
                 self.events.push(event);
                 HostCall::ok((), cost)
             }
+            Err(e) => self.fail(e, cost),
+        }
+    }
+
+    fn timer_quote(&mut self, height: Option<u64>, gas_limit: Option<u64>) -> HostCall<TimerQuote> {
+        let cost = Cost::cycles(TIMER_QUOTE_CYCLES);
+        // The basefees in state are this block's: they change at its end.
+        let basefee = match self
+            .ctx
+            .state
+            .get_decoded::<timerhost_types::BasefeeConfig>(&keys::basefee_config())
+        {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                let missing = timerhost_state::StorageError::Corrupt {
+                    what: "basefee config",
+                    key: "g basefee".into(),
+                    reason: "missing from state (no genesis?)".into(),
+                };
+                return self.fail(missing, cost);
+            }
+            Err(e) => return self.fail(e, cost),
+        };
+        match timerhost_timers::quote::quote(
+            self.ctx.state,
+            &self.ctx.env.timer_config,
+            &basefee,
+            self.ctx.env.block.height,
+            height,
+            gas_limit,
+        ) {
+            Ok(Ok(quote)) => HostCall::ok(quote, cost),
+            Ok(Err(e)) => Self::timer_rejection(&e, cost),
             Err(e) => self.fail(e, cost),
         }
     }

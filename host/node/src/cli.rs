@@ -170,6 +170,21 @@ pub enum Command {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// What a timer would cost before you schedule it: the pre-charge per
+    /// fire at today's basefees, the deposit, the lane cycles already
+    /// reserved at that height and whether one more fits (`th_quoteTimer`).
+    Quote {
+        /// Firing height (default: the first height a transaction sent now
+        /// could schedule, the next block's + 1).
+        #[arg(long)]
+        height: Option<u64>,
+        /// Cycles per fire (default: `max_cycles_per_fire`).
+        #[arg(long)]
+        gas_limit: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// Events, filtered by name, actor and height range.
     Events {
         /// Event name (e.g. TimerFired).
@@ -766,6 +781,36 @@ fn client_command(cli: &Cli) -> Result<()> {
                 )));
             }
             print(j, &t, pretty);
+        }
+        Command::Quote {
+            height,
+            gas_limit,
+            node,
+        } => {
+            let q = Client::new(&node.rpc).call(
+                "th_quoteTimer",
+                json!([{ "height": height, "gas_limit": gas_limit }]),
+            )?;
+            print(j, &q, |q| {
+                println!(
+                    "a timer at height {} with gas_limit {}: max_cost {} per fire, deposit {} (empty payload)",
+                    q["height"],
+                    q["gas_limit"],
+                    q["max_cost"].as_str().unwrap_or("?"),
+                    q["deposit"].as_str().unwrap_or("?")
+                );
+                println!(
+                    "lane {} cycles, {} reserved by {} timer(s) queued there; {}",
+                    q["lane_budget"],
+                    q["reserved"],
+                    q["queued"],
+                    if q["fits"] == true {
+                        "one more fits"
+                    } else {
+                        "one more would be carried over"
+                    }
+                );
+            });
         }
         Command::Timers {
             actor,

@@ -359,6 +359,20 @@ pub fn timer_config_json(c: &TimerConfig) -> Json {
     serde_json::to_value(c).expect("TimerConfig serialises")
 }
 
+/// A timer quote (amounts as decimal strings, cycles and counts as numbers).
+pub fn quote_json(q: &timerhost_types::TimerQuote) -> Json {
+    serde_json::json!({
+        "height": q.height,
+        "gas_limit": q.gas_limit,
+        "max_cost": amount(q.max_cost),
+        "deposit": amount(q.deposit),
+        "lane_budget": q.lane_budget,
+        "reserved": q.reserved,
+        "queued": q.queued,
+        "fits": q.fits,
+    })
+}
+
 /// The basefee config (fees as decimal strings, limits as numbers).
 pub fn basefee_config_json(c: &BasefeeConfig) -> Json {
     serde_json::to_value(c).expect("BasefeeConfig serialises")

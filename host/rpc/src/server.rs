@@ -25,7 +25,7 @@ use timerhost_types::{Value, DEV_CHAIN_ID};
 use crate::error::{Result, RpcError};
 use crate::json::{
     amount, basefee_config_json, block_json, event_record_json, header_json, parse_address,
-    parse_hash, parse_hex, receipt_json, timer_config_json, timer_json, value_to_json,
+    parse_hash, parse_hex, quote_json, receipt_json, timer_config_json, timer_json, value_to_json,
 };
 use crate::mempool::{validate, Mempool};
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
@@ -465,6 +465,25 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         }))
     }
 
+    /// `th_quoteTimer [{height?, gas_limit?}]`: the quote a transaction in
+    /// the next block would get from `pvm_host.timer_quote`.
+    fn quote_timer(&self, a: &[Json]) -> Result<Json> {
+        let f = filter_obj(a, &["height", "gas_limit"])?;
+        let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
+        let height = get("height").map(|h| u64_of(h, "height")).transpose()?;
+        let gas_limit = get("gas_limit")
+            .map(|g| u64_of(g, "gas_limit"))
+            .transpose()?;
+        let state = self.chain.store().state();
+        let config = timer_config(&state)?;
+        let basefee = self.chain.basefee_config()?;
+        let next = self.chain.head()?.height + 1;
+        match timerhost_timers::quote::quote(&state, &config, &basefee, next, height, gas_limit)? {
+            Ok(quote) => Ok(quote_json(&quote)),
+            Err(e) => Err(RpcError::InvalidParams(e.to_string())),
+        }
+    }
+
     fn timer_config(&self) -> Result<Json> {
         Ok(timer_config_json(&timer_config(
             &self.chain.store().state(),
@@ -551,6 +570,7 @@ pub const METHODS: &[&str] = &[
     "th_getStorage",
     "th_getTimer",
     "th_getTimers",
+    "th_quoteTimer",
     "th_getEvents",
     "th_getTimerConfig",
     "th_getBasefeeConfig",
@@ -587,6 +607,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getStorage", |c, a| c.get_storage(&a));
     method!("th_getTimer", |c, a| c.get_timer(&a));
     method!("th_getTimers", |c, a| c.get_timers(&a));
+    method!("th_quoteTimer", |c, a| c.quote_timer(&a));
     method!("th_getEvents", |c, a| c.get_events(&a));
     method!("th_getTimerConfig", |c, a| c.timer_config());
     method!("th_getBasefeeConfig", |c, a| c.basefee_config());
@@ -763,6 +784,30 @@ mod tests {
             json!([])
         );
         assert!(call(&m, "th_getTimerConfig", json!([])).await.unwrap()["max_ttl_blocks"].is_u64());
+        let head = chain.head().unwrap().height;
+        let q = call(
+            &m,
+            "th_quoteTimer",
+            json!([{ "height": head + 5, "gas_limit": 1000 }]),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            (&q["height"], &q["gas_limit"], &q["queued"], &q["fits"]),
+            (&json!(head + 5), &json!(1000), &json!(0), &json!(true))
+        );
+        assert!(q["max_cost"].is_string() && q["deposit"].is_string(), "{q}");
+        let e = call(&m, "th_quoteTimer", json!([{ "height": head + 1 }]))
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("timer_quote: height") && e.contains("not in the future"),
+            "{e}"
+        );
+        let e = call(&m, "th_quoteTimer", json!([{ "hieght": 9 }]))
+            .await
+            .unwrap_err();
+        assert!(e.contains("hieght"), "an unknown field is named: {e}");
     }
 
     fn module() -> (

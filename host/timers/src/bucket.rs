@@ -1,7 +1,9 @@
 //! Due buckets: how the state root commits to the pending timers.
 //!
 //! Each height with queued timers is **one leaf** of the state tree, `t d ‖
-//! height` = `live` (u64 BE) ‖ `digest` (32 bytes). The records, the height
+//! height` = `live` (u64 BE) ‖ `reserved` (u64 BE: the lane cycles its
+//! timers reserve when they fire, for [`crate::quote`]) ‖ `digest` (32
+//! bytes). The records, the height
 //! id lookup and the listing indexes are derived state (`u …`, [`crate::keys`])
 //! that this digest commits to, so firing a whole bucket removes one leaf,
 //! scheduling into one rewrites one leaf, and nothing a block does touches
@@ -36,7 +38,8 @@ use std::collections::BTreeMap;
 
 use solana_lattice_hash::lt_hash::LtHash;
 use timerhost_state::{Overlay, StateRead};
-use timerhost_types::Hash;
+use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
+use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
 use crate::keys::{self, corrupt};
@@ -47,7 +50,7 @@ pub const SMALL_BUCKET: u64 = 16;
 
 /// Domain of a timer's lattice element.
 const ELEMENT_DOMAIN: &[u8] = b"timerhost/bucket-element/v1";
-const LEAF_BYTES: usize = 8 + 32;
+const LEAF_BYTES: usize = 8 + 8 + 32;
 const LATTICE_BYTES: usize = 2 * LtHash::NUM_ELEMENTS;
 
 /// A bucket's committed leaf.
@@ -55,8 +58,18 @@ const LATTICE_BYTES: usize = 2 * LtHash::NUM_ELEMENTS;
 pub struct Leaf {
     /// Timers queued at the height.
     pub live: u64,
+    /// Lane cycles they reserve when they fire: the sum of their
+    /// [`reservation`]s.
+    pub reserved: u64,
     /// blake3 of the bucket's lattice hash.
     pub digest: Hash,
+}
+
+/// Lane cycles a timer reserves when it fires (CIP-5 §6.5).
+pub fn reservation(timer: &Timer) -> u64 {
+    timer
+        .gas_limit_per_fire
+        .saturating_add(TIMER_FIRE_BASE_CYCLES)
 }
 
 fn element(record_hash: &Hash) -> LtHash {
@@ -77,17 +90,19 @@ pub fn leaf(state: &(impl StateRead + ?Sized), height: u64) -> Result<Option<Lea
         return Ok(None);
     };
     if v.len() != LEAF_BYTES {
-        return Err(corrupt("timer bucket", &k, "leaf is not 40 bytes"));
+        return Err(corrupt("timer bucket", &k, "leaf is not 48 bytes"));
     }
     Ok(Some(Leaf {
         live: u64::from_be_bytes(v[..8].try_into().expect("8 bytes")),
-        digest: Hash::from_slice(&v[8..]).expect("32 bytes"),
+        reserved: u64::from_be_bytes(v[8..16].try_into().expect("8 bytes")),
+        digest: Hash::from_slice(&v[16..]).expect("32 bytes"),
     }))
 }
 
 fn write_leaf(state: &mut Overlay<'_>, height: u64, leaf: Leaf) {
     let mut v = Vec::with_capacity(LEAF_BYTES);
     v.extend_from_slice(&leaf.live.to_be_bytes());
+    v.extend_from_slice(&leaf.reserved.to_be_bytes());
     v.extend_from_slice(leaf.digest.as_bytes());
     state.put(keys::bucket_key(height), v);
 }
@@ -143,6 +158,21 @@ pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) 
     Ok(lattice)
 }
 
+/// The lane cycles the records queued at `height` reserve (audits: reads
+/// the whole bucket).
+fn recompute_reserved(state: &(impl StateRead + ?Sized), height: u64) -> Result<u64> {
+    let start = keys::records_at(height);
+    let end = match height.checked_add(1) {
+        Some(next) => keys::records_at(next),
+        None => keys::end_of(keys::RECORD),
+    };
+    let mut reserved = 0u64;
+    for (k, v) in state.scan(&start, Some(&end), usize::MAX)? {
+        reserved = reserved.saturating_add(reservation(&decode_record(&k, &v)?.timer));
+    }
+    Ok(reserved)
+}
+
 /// Does the committed leaf of `height` match the records and index stored
 /// under it? (Audits and tests: derived state at rest is checked against
 /// what the root commits to; reads every timer of the bucket.)
@@ -153,13 +183,16 @@ pub fn verify(state: &(impl StateRead + ?Sized), height: u64) -> Result<bool> {
             .first()
             .is_none_or(|(k, _)| !k.starts_with(&keys::records_at(height))));
     };
-    Ok(digest(&recompute(state, height, leaf.live)?) == leaf.digest)
+    Ok(digest(&recompute(state, height, leaf.live)?) == leaf.digest
+        && recompute_reserved(state, height)? == leaf.reserved)
 }
 
 #[derive(Debug, Default)]
 struct Delta {
     added: Vec<Hash>,
     removed: Vec<Hash>,
+    reserved_added: u64,
+    reserved_removed: u64,
 }
 
 /// Changes to buckets, applied once per bucket ([`Changes::apply`]) after
@@ -170,22 +203,18 @@ pub struct Changes {
 }
 
 impl Changes {
-    /// A timer with this record hash joins the bucket of `height`.
-    pub fn add(&mut self, height: u64, record_hash: Hash) {
-        self.buckets
-            .entry(height)
-            .or_default()
-            .added
-            .push(record_hash);
+    /// `timer`, whose record hash is `record_hash`, joins its bucket.
+    pub fn add(&mut self, timer: &Timer, record_hash: Hash) {
+        let delta = self.buckets.entry(timer.height).or_default();
+        delta.added.push(record_hash);
+        delta.reserved_added = delta.reserved_added.saturating_add(reservation(timer));
     }
 
-    /// A timer with this record hash leaves the bucket of `height`.
-    pub fn remove(&mut self, height: u64, record_hash: Hash) {
-        self.buckets
-            .entry(height)
-            .or_default()
-            .removed
-            .push(record_hash);
+    /// `timer`, whose record hash is `record_hash`, leaves its bucket.
+    pub fn remove(&mut self, timer: &Timer, record_hash: Hash) {
+        let delta = self.buckets.entry(timer.height).or_default();
+        delta.removed.push(record_hash);
+        delta.reserved_removed = delta.reserved_removed.saturating_add(reservation(timer));
     }
 
     /// Is there nothing to apply?
@@ -205,7 +234,19 @@ impl Changes {
 }
 
 fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
-    let before = leaf(state, height)?.map_or(0, |l| l.live);
+    let old = leaf(state, height)?;
+    let before = old.map_or(0, |l| l.live);
+    let reserved = old
+        .map_or(0, |l| l.reserved)
+        .saturating_add(delta.reserved_added)
+        .checked_sub(delta.reserved_removed)
+        .ok_or_else(|| {
+            corrupt(
+                "timer bucket",
+                &keys::bucket_key(height),
+                "more lane cycles leave the bucket than it reserves",
+            )
+        })?;
     let live = (before + delta.added.len() as u64)
         .checked_sub(delta.removed.len() as u64)
         .ok_or_else(|| {
@@ -245,6 +286,7 @@ fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
         height,
         Leaf {
             live,
+            reserved,
             digest: digest(&lattice),
         },
     );

@@ -7,8 +7,10 @@ use timerhost_types::{Address, Hash};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimerError {
     /// §4.2 future height only / §5.3 same-block prohibition.
-    #[error("schedule_timer: height {height} is not in the future (current height {current}); timers fire at a later block only")]
+    #[error("{call}: height {height} is not in the future (current height {current}); timers fire at a later block only")]
     HeightNotInFuture {
+        /// The host call refused (`schedule_timer` or `timer_quote`).
+        call: &'static str,
         /// Requested height.
         height: u64,
         /// Current height.
@@ -84,16 +86,21 @@ pub enum TimerError {
         status: &'static str,
     },
     /// §4.2 gas_limit_per_fire ≤ max_cycles_per_fire.
-    #[error("schedule_timer: gas_limit {gas_limit} exceeds max_cycles_per_fire {max}")]
+    #[error("{call}: gas_limit {gas_limit} exceeds max_cycles_per_fire {max}")]
     GasLimitTooHigh {
+        /// The host call refused (`schedule_timer` or `timer_quote`).
+        call: &'static str,
         /// Requested.
         gas_limit: u64,
         /// Limit.
         max: u64,
     },
     /// A fire with no cycles could not run anything.
-    #[error("schedule_timer: gas_limit must be at least 1")]
-    GasLimitZero,
+    #[error("{call}: gas_limit must be at least 1")]
+    GasLimitZero {
+        /// The host call refused (`schedule_timer` or `timer_quote`).
+        call: &'static str,
+    },
     /// §4.2 expires_at ≤ current_height + max_ttl_blocks.
     #[error("{call}: expires_at {expires_at} is beyond current height {current} + max_ttl_blocks {max_ttl}")]
     ExpiresTooLate {

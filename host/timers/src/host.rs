@@ -182,6 +182,7 @@ fn validate_schedule(
     // §4.2 future height only; §5.3 same-block prohibition follows from it.
     if request.height <= caller.height {
         reject!(TimerError::HeightNotInFuture {
+            call: "schedule_timer",
             height: request.height,
             current: caller.height
         });
@@ -206,10 +207,13 @@ fn validate_schedule(
     // §4.2 gas_limit_per_fire ≤ max_cycles_per_fire.
     let gas_limit = request.gas_limit.unwrap_or(config.max_cycles_per_fire);
     if gas_limit == 0 {
-        reject!(TimerError::GasLimitZero);
+        reject!(TimerError::GasLimitZero {
+            call: "schedule_timer"
+        });
     }
     if gas_limit > config.max_cycles_per_fire {
         reject!(TimerError::GasLimitTooHigh {
+            call: "schedule_timer",
             gas_limit,
             max: config.max_cycles_per_fire
         });

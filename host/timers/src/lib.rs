@@ -8,6 +8,7 @@
 //! | §3.1 record, §3.2 store, per-actor and per-payer listing | [`store`], [`record`] |
 //! | how the state root commits to every pending timer (one leaf per due bucket) | [`bucket`] |
 //! | a batch of removals applied once | [`removal`] |
+//! | the quote before scheduling (#17) | [`quote`] |
 //! | §3.2 height index and the other chunked indexes | [`index`] |
 //! | §3.2 FIFO due queue, carry-over, GC backlog | [`queue`] |
 //! | §4.1–4.3 host calls and their constraints | [`host`] |
@@ -33,6 +34,7 @@ pub mod host;
 pub mod index;
 pub mod keys;
 pub mod queue;
+pub mod quote;
 pub mod record;
 pub mod removal;
 pub mod store;

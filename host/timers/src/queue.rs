@@ -80,7 +80,7 @@ pub fn dequeue(
     match queued {
         Queued::Due => {
             let record_hash = record::record_hash(&record.timer);
-            removals.buckets.remove(record.timer.height, record_hash);
+            removals.buckets.remove(&record.timer, record_hash);
             Some(record_hash)
         }
         Queued::Backlog => {

@@ -90,7 +90,7 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
         Queued::Due,
     );
     let mut bucket = bucket::Changes::default();
-    bucket.add(timer.height, record_hash(timer));
+    bucket.add(timer, record_hash(timer));
     bucket.apply(state)?;
     let mut account = accounts::load(state, &timer.actor_address)?;
     account.live_timers = account.live_timers.checked_add(1).ok_or_else(|| {
@@ -114,8 +114,8 @@ pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> R
     );
     state.put_encoded(record::record_key(&after.timer, Queued::Due), after);
     let mut bucket = bucket::Changes::default();
-    bucket.remove(before.height, record_hash(before));
-    bucket.add(after.timer.height, record_hash(&after.timer));
+    bucket.remove(before, record_hash(before));
+    bucket.add(&after.timer, record_hash(&after.timer));
     bucket.apply(state)
 }
 

@@ -26,6 +26,9 @@ pub const EXTEND_TIMER_CYCLES: u64 = 200;
 pub const CANCEL_TIMER_CYCLES: u64 = 200;
 /// Cost of `pvm_host.revoke_timer_payments()`.
 pub const REVOKE_TIMER_PAYMENTS_CYCLES: u64 = 200;
+/// Cost of `pvm_host.timer_quote()`: O(1) reads (the configs and one due
+/// bucket), charged like a storage read.
+pub const TIMER_QUOTE_CYCLES: u64 = 10;
 
 /// Fixed cycles every timer fire pays on top of what its handler uses: the
 /// protocol's own work per fire (classification, record and index removal,
@@ -90,6 +93,56 @@ pub struct TimerRequest {
     pub gas_limit: Option<u64>,
     /// Last height at which the timer may fire; `None` means the protocol TTL.
     pub expires_at: Option<u64>,
+}
+
+/// What a timer would cost and whether it would fire on time: the answer to
+/// `pvm_host.timer_quote`, RPC `th_quoteTimer`, `timerhost quote` and the
+/// Python package's `chain.quote_timer` (#17, after Hedera's
+/// `hasScheduleCapacity` and Massa's quote).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerQuote {
+    /// The height quoted.
+    pub height: u64,
+    /// The gas limit per fire quoted.
+    pub gas_limit: u64,
+    /// What one fire would pre-charge its fee payer at today's basefees
+    /// (`(gas_limit + TIMER_FIRE_BASE_CYCLES) × cycle_basefee +
+    /// max_cells_per_fire × cell_basefee`).
+    pub max_cost: u128,
+    /// The deposit of a timer with an empty payload and the default handler
+    /// (each payload or handler byte adds `deposit_per_byte`).
+    pub deposit: u128,
+    /// `TimerConfig.lane_cycles_per_block`.
+    pub lane_budget: u64,
+    /// Lane cycles already reserved by timers queued for that height
+    /// (their `gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES`); timers carried
+    /// over from earlier blocks are not counted.
+    pub reserved: u64,
+    /// Timers queued for that height.
+    pub queued: u64,
+    /// Would one more such timer fire at that height without carry-over
+    /// (lane and `max_fires_per_block`), counting the timers queued there?
+    pub fits: bool,
+}
+
+impl TimerQuote {
+    /// The quote as the dict `pvm_host.timer_quote` and the Python package
+    /// return (`height`, `gas_limit`, `max_cost`, `deposit`, `lane_budget`,
+    /// `reserved`, `queued`, `fits`).
+    pub fn to_value(&self) -> crate::Value {
+        use crate::Value;
+        Value::dict_from([
+            (Value::str("height"), Value::int(self.height)),
+            (Value::str("gas_limit"), Value::int(self.gas_limit)),
+            (Value::str("max_cost"), Value::int(self.max_cost)),
+            (Value::str("deposit"), Value::int(self.deposit)),
+            (Value::str("lane_budget"), Value::int(self.lane_budget)),
+            (Value::str("reserved"), Value::int(self.reserved)),
+            (Value::str("queued"), Value::int(self.queued)),
+            (Value::str("fits"), Value::Bool(self.fits)),
+        ])
+        .expect("str keys are hashable")
+    }
 }
 
 /// How an actor's handler is being invoked.

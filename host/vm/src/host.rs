@@ -11,7 +11,7 @@
 //! in the actor. Running out of cycles or cells is never a host failure: the
 //! VM decides that from the returned cost.
 
-use timerhost_types::{Address, ErrorKind, Hash, TimerRequest};
+use timerhost_types::{Address, ErrorKind, Hash, TimerQuote, TimerRequest};
 
 /// Resources a host call consumed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -183,4 +183,9 @@ pub trait Host {
     /// `revoke_timer_payments()` by `actor`: every timer scheduled so far
     /// that names `actor` as fee payer is revoked.
     fn revoke_timer_payments(&mut self, actor: &Address) -> HostCall<()>;
+    /// `timer_quote(height=None, gas_limit=None)`: what a timer at `height`
+    /// (default: the next block) would cost and whether it would fire
+    /// there without carry-over. Reads only; refused like scheduling for a
+    /// height not in the future or a gas limit out of range.
+    fn timer_quote(&mut self, height: Option<u64>, gas_limit: Option<u64>) -> HostCall<TimerQuote>;
 }

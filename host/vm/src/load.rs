@@ -29,7 +29,7 @@ use rustpython_vm::builtins::{
     PyType,
 };
 use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyResult, VirtualMachine};
-use timerhost_types::{Address, ErrorKind, Hash, TimerRequest};
+use timerhost_types::{Address, ErrorKind, Hash, TimerQuote, TimerRequest};
 
 use crate::exec::{ExecState, Frame, HostSlot, Invoke, EXEC, HOST};
 use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
@@ -159,6 +159,10 @@ impl Host for LoadHost {
         refused()
     }
     fn revoke_timer_payments(&mut self, _: &Address) -> HostCall<()> {
+        refused()
+    }
+
+    fn timer_quote(&mut self, _: Option<u64>, _: Option<u64>) -> HostCall<TimerQuote> {
         refused()
     }
 }

@@ -280,6 +280,41 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             .into(),
         ),
         (
+            "timer_quote",
+            vm.new_function(
+                "timer_quote",
+                |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult<PyObjectRef> {
+                    let mut positional = std::mem::take(&mut args.args).into_iter();
+                    let height = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "height"));
+                    let gas_limit = positional
+                        .next()
+                        .or_else(|| take_kwarg(&mut args, "gas_limit"));
+                    if positional.next().is_some() {
+                        return Err(vm.new_type_error(
+                            "timer_quote() takes at most 2 arguments (height, gas_limit)",
+                        ));
+                    }
+                    if let Some((name, _)) = args.kwargs.iter().next() {
+                        return Err(vm.new_type_error(format!(
+                            "timer_quote() got an unexpected keyword argument '{name}'"
+                        )));
+                    }
+                    let height = optional(height.as_ref(), vm)
+                        .map(|h| parse_u64(&h, "height", vm))
+                        .transpose()?;
+                    let gas_limit = optional(gas_limit.as_ref(), vm)
+                        .map(|g| parse_u64(&g, "gas_limit", vm))
+                        .transpose()?;
+                    let call = HOST.with(|slot| slot.host.timer_quote(height, gas_limit));
+                    let quote = host_result(call, vm)?;
+                    Ok(value_to_py(&quote.to_value(), vm))
+                },
+            )
+            .into(),
+        ),
+        (
             // `@pvm_host.timer_handler` marks a method only a timer fire may
             // invoke. The mark is read from the source at deploy
             // (`CompiledActor::timer_handlers`); at run time the decorator

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use timerhost_types::timer::{
     CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, REVOKE_TIMER_PAYMENTS_CYCLES, SET_TIMER_BASE_CYCLES,
 };
-use timerhost_types::{keccak256, keys, Address, ErrorKind, Hash, TimerRequest};
+use timerhost_types::{keccak256, keys, Address, ErrorKind, Hash, TimerQuote, TimerRequest};
 
 use crate::costs::{self, cells};
 use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
@@ -332,6 +332,27 @@ impl Host for MockHost {
     fn revoke_timer_payments(&mut self, actor: &Address) -> HostCall<()> {
         self.state.revoked_payers.push(*actor);
         HostCall::ok((), Cost::cycles(REVOKE_TIMER_PAYMENTS_CYCLES))
+    }
+
+    /// The mock has no due queue: it quotes an empty block at the default
+    /// config's lane, `max_cost` at one unit per cycle.
+    fn timer_quote(&mut self, height: Option<u64>, gas_limit: Option<u64>) -> HostCall<TimerQuote> {
+        let config = timerhost_types::TimerConfig::default();
+        let gas_limit = gas_limit.unwrap_or(config.max_cycles_per_fire);
+        let quote = TimerQuote {
+            height: height.unwrap_or(self.block.height + 1),
+            gas_limit,
+            max_cost: u128::from(gas_limit + timerhost_types::timer::TIMER_FIRE_BASE_CYCLES),
+            deposit: 0,
+            lane_budget: config.lane_cycles_per_block,
+            reserved: 0,
+            queued: 0,
+            fits: true,
+        };
+        HostCall::ok(
+            quote,
+            Cost::cycles(timerhost_types::timer::TIMER_QUOTE_CYCLES),
+        )
     }
 }
 
