@@ -66,7 +66,11 @@ def block_height() -> int:
     """Height of the block being executed."""
 
 def block_timestamp() -> int:
-    """Timestamp (unix seconds) of the block being executed."""
+    """Timestamp of the block being executed, in whole unix seconds."""
+
+def block_timestamp_ms() -> int:
+    """Timestamp of the block being executed, in unix milliseconds (block
+    timestamps are set by the proposer and strictly increase)."""
 
 def actor_address() -> str:
     """This actor's address (lowercase ``0x…``)."""

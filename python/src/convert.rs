@@ -249,7 +249,7 @@ pub fn header<'py>(py: Python<'py>, h: &BlockHeader) -> PyResult<Bound<'py, PyDi
         py,
         vec![
             ("height", any(py, h.height)?),
-            ("timestamp", any(py, h.timestamp)?),
+            ("timestamp", any(py, h.timestamp_ms)?),
             ("hash", any(py, h.hash().to_hex())?),
             ("parent_hash", any(py, h.parent_hash.to_hex())?),
             ("state_root", any(py, h.state_root.to_hex())?),

@@ -286,7 +286,7 @@ impl NativeChain {
         convert::header(py, &self.chain()?.head().map_err(chain_err)?)
     }
 
-    /// Mines one block at `timestamp` with `txs` (dicts built by the Python
+    /// Mines one block at `timestamp_ms` (unix ms) with `txs` (dicts built by the Python
     /// layer). If any transaction is refused, nothing is committed and
     /// `TransactionRejected(message, index)` is raised.
     fn mine_block<'py>(

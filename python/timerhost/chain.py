@@ -9,8 +9,10 @@ Blocks are mined on demand: :meth:`Chain.call`, :meth:`Chain.deploy` and
 :meth:`Chain.transfer` each mine one block holding that transaction;
 :meth:`Chain.block` collects several transactions into one block;
 :meth:`Chain.mine` mines empty blocks (timers still fire). The clock is
-logical: each block is ``interval`` seconds after its parent unless
-:meth:`Chain.warp` sets the next timestamp. Nothing reads the wall clock.
+logical: each block is ``interval`` seconds (``interval_ms``) after its
+parent unless :meth:`Chain.warp` sets the next timestamp. Block timestamps
+are unix milliseconds (``chain.timestamp``, ``Block.timestamp``). Nothing
+reads the wall clock.
 """
 
 from __future__ import annotations
@@ -212,6 +214,7 @@ class Block:
 
     height: int
     timestamp: int
+    """Unix milliseconds."""
     hash: str
     parent_hash: str
     state_root: str
@@ -451,7 +454,7 @@ class Chain:
     in sled (reopening ``DIR`` continues that chain). Ten dev accounts are
     funded at genesis (``chain.accounts``); ``accounts[0]`` is also the
     governance signer. ``interval`` is the default number of seconds between
-    blocks; ``cycles_limit``/``cells_limit`` the default per-transaction
+    blocks (or ``interval_ms``, milliseconds); ``cycles_limit``/``cells_limit`` the default per-transaction
     limits (each call can override them, as can ``tip``,
     ``max_fee_per_cycle``, ``max_fee_per_cell`` and ``nonce``).
     """
@@ -461,13 +464,15 @@ class Chain:
         path: Optional[Union[str, "os.PathLike[str]"]] = None,
         *,
         interval: int = 1,
+        interval_ms: Optional[int] = None,
         cycles_limit: int = DEFAULT_CYCLES_LIMIT,
         cells_limit: int = DEFAULT_CELLS_LIMIT,
     ) -> None:
-        if interval < 1:
-            raise ValueError(f"interval must be at least 1 second, got {interval}")
         self._native = _native.NativeChain(os.fspath(path) if path is not None else None)
-        self.interval = interval
+        if interval_ms is None:
+            self.interval = interval
+        else:
+            self.interval_ms = interval_ms
         self.cycles_limit = cycles_limit
         self.cells_limit = cells_limit
         self.accounts: List[Account] = [Account(a, k) for a, k in self._native.dev_keys()]
@@ -559,12 +564,34 @@ class Chain:
 
     # -- mining ------------------------------------------------------------
 
-    def _next_timestamp(self, timestamp: Optional[int]) -> int:
-        return timestamp if timestamp is not None else self.timestamp + self.interval
+    @property
+    def interval(self) -> int:
+        """Default seconds between blocks (see ``interval_ms``)."""
+        return self._interval_ms // 1000 if self._interval_ms % 1000 == 0 else self._interval_ms / 1000
 
-    def _mine(self, specs: List[Dict[str, Any]], timestamp: Optional[int] = None) -> Block:
+    @interval.setter
+    def interval(self, seconds: int) -> None:
+        if seconds <= 0:
+            raise ValueError(f"interval must be positive, got {seconds}")
+        self.interval_ms = int(seconds * 1000)
+
+    @property
+    def interval_ms(self) -> int:
+        """Default milliseconds between blocks."""
+        return self._interval_ms
+
+    @interval_ms.setter
+    def interval_ms(self, ms: int) -> None:
+        if ms < 1:
+            raise ValueError(f"interval_ms must be at least 1 ms, got {ms}")
+        self._interval_ms = int(ms)
+
+    def _next_timestamp(self, timestamp_ms: Optional[int]) -> int:
+        return timestamp_ms if timestamp_ms is not None else self.timestamp + self._interval_ms
+
+    def _mine(self, specs: List[Dict[str, Any]], timestamp_ms: Optional[int] = None) -> Block:
         __tracebackhide__ = True
-        block = Block._from(self._native.mine_block(specs, self._next_timestamp(timestamp)))
+        block = Block._from(self._native.mine_block(specs, self._next_timestamp(timestamp_ms)))
         labels = iter([self._label(spec) for spec in specs])
         for i, r in enumerate(block.receipts):
             if r.source == "user":
@@ -654,7 +681,7 @@ class Chain:
         return self._single(self._transfer_spec(to, amount, sender, opts))
 
     @contextmanager
-    def block(self, *, timestamp: Optional[int] = None) -> Iterator[BlockBuilder]:
+    def block(self, *, timestamp: Optional[int] = None, timestamp_ms: Optional[int] = None) -> Iterator[BlockBuilder]:
         """Puts several transactions into ONE block::
 
             with chain.block() as b:
@@ -662,21 +689,32 @@ class Chain:
                 b.transfer(bob, 10, sender=alice)
             b.receipts   # user receipts, in order
 
-        If the ``with`` body raises, nothing is mined.
+        If the ``with`` body raises, nothing is mined. ``timestamp`` (unix
+        seconds) or ``timestamp_ms`` sets the block's timestamp.
         """
-        builder = BlockBuilder(self, timestamp)
+        if timestamp is not None and timestamp_ms is not None:
+            raise ValueError("give timestamp (seconds) or timestamp_ms, not both")
+        builder = BlockBuilder(self, timestamp * 1000 if timestamp is not None else timestamp_ms)
         yield builder
         builder._mine()
 
-    def mine(self, n: int = 1, *, interval: Optional[int] = None) -> List[Block]:
-        """Mines ``n`` empty blocks, ``interval`` seconds apart (default: the
-        chain's interval). Every end of block runs, so due timers fire."""
+    def mine(self, n: int = 1, *, interval: Optional[int] = None, interval_ms: Optional[int] = None) -> List[Block]:
+        """Mines ``n`` empty blocks, ``interval`` seconds (or ``interval_ms``
+        milliseconds) apart (default: the chain's interval). Every end of
+        block runs, so due timers fire."""
         __tracebackhide__ = True
         if n < 0:
             raise ValueError(f"cannot mine a negative number of blocks ({n})")
-        step = self.interval if interval is None else interval
+        if interval is not None and interval_ms is not None:
+            raise ValueError("give interval (seconds) or interval_ms, not both")
+        if interval is not None:
+            if interval <= 0:
+                raise ValueError(f"interval must be positive, got {interval}")
+            step = int(interval * 1000)
+        else:
+            step = self._interval_ms if interval_ms is None else interval_ms
         if step < 1:
-            raise ValueError(f"interval must be at least 1 second, got {step}")
+            raise ValueError(f"interval_ms must be at least 1 ms, got {step}")
         return [self._mine([], self.timestamp + step) for _ in range(n)]
 
     def mine_until(self, height: int) -> List[Block]:
@@ -685,15 +723,19 @@ class Chain:
             raise ValueError(f"height {height} is below the head ({self.height})")
         return self.mine(height - self.height)
 
-    def warp(self, timestamp: int) -> Block:
+    def warp(self, timestamp: Optional[int] = None, *, timestamp_ms: Optional[int] = None) -> Block:
         """Mines one empty block whose timestamp is exactly ``timestamp``
-        (unix seconds; must be later than the head's)."""
+        (unix seconds) or ``timestamp_ms`` (unix ms); it must be later than
+        the head's."""
         __tracebackhide__ = True
-        if timestamp <= self.timestamp:
+        if (timestamp is None) == (timestamp_ms is None):
+            raise ValueError("give exactly one of timestamp (seconds) or timestamp_ms")
+        target = timestamp * 1000 if timestamp is not None else timestamp_ms
+        if target <= self.timestamp:
             raise ValueError(
-                f"cannot warp to {timestamp}: block timestamps must increase (head is at {self.timestamp})"
+                f"cannot warp to {target} ms: block timestamps must increase (head is at {self.timestamp} ms)"
             )
-        return self._mine([], timestamp)
+        return self._mine([], target)
 
     # -- head --------------------------------------------------------------
 
@@ -708,6 +750,7 @@ class Chain:
 
     @property
     def timestamp(self) -> int:
+        """The head block's timestamp, unix milliseconds."""
         return self._native.head()["timestamp"]
 
     @property

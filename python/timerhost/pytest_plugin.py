@@ -146,13 +146,13 @@ def _timerhost_session_chain() -> timerhost.Chain:
 def chain(_timerhost_session_chain: timerhost.Chain) -> Iterator[timerhost.Chain]:
     """A fresh-looking dev chain for each test (snapshot before, revert after)."""
     c = _timerhost_session_chain
-    saved = (dict(c._keys), dict(c._names), c.interval, c.cycles_limit, c.cells_limit)
+    saved = (dict(c._keys), dict(c._names), c.interval_ms, c.cycles_limit, c.cells_limit)
     snap = c.snapshot()
     try:
         yield c
     finally:
         c.revert(snap)
-        c._keys, c._names, c.interval, c.cycles_limit, c.cells_limit = saved
+        c._keys, c._names, c.interval_ms, c.cycles_limit, c.cells_limit = saved
 
 
 @pytest.fixture

@@ -175,16 +175,21 @@ def test_mine_and_warp_drive_the_logical_clock(chain):
     start_height, start_time = chain.height, chain.timestamp
     blocks = chain.mine(5, interval=3)
     assert [b.height for b in blocks] == list(range(start_height + 1, start_height + 6))
-    assert [b.timestamp for b in blocks] == [start_time + 3 * i for i in range(1, 6)]
+    # Block timestamps are unix milliseconds; the seconds forms keep working.
+    assert [b.timestamp for b in blocks] == [start_time + 3000 * i for i in range(1, 6)]
     assert chain.height == start_height + 5
     assert chain.state_root == blocks[-1].state_root
     assert chain.get_block(chain.height) == blocks[-1]
     assert chain.get_block(chain.height + 1) is None
     target = chain.timestamp + 1000
-    block = chain.warp(target)
+    block = chain.warp(timestamp_ms=target)
     assert block.timestamp == chain.timestamp == target
     with pytest.raises(ValueError, match="timestamps must increase"):
-        chain.warp(target)
+        chain.warp(timestamp_ms=target)
+    seconds = chain.timestamp // 1000 + 10
+    assert chain.warp(seconds).timestamp == seconds * 1000
+    fast = chain.mine(3, interval_ms=200)
+    assert [b.timestamp for b in fast] == [seconds * 1000 + 200 * i for i in range(1, 4)]
     assert chain.mine(0) == []
 
 
@@ -306,7 +311,7 @@ def test_snapshot_and_revert_restore_everything_exactly(chain, accounts, counter
     chain.transfer(bob, 5, sender=alice)
     chain.call(counter, "schedule", 2, b"q")
     chain.mine(6)  # the pending timer fires
-    chain.warp(chain.timestamp + 100)
+    chain.warp(timestamp_ms=chain.timestamp + 100)
     assert chain.timer(pending) is None
     chain.revert(snap)
     assert saved == (
@@ -359,3 +364,22 @@ def test_hostile_actor_cannot_take_the_process_down(chain):
     r = chain.call(bomb, "deep", 0)
     assert not r.ok
     assert chain.call(bomb, "grow", cycles_limit=1_000).error.kind == "out_of_cycles"
+
+
+def test_actors_read_the_block_timestamp_in_ms_and_in_whole_seconds(chain):
+    clock = chain.deploy(
+        '''
+import pvm_host
+
+class Clock:
+    def now(self):
+        return [pvm_host.block_timestamp_ms(), pvm_host.block_timestamp()]
+'''
+    )
+    chain.interval_ms = 250
+    r = chain.call(clock, "now").raise_for_status()
+    ms, seconds = r.return_value
+    assert ms == chain.timestamp == chain.get_block(r.height).timestamp
+    assert seconds == ms // 1000
+    chain.mine(3)
+    assert chain.timestamp == ms + 3 * 250

@@ -78,7 +78,7 @@ fn produce<B: KvBackend>(
     let head = chain.head().unwrap();
     let start = Instant::now();
     let p = chain
-        .produce_block(&txs, head.timestamp + 1, PROPOSER)
+        .produce_block(&txs, head.timestamp_ms + 1, PROPOSER)
         .unwrap();
     let elapsed = start.elapsed();
     if std::env::var_os("TIMERHOST_BENCH_MARKS").is_some() {

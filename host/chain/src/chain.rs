@@ -187,21 +187,21 @@ impl<B: KvBackend> Chain<B> {
         Ok(sender)
     }
 
-    fn next_env(&self, timestamp: u64, proposer: Address) -> Result<(BlockHeader, BlockEnv)> {
+    fn next_env(&self, timestamp_ms: u64, proposer: Address) -> Result<(BlockHeader, BlockEnv)> {
         let parent = self.head()?;
         let height = parent.height + 1;
-        if timestamp <= parent.timestamp {
+        if timestamp_ms <= parent.timestamp_ms {
             return Err(BlockError::TimestampNotIncreasing {
                 height,
-                timestamp,
-                parent_timestamp: parent.timestamp,
+                timestamp_ms,
+                parent_timestamp_ms: parent.timestamp_ms,
             }
             .into());
         }
         let env = BlockEnv {
             chain_id: self.genesis.chain_id,
             height,
-            timestamp,
+            timestamp_ms,
             proposer,
         };
         Ok((parent, env))
@@ -222,7 +222,7 @@ impl<B: KvBackend> Chain<B> {
         let header = BlockHeader {
             chain_id: env.chain_id,
             height: env.height,
-            timestamp: env.timestamp,
+            timestamp_ms: env.timestamp_ms,
             proposer: env.proposer,
             parent_hash: parent.hash(),
             tx_root: merkle_root(&tx_hashes),
@@ -241,14 +241,14 @@ impl<B: KvBackend> Chain<B> {
     }
 
     /// Builds the next block from `candidates` in order, skipping invalid
-    /// ones. Commits nothing.
+    /// ones, at `timestamp_ms` (unix ms, after the parent's). Commits nothing.
     pub fn propose(
         &self,
         candidates: &[SignedTransaction],
-        timestamp: u64,
+        timestamp_ms: u64,
         proposer: Address,
     ) -> Result<ProposedBlock> {
-        let (parent, env) = self.next_env(timestamp, proposer)?;
+        let (parent, env) = self.next_env(timestamp_ms, proposer)?;
         let state = self.store.state();
         let mut executor = BlockExecutor::new(
             &state,
@@ -280,7 +280,7 @@ impl<B: KvBackend> Chain<B> {
             }
             .into());
         }
-        let (parent, env) = self.next_env(h.timestamp, h.proposer)?;
+        let (parent, env) = self.next_env(h.timestamp_ms, h.proposer)?;
         if h.height != env.height {
             return Err(BlockError::BadParent {
                 height: h.height,
@@ -383,14 +383,14 @@ impl<B: KvBackend> Chain<B> {
         Ok(())
     }
 
-    /// Proposes and commits the next block.
+    /// Proposes and commits the next block (at `timestamp_ms`, unix ms).
     pub fn produce_block(
         &self,
         candidates: &[SignedTransaction],
-        timestamp: u64,
+        timestamp_ms: u64,
         proposer: Address,
     ) -> Result<ProposedBlock> {
-        let proposed = self.propose(candidates, timestamp, proposer)?;
+        let proposed = self.propose(candidates, timestamp_ms, proposer)?;
         self.commit(&proposed.executed)?;
         Ok(proposed)
     }

@@ -30,14 +30,14 @@ pub enum BlockError {
         reason: String,
     },
     /// The timestamp is not after the parent's.
-    #[error("block {height} timestamp {timestamp} is not after its parent's {parent_timestamp}")]
+    #[error("block {height} timestamp {timestamp_ms} ms is not after its parent's {parent_timestamp_ms} ms")]
     TimestampNotIncreasing {
         /// Height.
         height: u64,
-        /// Block timestamp.
-        timestamp: u64,
-        /// Parent timestamp.
-        parent_timestamp: u64,
+        /// Block timestamp (unix ms).
+        timestamp_ms: u64,
+        /// Parent timestamp (unix ms).
+        parent_timestamp_ms: u64,
     },
     /// The header's state root disagrees with re-execution.
     #[error("block {height}: header state_root is {claimed} but execution gives {computed}")]

@@ -35,8 +35,8 @@ pub struct BlockEnv {
     pub chain_id: u64,
     /// Height of the block being executed.
     pub height: u64,
-    /// Its timestamp (unix seconds).
-    pub timestamp: u64,
+    /// Its timestamp (unix ms).
+    pub timestamp_ms: u64,
     /// Its proposer (receives tips).
     pub proposer: Address,
 }
@@ -702,7 +702,7 @@ impl<'a> BlockExecutor<'a> {
             keys::head(),
             &HeadMeta {
                 height: self.env.height,
-                timestamp: self.env.timestamp,
+                timestamp_ms: self.env.timestamp_ms,
             },
         );
         Ok(BlockOutput {

@@ -45,7 +45,7 @@ pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
         keys::head(),
         &HeadMeta {
             height: 0,
-            timestamp: genesis.genesis_timestamp,
+            timestamp_ms: genesis.genesis_timestamp_ms(),
         },
     );
     Ok(overlay.into_changes())
@@ -56,7 +56,7 @@ pub fn genesis_header(genesis: &Genesis, state_root: Hash) -> BlockHeader {
     BlockHeader {
         chain_id: genesis.chain_id,
         height: 0,
-        timestamp: genesis.genesis_timestamp,
+        timestamp_ms: genesis.genesis_timestamp_ms(),
         proposer: timerhost_types::Address::ZERO,
         parent_hash: Hash::ZERO,
         tx_root: Hash::ZERO,

@@ -84,7 +84,7 @@ impl Host for ChainHost<'_, '_, '_> {
     fn block(&self) -> BlockInfo {
         BlockInfo {
             height: self.ctx.env.block.height,
-            timestamp: self.ctx.env.block.timestamp,
+            timestamp_ms: self.ctx.env.block.timestamp_ms,
         }
     }
 

@@ -12,7 +12,8 @@ use timerhost_chain::{Chain, ChainError, NoHooks};
 use timerhost_state::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 use timerhost_types::{actor_address, encoding, Address, Genesis, SignedTransaction, Value};
 
-const T: u64 = 1_767_225_600;
+/// The dev genesis timestamp, in unix ms (block timestamps are ms).
+const T: u64 = 1_767_225_600_000;
 
 fn memory_chain() -> Chain<MemoryBackend> {
     Chain::open(
@@ -259,7 +260,7 @@ fn snapshot_revert_roundtrip<B: KvBackend>(chain: &Chain<B>) {
     );
     for (txs, header) in first_run {
         let p = chain
-            .produce_block(&txs, header.timestamp, Address([1; 20]))
+            .produce_block(&txs, header.timestamp_ms, Address([1; 20]))
             .unwrap();
         assert_eq!(p.executed.block.header, header, "replayed block differs");
     }

@@ -14,7 +14,8 @@ use timerhost_types::{
     Value,
 };
 
-const T: u64 = 1_767_225_600;
+/// The dev genesis timestamp, in unix ms (block timestamps are ms).
+const T: u64 = 1_767_225_600_000;
 const PROPOSER: Address = Address([0xee; 20]);
 
 /// total supply = genesis supply − burned, after every block.

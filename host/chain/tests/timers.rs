@@ -47,7 +47,7 @@ impl Net {
         let head = self.chain.head().unwrap();
         let p = self
             .chain
-            .produce_block(&txs, head.timestamp + 1, PROPOSER)
+            .produce_block(&txs, head.timestamp_ms + 1, PROPOSER)
             .unwrap();
         assert!(p.rejected.is_empty(), "{:?}", p.rejected);
         let state = self.chain.store().state();

@@ -9,7 +9,8 @@ use timerhost_types::{
     MAX_TX_BYTES,
 };
 
-const T: u64 = 1_767_225_600;
+/// The dev genesis timestamp, in unix ms (block timestamps are ms).
+const T: u64 = 1_767_225_600_000;
 
 fn rejected(
     chain: &timerhost_chain::Chain<timerhost_state::MemoryBackend>,
@@ -23,7 +24,7 @@ fn rejected(
             let proposed = chain
                 .produce_block(
                     std::slice::from_ref(tx),
-                    chain.head().unwrap().timestamp + 1,
+                    chain.head().unwrap().timestamp_ms + 1,
                     Address([0xee; 20]),
                 )
                 .unwrap();

@@ -63,7 +63,7 @@ fn setup(home: &Home) -> Address {
     let produce = |txs: Vec<timerhost_types::SignedTransaction>| {
         let head = chain.head().unwrap();
         let p = chain
-            .produce_block(&txs, head.timestamp + 1, proposer)
+            .produce_block(&txs, head.timestamp_ms + 1, proposer)
             .unwrap();
         assert!(p.rejected.is_empty(), "{:?}", p.rejected);
         for r in &p.executed.receipts {

@@ -728,7 +728,7 @@ fn client_command(cli: &Cli) -> Result<()> {
             let s = Client::new(&node.rpc).call("th_status", json!([]))?;
             print(j, &s, |s| {
                 println!(
-                    "chain {}{} at height {} (head {}, timestamp {})",
+                    "chain {}{} at height {} (head {}, timestamp {} ms)",
                     s["chain_id"],
                     if s["dev"] == true { " (dev)" } else { "" },
                     s["height"],

@@ -253,7 +253,7 @@ mod tests {
         let mut b = dev_builders();
         let actor = actor_address(&b[1].address(), 0);
         let produce = |txs: Vec<timerhost_types::SignedTransaction>| {
-            let ts = chain.head().unwrap().timestamp + 1;
+            let ts = chain.head().unwrap().timestamp_ms + 1;
             let p = chain.produce_block(&txs, ts, Address::ZERO).unwrap();
             assert!(p.rejected.is_empty(), "{:?}", p.rejected);
         };

@@ -263,7 +263,7 @@ mod tests {
         let m = Metrics::default();
         let mut s = BlockSummary {
             height: 7,
-            timestamp: 1_700_000_000,
+            timestamp_ms: 1_700_000_000,
             txs: 2,
             rejected: 0,
             timers_fired: 3,

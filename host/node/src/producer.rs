@@ -54,8 +54,8 @@ pub enum Schedule {
 pub struct BlockSummary {
     /// Height.
     pub height: u64,
-    /// Block timestamp (unix seconds).
-    pub timestamp: u64,
+    /// Block timestamp (unix ms).
+    pub timestamp_ms: u64,
     /// User transactions included.
     pub txs: usize,
     /// Mempool transactions the block refused (dropped from the pool).
@@ -120,7 +120,7 @@ impl BlockSummary {
         format!(
             "block {} ts {}: {} tx{}{}, timers fired {} expired {} unfunded {} carried over {}, lane {}/{} cycles, gc {}/{} cycles, block {} cycles, {:.1} ms",
             self.height,
-            self.timestamp,
+            self.timestamp_ms,
             self.txs,
             if self.txs == 1 { "" } else { "s" },
             if self.rejected > 0 {
@@ -237,10 +237,10 @@ pub struct Producer<B: KvBackend> {
     log: Box<dyn Fn(ProducerEvent<'_>) + Send>,
 }
 
-fn now_secs() -> u64 {
+fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
 }
 
@@ -357,10 +357,10 @@ impl<B: KvBackend> Producer<B> {
 
     fn set_next_timestamp(&mut self, ts: u64) -> Result<(), RpcError> {
         let head = self.chain.head()?;
-        if ts <= head.timestamp {
+        if ts <= head.timestamp_ms {
             return Err(RpcError::InvalidParams(format!(
-                "the next timestamp must exceed the head's ({} at height {}), got {ts}",
-                head.timestamp, head.height
+                "the next timestamp (unix ms) must exceed the head's ({} at height {}), got {ts}",
+                head.timestamp_ms, head.height
             )));
         }
         self.next_timestamp = Some(ts);
@@ -393,7 +393,7 @@ impl<B: KvBackend> Producer<B> {
         let timestamp = self
             .next_timestamp
             .take()
-            .unwrap_or_else(|| now_secs().max(head.timestamp + 1));
+            .unwrap_or_else(|| now_ms().max(head.timestamp_ms + 1));
         let chain = &self.chain;
         let candidates = self
             .pool
@@ -431,7 +431,7 @@ impl<B: KvBackend> Producer<B> {
         )?;
         let summary = BlockSummary {
             height: block.header.height,
-            timestamp,
+            timestamp_ms: timestamp,
             txs: block.txs.len(),
             rejected: refused,
             timers_fired: fired,

@@ -84,7 +84,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
                 json!({
                     "event": "block",
                     "height": s.height,
-                    "timestamp": s.timestamp,
+                    "timestamp": s.timestamp_ms,
                     "txs": s.txs,
                     "refused": s.rejected,
                     "timers_fired": s.timers_fired,

@@ -200,7 +200,7 @@ pub fn header_json(h: &BlockHeader) -> Json {
         "hash": h.hash(),
         "chain_id": h.chain_id,
         "height": h.height,
-        "timestamp": h.timestamp,
+        "timestamp": h.timestamp_ms,
         "proposer": h.proposer,
         "parent_hash": h.parent_hash,
         "tx_root": h.tx_root,

@@ -315,7 +315,7 @@ mod tests {
             b[1].transfer(to, 1),
             b[5].transfer(rich, start / 2),
         ];
-        let ts = chain.head().unwrap().timestamp + 1;
+        let ts = chain.head().unwrap().timestamp_ms + 1;
         let p = chain.produce_block(&mined, ts, Address::ZERO).unwrap();
         assert!(p.rejected.is_empty(), "{:?}", p.rejected);
         let config = MempoolConfig {

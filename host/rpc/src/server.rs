@@ -38,7 +38,7 @@ pub trait NodeControl: Send + Sync {
     /// Produces `blocks` blocks now (dev); returns the heights produced.
     /// Blocks the calling thread until they are committed.
     fn mine(&self, blocks: u64) -> Result<Vec<u64>>;
-    /// Sets the timestamp of the next block (dev); must exceed the head's.
+    /// Sets the timestamp of the next block (dev; unix ms); must exceed the head's.
     fn set_next_timestamp(&self, timestamp: u64) -> Result<()>;
     /// Captures the store and the producer's dev state between two blocks
     /// (dev). Blocks the calling thread until it is taken.
@@ -226,7 +226,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "version": env!("CARGO_PKG_VERSION"),
             "height": head.height,
             "head_hash": head.hash(),
-            "timestamp": head.timestamp,
+            "timestamp": head.timestamp_ms,
             "state_root": head.state_root,
             "mempool": { "size": pool.len(), "capacity": pool.config().max_txs },
             "producer": self.control.describe(),
@@ -661,7 +661,7 @@ mod tests {
                     .pool
                     .lock()
                     .candidates(|a| Ok(c.account(a)?.nonce), 100)?;
-                let ts = c.head()?.timestamp + 1;
+                let ts = c.head()?.timestamp_ms + 1;
                 let p = c.produce_block(&txs, ts, Address::ZERO)?;
                 self.pool.lock().remove_stale(|a| Ok(c.account(a)?.nonce))?;
                 out.push(p.executed.block.header.height);

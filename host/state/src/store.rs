@@ -609,7 +609,7 @@ mod tests {
             header: BlockHeader {
                 chain_id: 1,
                 height,
-                timestamp: height + 1,
+                timestamp_ms: height + 1,
                 proposer: Address::ZERO,
                 parent_hash: Hash::ZERO,
                 tx_root: Hash::ZERO,

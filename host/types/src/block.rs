@@ -15,8 +15,9 @@ pub struct BlockHeader {
     pub chain_id: u64,
     /// Height; genesis is 0.
     pub height: u64,
-    /// Unix seconds, strictly greater than the parent's.
-    pub timestamp: u64,
+    /// Unix milliseconds, strictly greater than the parent's (#17: time
+    /// timers are due in the first block whose timestamp reaches theirs).
+    pub timestamp_ms: u64,
     /// Who produced the block (receives tips).
     pub proposer: Address,
     /// Hash of the parent header (zero for genesis).
@@ -103,7 +104,7 @@ mod tests {
         let h = BlockHeader {
             chain_id: 1,
             height: 5,
-            timestamp: 100,
+            timestamp_ms: 100,
             proposer: Address([1; 20]),
             parent_hash: keccak256(b"p"),
             tx_root: Hash::ZERO,
@@ -115,7 +116,7 @@ mod tests {
         let bytes = encoding::encode(&h);
         assert_eq!(encoding::decode::<BlockHeader>(&bytes).unwrap(), h);
         let mut h2 = h.clone();
-        h2.timestamp += 1;
+        h2.timestamp_ms += 1;
         assert_ne!(h.hash(), h2.hash());
     }
 }

@@ -31,7 +31,9 @@ pub struct GenesisAccount {
 pub struct Genesis {
     /// Chain id; [`DEV_CHAIN_ID`] marks a development chain.
     pub chain_id: u64,
-    /// Timestamp of the genesis block (unix seconds); block 1 must be later.
+    /// Timestamp of the genesis block in unix *seconds* (the file format
+    /// predates millisecond block timestamps); block 0's header carries it
+    /// in ms ([`Genesis::genesis_timestamp_ms`]) and block 1 must be later.
     pub genesis_timestamp: u64,
     /// Governance set: senders allowed to submit system instructions.
     #[serde(default)]
@@ -48,6 +50,11 @@ pub struct Genesis {
 }
 
 impl Genesis {
+    /// Block 0's timestamp in unix ms.
+    pub fn genesis_timestamp_ms(&self) -> u64 {
+        self.genesis_timestamp.saturating_mul(1000)
+    }
+
     /// The development genesis: chain id [`DEV_CHAIN_ID`], the ten dev accounts
     /// funded with [`DEV_ACCOUNT_BALANCE`] each, dev account 0 as governance.
     pub fn dev() -> Genesis {

@@ -99,8 +99,8 @@ pub fn code_source(code_hash: &crate::Hash) -> Vec<u8> {
 pub struct HeadMeta {
     /// Height of the block that wrote this.
     pub height: u64,
-    /// Timestamp of that block.
-    pub timestamp: u64,
+    /// Timestamp of that block (unix ms).
+    pub timestamp_ms: u64,
 }
 
 impl Canonical for HeadMeta {

@@ -96,8 +96,9 @@ pub struct ActorRecord {
 pub struct BlockInfo {
     /// Block height.
     pub height: u64,
-    /// Block timestamp (unix seconds, set by the producer).
-    pub timestamp: u64,
+    /// Block timestamp (unix ms, set by the producer);
+    /// `pvm_host.block_timestamp()` returns it in whole seconds.
+    pub timestamp_ms: u64,
 }
 
 /// Identifies a state checkpoint taken with [`Host::checkpoint`].

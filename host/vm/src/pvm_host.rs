@@ -74,12 +74,24 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             .into(),
         ),
         (
+            // Whole seconds, as before block timestamps became milliseconds.
             "block_timestamp",
             vm.new_function(
                 "block_timestamp",
                 move |vm: &VirtualMachine| -> PyResult<u64> {
                     context_read(vm)?;
-                    Ok(with_exec(|s| s.block.timestamp))
+                    Ok(with_exec(|s| s.block.timestamp_ms / 1000))
+                },
+            )
+            .into(),
+        ),
+        (
+            "block_timestamp_ms",
+            vm.new_function(
+                "block_timestamp_ms",
+                move |vm: &VirtualMachine| -> PyResult<u64> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.block.timestamp_ms))
                 },
             )
             .into(),

@@ -58,14 +58,14 @@ pub struct MockHost {
 }
 
 impl MockHost {
-    /// An empty host at height 1, timestamp 1_700_000_000, sender `0x…01`.
+    /// An empty host at height 1, timestamp 1_700_000_000 s (in ms), sender `0x…01`.
     pub fn new() -> MockHost {
         let mut sender = [0u8; 20];
         sender[19] = 1;
         MockHost {
             block: BlockInfo {
                 height: 1,
-                timestamp: 1_700_000_000,
+                timestamp_ms: 1_700_000_000_123,
             },
             tx_sender: Address(sender),
             ..MockHost::default()

@@ -309,6 +309,7 @@ class Context:
         return {
             "height": pvm_host.block_height(),
             "timestamp": pvm_host.block_timestamp(),
+            "timestamp_ms": pvm_host.block_timestamp_ms(),
             "address": self.address,
             "actor": pvm_host.actor_address(),
             "deployer": self.deployer,
@@ -333,6 +334,10 @@ fn context_balance_and_transfer() {
     let info = ok(&call(&vm, &mut host, &actor, "info", &[]));
     assert_eq!(info.get("height"), Some(&Value::int(1)));
     assert_eq!(info.get("timestamp"), Some(&Value::int(1_700_000_000)));
+    assert_eq!(
+        info.get("timestamp_ms"),
+        Some(&Value::int(1_700_000_000_123u64))
+    );
     assert_eq!(info.get("address"), Some(&Value::str(actor.to_hex())));
     assert_eq!(info.get("actor"), Some(&Value::str(actor.to_hex())));
     assert_eq!(

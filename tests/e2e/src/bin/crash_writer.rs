@@ -45,7 +45,7 @@ fn main() {
             txs.push(b.transfer(Address(to), 1 + i as u128));
         }
         let proposed = chain
-            .produce_block(&txs, head.timestamp + 1, Address([0xcc; 20]))
+            .produce_block(&txs, head.timestamp_ms + 1, Address([0xcc; 20]))
             .expect("produce block");
         assert!(proposed.rejected.is_empty(), "{:?}", proposed.rejected);
         let hashes: Vec<String> = proposed
