@@ -52,7 +52,7 @@ const META: u8 = b'M';
 /// and `deposit_per_byte`, and the timer status and revocation marks exist.
 /// 5: timers are committed through one tree leaf per due bucket; records and
 /// indexes moved to the derived `u` namespace, accounts carry `live_timers`
-/// and GC entries their record's hash.
+/// and GC entries their record's hash; block timestamps are unix ms.
 pub const STORE_FORMAT: u32 = 5;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
