@@ -292,6 +292,7 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
             ("expires_at", any(py, t.expires_at)?),
             ("seq", any(py, t.seq)?),
             ("deposit", any(py, t.deposit)?),
+            ("trigger", value_to_py(py, &t.trigger().to_value())?),
         ],
     )
 }

@@ -547,5 +547,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.py().get_type::<TransactionRejected>(),
     )?;
     m.add("ChainError", m.py().get_type::<ChainError>())?;
+    m.add("TRIGGER_KINDS", timerhost_types::Trigger::KINDS.to_vec())?;
     Ok(())
 }

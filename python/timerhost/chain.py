@@ -263,6 +263,9 @@ class Timer:
     deposit: int
     """State-memory deposit the fee payer lent at scheduling; refunded to it
     in full whenever the timer leaves state."""
+    trigger: Dict[str, Any] = field(default_factory=dict)
+    """What makes it due: ``{"kind": "height", "height": h}`` (the wall-clock
+    and state kinds of #17 come next)."""
 
 
 def _actor_name(source: str, fallback: str) -> str:
@@ -441,6 +444,8 @@ def _basefee_to_json(config: Dict[str, int]) -> Dict[str, Any]:
 
 #: TimerConfig fields that are u128 (strings in the node's JSON).
 _TIMER_U128 = ("deposit_per_byte",)
+#: Trigger kinds ``chain.timers(kind=…)`` accepts (one definition: the node's).
+_TRIGGER_KINDS = tuple(_native.TRIGGER_KINDS)
 
 
 def _timer_config_to_json(config: Dict[str, int]) -> Dict[str, Any]:
@@ -787,15 +792,20 @@ class Chain:
         actor: Optional[AddressLike] = None,
         height: Optional[int] = None,
         fee_payer: Optional[AddressLike] = None,
+        kind: Optional[str] = None,
     ) -> List[Timer]:
         """Pending timers, filtered (all given filters apply), ordered by
-        firing height and then FIFO."""
+        firing height and then FIFO. ``kind`` keeps one trigger kind:
+        ``"height"``, ``"time"`` or ``"state"``."""
+        if kind is not None and kind not in _TRIGGER_KINDS:
+            raise ValueError(f"unknown trigger kind {kind!r}: expected one of {', '.join(_TRIGGER_KINDS)}")
         rows = self._native.timers(
             _opt_address(actor, "actor"),
             height,
             _opt_address(fee_payer, "fee_payer"),
         )
-        return [Timer(**t) for t in rows]
+        timers = [Timer(**t) for t in rows]
+        return [t for t in timers if kind is None or t.trigger.get("kind") == kind]
 
     def timer(self, timer_id: Union[bytes, str]) -> Optional[Timer]:
         """A pending timer by id, ``None`` once it fired, expired or was cancelled."""

@@ -81,3 +81,14 @@ def test_quote_refuses_what_scheduling_refuses(chain, quoter):
         chain.quote_timer(chain.height + 5, too_high)
     with pytest.raises(ValueError, match="future"):
         chain.quote_timer(chain.height + 1)
+
+
+def test_timers_say_what_triggers_them_and_filter_by_kind(chain, quoter):
+    h = chain.height + 6
+    r = chain.call(quoter, "quote_then_schedule", h, 1000).raise_for_status()
+    assert r.event("TimerScheduled")["trigger"] == {"kind": "height", "height": h}
+    (timer,) = chain.timers(kind="height")
+    assert timer.trigger == {"kind": "height", "height": h}
+    assert chain.timers(kind="time") == [] and chain.timers(kind="state") == []
+    with pytest.raises(ValueError, match="unknown trigger kind 'clock'"):
+        chain.timers(kind="clock")

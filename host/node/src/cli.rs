@@ -827,9 +827,10 @@ fn client_command(cli: &Cli) -> Result<()> {
                 println!("{} pending timer(s)", list.len());
                 for t in list {
                     println!(
-                        "  {}  actor {}  height {}  handler {}  payer {}  expires {}  deposit {}",
+                        "  {}  actor {}  trigger {} {}  handler {}  payer {}  expires {}  deposit {}",
                         t["timer_id"].as_str().unwrap_or("?"),
                         t["actor"].as_str().unwrap_or("?"),
+                        t["trigger"]["kind"].as_str().unwrap_or("?"),
                         t["height"],
                         t["handler"].as_str().unwrap_or("?"),
                         t["fee_payer"].as_str().unwrap_or("?"),

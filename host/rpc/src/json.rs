@@ -351,6 +351,7 @@ pub fn timer_json(t: &Timer) -> Json {
         "expires_at": t.expires_at,
         "seq": t.seq,
         "deposit": amount(t.deposit),
+        "trigger": value_to_json(&t.trigger().to_value()),
     })
 }
 

@@ -39,6 +39,7 @@ pub fn timer_scheduled(t: &Timer) -> Event {
             ("expires_at", Value::int(t.expires_at)),
             ("handler", Value::str(&t.handler)),
             ("deposit", Value::int(t.deposit)),
+            ("trigger", t.trigger().to_value()),
         ],
     )
 }

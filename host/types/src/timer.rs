@@ -125,6 +125,48 @@ pub struct TimerQuote {
     pub fits: bool,
 }
 
+/// What makes a timer due — one scheduler, several trigger kinds (#17).
+/// Block heights (CIP-5) are the kind that exists so far; wall-clock time
+/// and state changes extend this enum, the record and the due queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// Due at the end of block `height`.
+    Height(u64),
+}
+
+impl Trigger {
+    /// Every trigger kind's name, as `chain.timers(kind=…)` accepts it
+    /// (kinds not yet built simply have no timers).
+    pub const KINDS: &'static [&'static str] = &["height", "time", "state"];
+
+    /// `"height"`, …
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Trigger::Height(_) => "height",
+        }
+    }
+
+    /// `{"kind": "height", "height": h}`: the `trigger` of `TimerScheduled`,
+    /// RPC timers and the Python package's `Timer`.
+    pub fn to_value(&self) -> crate::Value {
+        use crate::Value;
+        match self {
+            Trigger::Height(h) => Value::dict_from([
+                (Value::str("kind"), Value::str(self.kind())),
+                (Value::str("height"), Value::int(*h)),
+            ])
+            .expect("str keys are hashable"),
+        }
+    }
+}
+
+impl Timer {
+    /// What makes this timer due.
+    pub fn trigger(&self) -> Trigger {
+        Trigger::Height(self.height)
+    }
+}
+
 impl TimerQuote {
     /// The quote as the dict `pvm_host.timer_quote` and the Python package
     /// return (`height`, `gas_limit`, `max_cost`, `deposit`, `lane_budget`,
