@@ -68,6 +68,11 @@ def block_height() -> int:
 def block_timestamp() -> int:
     """Timestamp of the block being executed, in whole unix seconds."""
 
+def trigger() -> dict[str, object] | None:
+    """Inside a timer fire, why it runs: ``{"kind": "height", "timer_id":
+    bytes, "fire_seq": 1, "due_height": h}``; ``None`` in a transaction and
+    in an actor reached through ``call`` (the fire ran the first actor)."""
+
 def block_timestamp_ms() -> int:
     """Timestamp of the block being executed, in unix milliseconds (block
     timestamps are set by the proposer and strictly increase)."""

@@ -92,3 +92,38 @@ def test_timers_say_what_triggers_them_and_filter_by_kind(chain, quoter):
     assert chain.timers(kind="time") == [] and chain.timers(kind="state") == []
     with pytest.raises(ValueError, match="unknown trigger kind 'clock'"):
         chain.timers(kind="clock")
+
+
+WHY = '''
+import pvm_host
+
+class Why:
+    def arm(self, height):
+        self.storage["id"] = pvm_host.schedule_timer(height, b"")
+
+    def now(self):
+        return pvm_host.trigger()
+
+    def ask(self, other):
+        return pvm_host.call(other, "now")
+
+    def handle_timer(self, payload):
+        self.storage["seen"] = pvm_host.trigger()
+        self.storage["nested"] = pvm_host.call(self.storage["peer"], "now")
+
+    def set_peer(self, peer):
+        self.storage["peer"] = peer
+'''
+
+
+def test_a_handler_knows_which_fire_runs_it(chain):
+    why = chain.deploy(WHY, value=10**18)
+    peer = chain.deploy(WHY, value=10**18)
+    chain.call(why, "set_peer", peer.address).raise_for_status()
+    assert chain.call(why, "now").raise_for_status().return_value is None
+    h = chain.height + 3
+    chain.call(why, "arm", h).raise_for_status()
+    chain.mine_until(h)
+    seen = chain.storage(why, "seen")
+    assert seen == {"kind": "height", "timer_id": chain.storage(why, "id"), "fire_seq": 1, "due_height": h}
+    assert chain.storage(why, "nested") is None, "an actor the fire calls was not fired"

@@ -542,7 +542,12 @@ impl<'a> BlockExecutor<'a> {
                 cycles_limit: fire.cycles_limit,
                 base_cycles: fire.base_cycles,
                 cells_limit: fire.cells_limit,
-                invocation: Invocation::TimerFire,
+                invocation: Invocation::TimerFire(timerhost_types::FireInfo {
+                    timer_id: fire.timer.timer_id,
+                    // A height timer fires once.
+                    fire_seq: 1,
+                    trigger: fire.timer.trigger(),
+                }),
                 cycle_basefee: fire.cycle_basefee,
                 cell_basefee: fire.cell_basefee,
                 prepaid: fire.max_cost,
@@ -605,7 +610,7 @@ impl<'a> BlockExecutor<'a> {
         // payload was paid for, in cells, when it was scheduled.
         let payload_cells: u64 = match tx.invocation {
             Invocation::Transaction => tx.args.iter().map(|a| a.to_bytes().len() as u64).sum(),
-            Invocation::TimerFire => 0,
+            Invocation::TimerFire(_) => 0,
         };
         let env = TxEnv {
             block: self.env.clone(),

@@ -187,6 +187,39 @@ impl TimerQuote {
     }
 }
 
+/// Which fire is running, for `pvm_host.trigger()` (#17).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FireInfo {
+    /// The timer firing.
+    pub timer_id: Hash,
+    /// Its how-manieth fire, from 1 (a height timer fires once; a state
+    /// watch counts its fires).
+    pub fire_seq: u64,
+    /// What made it due.
+    pub trigger: Trigger,
+}
+
+impl FireInfo {
+    /// `{"kind", "timer_id", "fire_seq", "due_height"}`: what
+    /// `pvm_host.trigger()` returns inside a fire.
+    pub fn to_value(&self) -> crate::Value {
+        use crate::Value;
+        let due = match self.trigger {
+            Trigger::Height(h) => (Value::str("due_height"), Value::int(h)),
+        };
+        Value::dict_from([
+            (Value::str("kind"), Value::str(self.trigger.kind())),
+            (
+                Value::str("timer_id"),
+                Value::Bytes(self.timer_id.as_bytes().to_vec()),
+            ),
+            (Value::str("fire_seq"), Value::int(self.fire_seq)),
+            due,
+        ])
+        .expect("str keys are hashable")
+    }
+}
+
 /// How an actor's handler is being invoked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Invocation {
@@ -195,7 +228,7 @@ pub enum Invocation {
     Transaction,
     /// By a timer fire: any public handler, timer handlers included. Its
     /// payload was paid for at scheduling, so delivering it costs no cells.
-    TimerFire,
+    TimerFire(FireInfo),
 }
 
 /// Names an actor can never expose as a handler: `deploy` runs once, and

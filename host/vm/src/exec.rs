@@ -72,6 +72,8 @@ pub(crate) struct ExecState {
     pub(crate) code_cache: Arc<CodeCache>,
     pub(crate) block: BlockInfo,
     pub(crate) tx_sender: Address,
+    /// The fire this execution is, if it is one (`pvm_host.trigger()`).
+    pub(crate) fire: Option<timerhost_types::FireInfo>,
     /// How `pvm_host.call` runs another actor's handler.
     pub(crate) invoke: Invoke,
 }

@@ -68,6 +68,7 @@ pub(crate) fn run_load<R>(
                 caller: Address::ZERO,
             }],
             events: Vec::new(),
+            fire: None,
             code_cache,
             block: BlockInfo::default(),
             tx_sender: Address::ZERO,

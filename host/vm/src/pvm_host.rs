@@ -86,6 +86,24 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             .into(),
         ),
         (
+            // Why this execution runs: the fire's trigger, or None for a
+            // transaction — and for an actor reached through
+            // `pvm_host.call` (the fire called the first actor, not it).
+            "trigger",
+            vm.new_function(
+                "trigger",
+                move |vm: &VirtualMachine| -> PyResult<PyObjectRef> {
+                    context_read(vm)?;
+                    let fire = with_exec(|s| s.fire.filter(|_| s.frames.len() == 1));
+                    Ok(match fire {
+                        Some(fire) => value_to_py(&fire.to_value(), vm),
+                        None => vm.ctx.none(),
+                    })
+                },
+            )
+            .into(),
+        ),
+        (
             "block_timestamp_ms",
             vm.new_function(
                 "block_timestamp_ms",

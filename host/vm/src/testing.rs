@@ -18,6 +18,14 @@ use timerhost_types::{keccak256, keys, Address, ErrorKind, Hash, TimerQuote, Tim
 use crate::costs::{self, cells};
 use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
 
+/// The fire tests run handlers as (`Invocation::TimerFire(TEST_FIRE)`): a
+/// height timer due at height 1, its first fire.
+pub const TEST_FIRE: timerhost_types::FireInfo = timerhost_types::FireInfo {
+    timer_id: Hash([7; 32]),
+    fire_seq: 1,
+    trigger: timerhost_types::Trigger::Height(1),
+};
+
 /// A timer the mock accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MockTimer {

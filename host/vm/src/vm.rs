@@ -153,6 +153,7 @@ impl Vm {
             limits,
             payload_cells,
             0,
+            None,
         )
     }
 
@@ -173,7 +174,7 @@ impl Vm {
             Invocation::Transaction => {
                 handler.len() as u64 + Value::List(args.to_vec()).to_bytes().len() as u64
             }
-            Invocation::TimerFire => 0,
+            Invocation::TimerFire(_) => 0,
         };
         if let Some((kind, message)) = refuse_name(handler) {
             return Outcome::failed(kind, message, 0, payload_cells.min(limits.cells));
@@ -228,6 +229,10 @@ impl Vm {
             limits,
             payload_cells,
             lookup_cycles,
+            match invocation {
+                Invocation::TimerFire(fire) => Some(fire),
+                Invocation::Transaction => None,
+            },
         )
     }
 
@@ -243,6 +248,7 @@ impl Vm {
         limits: ExecLimits,
         payload_cells: u64,
         pre_charged_cycles: u64,
+        fire: Option<timerhost_types::FireInfo>,
     ) -> Outcome {
         if EXEC.with(|cell| cell.borrow().is_some()) {
             return Outcome::failed(
@@ -286,6 +292,7 @@ impl Vm {
                 code_cache: self.cache.clone(),
                 block: host.block(),
                 tx_sender,
+                fire,
                 invoke: crate::runtime::invoke_handler,
             })
         });

@@ -1149,7 +1149,12 @@ fn h53_the_actor_class_keeps_its_contract_under_the_wider_dialect() {
         call(&mut host, "on_fire", Invocation::Transaction).error_kind(),
         Some(ErrorKind::Unauthorized)
     );
-    assert!(call(&mut host, "on_fire", Invocation::TimerFire).is_success());
+    assert!(call(
+        &mut host,
+        "on_fire",
+        Invocation::TimerFire(timerhost_vm::testing::TEST_FIRE)
+    )
+    .is_success());
     assert_eq!(
         call(&mut host, "_private", Invocation::Transaction).error_kind(),
         Some(ErrorKind::InvalidInput)

@@ -67,7 +67,14 @@ pub fn fire(
     handler: &str,
     args: &[Value],
 ) -> Outcome {
-    vm.call(host, actor, handler, args, limits(), Invocation::TimerFire)
+    vm.call(
+        host,
+        actor,
+        handler,
+        args,
+        limits(),
+        Invocation::TimerFire(timerhost_vm::testing::TEST_FIRE),
+    )
 }
 
 /// Unwraps a successful outcome's value.
