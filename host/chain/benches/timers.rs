@@ -24,51 +24,30 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use timerhost_chain::testing::{dev_builders, MockRuntime, TxBuilder};
+use timerhost_chain::testing::{
+    bench_builders, bench_genesis, MockRuntime, TxBuilder, BENCH_TICK_ACTOR,
+};
 use timerhost_chain::{ActorRuntime, Chain, NoHooks, VmRuntime};
 use timerhost_state::{KvBackend, MemoryBackend, SledBackend};
-use timerhost_types::{Address, Genesis, SignedTransaction, TimerConfig, Value};
+use timerhost_types::{Address, Genesis, SignedTransaction, Value};
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
 
 const PROPOSER: Address = Address([0xee; 20]);
 
-const TICK: &str = r#"
-import pvm_host
-
-class Tick:
-    def arm(self, n, height):
-        for i in range(n):
-            pvm_host.schedule_timer_ex(height, b"", gas_limit=2000)
-
-    def handle_timer(self, payload):
-        pass
-"#;
+// The actor, genesis and builders are shared with the node's restart
+// benchmark (`timerhost_chain::testing`). `bench_genesis` lifts
+// `max_fires_per_block` so that the 20,000 fires stay one block, as before
+// the per-block fire quota existed (its default, 10,000, would split it).
+const TICK: &str = BENCH_TICK_ACTOR;
 
 fn genesis() -> Genesis {
-    let mut g = Genesis::dev();
-    g.timers = TimerConfig {
-        max_timers_per_actor: 1_000_000,
-        // One 20,000-fire block, as before the per-block fire quota existed
-        // (its default, 10,000, would split it in two).
-        max_fires_per_block: 1_000_000,
-        ..TimerConfig::default()
-    };
-    g.basefee.max_block_cycles = 1 << 38;
-    g.basefee.max_block_cells = 1 << 34;
-    g
+    bench_genesis()
 }
 
 fn builders() -> Vec<TxBuilder> {
-    let mut b = dev_builders();
-    for x in &mut b {
-        x.cycles_limit = 1 << 36;
-        x.cells_limit = 1 << 32;
-        x.max_fee_per_cycle = 1_000_000;
-        x.max_fee_per_cell = 1_000_000;
-    }
-    b
+    bench_builders()
 }
 
 fn produce<B: KvBackend>(

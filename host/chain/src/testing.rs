@@ -576,6 +576,47 @@ pub fn dev_builders() -> Vec<TxBuilder> {
         .collect()
 }
 
+/// A Python actor for load benchmarks: `arm(n, height)` schedules `n`
+/// timers at `height` (2,000 cycles each) and `handle_timer` does nothing.
+pub const BENCH_TICK_ACTOR: &str = r#"
+import pvm_host
+
+class Tick:
+    def arm(self, n, height):
+        for i in range(n):
+            pvm_host.schedule_timer_ex(height, b"", gas_limit=2000)
+
+    def handle_timer(self, payload):
+        pass
+"#;
+
+/// The dev genesis with room for benchmark loads: a million timers per
+/// actor and per block, and block limits that a 20,000-schedule
+/// transaction fits in.
+pub fn bench_genesis() -> timerhost_types::Genesis {
+    let mut g = timerhost_types::Genesis::dev();
+    g.timers = timerhost_types::TimerConfig {
+        max_timers_per_actor: 1_000_000,
+        max_fires_per_block: 1_000_000,
+        ..timerhost_types::TimerConfig::default()
+    };
+    g.basefee.max_block_cycles = 1 << 38;
+    g.basefee.max_block_cells = 1 << 34;
+    g
+}
+
+/// The dev builders with limits and fee caps for [`bench_genesis`] loads.
+pub fn bench_builders() -> Vec<TxBuilder> {
+    let mut b = dev_builders();
+    for x in &mut b {
+        x.cycles_limit = 1 << 36;
+        x.cells_limit = 1 << 32;
+        x.max_fee_per_cycle = 1_000_000;
+        x.max_fee_per_cell = 1_000_000;
+    }
+    b
+}
+
 /// Sum of all account balances in a state (for conservation checks).
 pub fn total_balances(state: &dyn StateRead) -> Result<u128> {
     let mut total = 0u128;

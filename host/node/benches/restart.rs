@@ -20,10 +20,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use timerhost_chain::testing::dev_builders;
+use timerhost_chain::testing::{bench_builders, bench_genesis, BENCH_TICK_ACTOR};
 use timerhost_node::home::Home;
 use timerhost_timers::store;
-use timerhost_types::{Address, Genesis, TimerConfig, Value};
+use timerhost_types::{Address, Value};
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
@@ -31,34 +31,9 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 const PENDING: u64 = 1_000_000;
 const PER_TX: u64 = 20_000;
 
-const ARM: &str = r#"
-import pvm_host
-
-class Arm:
-    def arm(self, n, height):
-        for i in range(n):
-            pvm_host.schedule_timer_ex(height, b"", gas_limit=2000)
-
-    def handle_timer(self, payload):
-        pass
-"#;
-
 fn setup(home: &Home) -> Address {
-    let mut genesis = Genesis::dev();
-    genesis.timers = TimerConfig {
-        max_timers_per_actor: 1_000_000,
-        ..TimerConfig::default()
-    };
-    genesis.basefee.max_block_cycles = 1 << 38;
-    genesis.basefee.max_block_cells = 1 << 34;
-    let chain = home.init(&genesis).expect("init the home");
-    let mut b = dev_builders();
-    for x in &mut b {
-        x.cycles_limit = 1 << 36;
-        x.cells_limit = 1 << 32;
-        x.max_fee_per_cycle = 1_000_000;
-        x.max_fee_per_cell = 1_000_000;
-    }
+    let chain = home.init(&bench_genesis()).expect("init the home");
+    let mut b = bench_builders();
     let proposer = Address([0xee; 20]);
     let produce = |txs: Vec<timerhost_types::SignedTransaction>| {
         let head = chain.head().unwrap();
@@ -71,7 +46,7 @@ fn setup(home: &Home) -> Address {
         }
         p.executed.receipts
     };
-    let r = produce(vec![b[0].deploy(ARM, vec![], 10u128.pow(23))]);
+    let r = produce(vec![b[0].deploy(BENCH_TICK_ACTOR, vec![], 10u128.pow(23))]);
     let actor = r[0].created_actor.unwrap();
     // Far beyond any block the runs produce, within the default TTL.
     let far = chain.head().unwrap().height + 10_000;

@@ -135,11 +135,7 @@ fn write_lattice(state: &mut Overlay<'_>, height: u64, lattice: &LtHash) {
 /// there.
 pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) -> Result<LtHash> {
     let limit = usize::try_from(expected.saturating_add(1)).unwrap_or(usize::MAX);
-    let start = keys::records_at(height);
-    let end = match height.checked_add(1) {
-        Some(next) => keys::records_at(next),
-        None => keys::end_of(keys::RECORD),
-    };
+    let (start, end) = keys::records_range(height);
     let records = state.scan(&start, Some(&end), limit)?;
     if records.len() as u64 != expected {
         return Err(corrupt(
@@ -161,11 +157,7 @@ pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) 
 /// The lane cycles the records queued at `height` reserve (audits: reads
 /// the whole bucket).
 fn recompute_reserved(state: &(impl StateRead + ?Sized), height: u64) -> Result<u64> {
-    let start = keys::records_at(height);
-    let end = match height.checked_add(1) {
-        Some(next) => keys::records_at(next),
-        None => keys::end_of(keys::RECORD),
-    };
+    let (start, end) = keys::records_range(height);
     let mut reserved = 0u64;
     for (k, v) in state.scan(&start, Some(&end), usize::MAX)? {
         reserved = reserved.saturating_add(reservation(&decode_record(&k, &v)?.timer));

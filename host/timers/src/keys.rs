@@ -77,6 +77,15 @@ pub fn records_at(height: u64) -> Vec<u8> {
     key(RECORD, &[&height.to_be_bytes()])
 }
 
+/// The range `[start, end)` of the records queued at `height`.
+pub fn records_range(height: u64) -> (Vec<u8>, Vec<u8>) {
+    let end = match height.checked_add(1) {
+        Some(next) => records_at(next),
+        None => end_of(RECORD),
+    };
+    (records_at(height), end)
+}
+
 /// Key of the record of a backlogged timer with sequence `seq`.
 pub fn backlog_record_key(seq: u64) -> Vec<u8> {
     key(BACKLOG_RECORD, &[&seq.to_be_bytes()])

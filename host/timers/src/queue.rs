@@ -172,10 +172,7 @@ pub fn due_from(
     if from.height > height {
         return Ok(Vec::new());
     }
-    let end = match height.checked_add(1) {
-        Some(next) => keys::records_at(next),
-        None => keys::end_of(keys::RECORD),
-    };
+    let (_, end) = keys::records_range(height);
     decode_all(state.scan(&keys::record_key(from.height, from.seq), Some(&end), limit)?)
 }
 
@@ -185,11 +182,7 @@ pub fn at_height(
     height: u64,
     limit: usize,
 ) -> Result<Vec<TimerRecord>> {
-    let start = keys::records_at(height);
-    let end = match height.checked_add(1) {
-        Some(next) => keys::records_at(next),
-        None => keys::end_of(keys::RECORD),
-    };
+    let (start, end) = keys::records_range(height);
     decode_all(state.scan(&start, Some(&end), limit)?)
 }
 
