@@ -86,17 +86,36 @@ fn digest(lattice: &LtHash) -> Hash {
 /// The committed leaf of the bucket of `height`, if it has timers.
 pub fn leaf(state: &(impl StateRead + ?Sized), height: u64) -> Result<Option<Leaf>> {
     let k = keys::bucket_key(height);
-    let Some(v) = state.get(&k)? else {
-        return Ok(None);
-    };
+    state.get(&k)?.map(|v| decode_leaf(&k, &v)).transpose()
+}
+
+fn decode_leaf(k: &[u8], v: &[u8]) -> Result<Leaf> {
     if v.len() != LEAF_BYTES {
-        return Err(corrupt("timer bucket", &k, "leaf is not 48 bytes"));
+        return Err(corrupt("timer bucket", k, "leaf is not 48 bytes"));
     }
-    Ok(Some(Leaf {
+    Ok(Leaf {
         live: u64::from_be_bytes(v[..8].try_into().expect("8 bytes")),
         reserved: u64::from_be_bytes(v[8..16].try_into().expect("8 bytes")),
         digest: Hash::from_slice(&v[16..]).expect("32 bytes"),
-    }))
+    })
+}
+
+/// Timers queued at heights ≤ `height`, summed from the bucket leaves (at
+/// most `limit` leaves read, the sum capped at `limit`): no record is read.
+pub fn queued_through(
+    state: &(impl StateRead + ?Sized),
+    height: u64,
+    limit: usize,
+) -> Result<usize> {
+    let end = match height.checked_add(1) {
+        Some(next) => keys::bucket_key(next),
+        None => keys::end_of(keys::BUCKET),
+    };
+    let mut total = 0u64;
+    for (k, v) in state.scan(&keys::bucket_key(0), Some(&end), limit)? {
+        total = total.saturating_add(decode_leaf(&k, &v)?.live);
+    }
+    Ok(usize::try_from(total).unwrap_or(usize::MAX).min(limit))
 }
 
 fn write_leaf(state: &mut Overlay<'_>, height: u64, leaf: Leaf) {
@@ -134,6 +153,16 @@ fn write_lattice(state: &mut Overlay<'_>, height: u64, lattice: &LtHash) {
 /// there, as they are in `state` (one scan). `expected` timers must be
 /// there.
 pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) -> Result<LtHash> {
+    Ok(fold_records(state, height, expected)?.0)
+}
+
+/// The lattice and the reserved lane cycles of the `expected` records
+/// queued at `height`, in one scan.
+fn fold_records(
+    state: &(impl StateRead + ?Sized),
+    height: u64,
+    expected: u64,
+) -> Result<(LtHash, u64)> {
     let limit = usize::try_from(expected.saturating_add(1)).unwrap_or(usize::MAX);
     let (start, end) = keys::records_range(height);
     let records = state.scan(&start, Some(&end), limit)?;
@@ -148,35 +177,25 @@ pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) 
         ));
     }
     let mut lattice = LtHash::identity();
-    for (k, v) in records {
-        lattice.mix_in(&element(&record_hash(&decode_record(&k, &v)?.timer)));
-    }
-    Ok(lattice)
-}
-
-/// The lane cycles the records queued at `height` reserve (audits: reads
-/// the whole bucket).
-fn recompute_reserved(state: &(impl StateRead + ?Sized), height: u64) -> Result<u64> {
-    let (start, end) = keys::records_range(height);
     let mut reserved = 0u64;
-    for (k, v) in state.scan(&start, Some(&end), usize::MAX)? {
-        reserved = reserved.saturating_add(reservation(&decode_record(&k, &v)?.timer));
+    for (k, v) in records {
+        let timer = decode_record(&k, &v)?.timer;
+        lattice.mix_in(&element(&record_hash(&timer)));
+        reserved = reserved.saturating_add(reservation(&timer));
     }
-    Ok(reserved)
+    Ok((lattice, reserved))
 }
 
-/// Does the committed leaf of `height` match the records and index stored
-/// under it? (Audits and tests: derived state at rest is checked against
-/// what the root commits to; reads every timer of the bucket.)
+/// Does the committed leaf of `height` match the records stored under it?
+/// (Audits and tests: derived state at rest is checked against what the
+/// root commits to; reads every timer of the bucket.)
 pub fn verify(state: &(impl StateRead + ?Sized), height: u64) -> Result<bool> {
     let Some(leaf) = leaf(state, height)? else {
-        return Ok(state
-            .scan(&keys::records_at(height), None, 1)?
-            .first()
-            .is_none_or(|(k, _)| !k.starts_with(&keys::records_at(height))));
+        let (start, end) = keys::records_range(height);
+        return Ok(state.scan(&start, Some(&end), 1)?.is_empty());
     };
-    Ok(digest(&recompute(state, height, leaf.live)?) == leaf.digest
-        && recompute_reserved(state, height)? == leaf.reserved)
+    let (lattice, reserved) = fold_records(state, height, leaf.live)?;
+    Ok(digest(&lattice) == leaf.digest && reserved == leaf.reserved)
 }
 
 #[derive(Debug, Default)]
@@ -448,6 +467,19 @@ mod tests {
         bytes[last] ^= 0x40;
         state.put(key, bytes);
         assert!(!verify(&state, 10).unwrap());
+    }
+
+    #[test]
+    fn queued_timers_are_counted_from_the_leaves() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        for t in survivors() {
+            store::insert(&mut state, &t).unwrap();
+        }
+        assert_eq!(queued_through(&state, 9, 100).unwrap(), 0);
+        assert_eq!(queued_through(&state, 10, 100).unwrap(), 15);
+        assert_eq!(queued_through(&state, 11, 100).unwrap(), 18);
+        assert_eq!(queued_through(&state, u64::MAX, 16).unwrap(), 16, "capped");
     }
 
     #[test]

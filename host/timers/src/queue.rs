@@ -153,14 +153,6 @@ fn decode_all(page: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<TimerRecord>> {
         .collect()
 }
 
-/// Up to `limit` due timer ids with height ≤ `height`, oldest first.
-pub fn due(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<Hash>> {
-    Ok(due_from(state, DueCursor::START, height, limit)?
-        .into_iter()
-        .map(|r| r.timer.timer_id)
-        .collect())
-}
-
 /// Up to `limit` records of due timers at or after `from` with height ≤
 /// `height`, oldest first: one ordered scan.
 pub fn due_from(
@@ -222,14 +214,16 @@ pub fn backlog_from(
 }
 
 /// How many timers are due at or before `height` (queued or in the backlog);
-/// counts up to `limit` (a query for operators, not used in consensus paths).
+/// counts up to `limit` (a query for operators, not used in consensus paths;
+/// the node asks after every block). The queued ones are summed from the
+/// due buckets' leaves, so no record is read or decoded.
 pub fn due_count(
     state: &(impl StateRead + ?Sized),
     height: u64,
     limit: usize,
 ) -> Result<(usize, usize)> {
     Ok((
-        due(state, height, limit)?.len(),
+        crate::bucket::queued_through(state, height, limit)?,
         backlog(state, limit)?.len(),
     ))
 }
