@@ -115,11 +115,7 @@ fn fires_per_second() -> (usize, Duration) {
     let times = (0..blocks)
         .map(|_| {
             let (elapsed, receipts) = produce(&chain, vec![]);
-            let fired = receipts
-                .iter()
-                .filter(|r| r.events.iter().any(|e| e.name == "TimerFired"))
-                .count();
-            assert_eq!(fired, n as usize);
+            assert_eq!(fired(&receipts), n as usize);
             elapsed
         })
         .collect();
@@ -144,18 +140,38 @@ fn mock_chain_with(pending: u64) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Addre
     let mut left = pending;
     while left > 0 {
         let n = left.min(100_000);
-        produce(
-            &chain,
-            vec![b[0].call(
-                far_actor,
-                "schedule_many",
-                vec![Value::int(n), Value::int(far), Value::int(1_000)],
-                0,
-            )],
-        );
+        schedule_many(&chain, &mut b[0], far_actor, n, far);
         left -= n;
     }
     (chain, b, near_actor)
+}
+
+/// A block in which `builder` has the mock `actor` schedule `n` timers at
+/// `height` (1,000 cycles each); its time and receipts.
+fn schedule_many(
+    chain: &Chain<MemoryBackend>,
+    builder: &mut TxBuilder,
+    actor: Address,
+    n: u64,
+    height: u64,
+) -> (Duration, Vec<timerhost_types::Receipt>) {
+    produce(
+        chain,
+        vec![builder.call(
+            actor,
+            "schedule_many",
+            vec![Value::int(n), Value::int(height), Value::int(1_000)],
+            0,
+        )],
+    )
+}
+
+/// Timer fires among `receipts`.
+fn fired(receipts: &[timerhost_types::Receipt]) -> usize {
+    receipts
+        .iter()
+        .filter(|r| r.events.iter().any(|e| e.name == "TimerFired"))
+        .count()
 }
 
 /// Schedules 10,000 timers due two blocks on (not measured), then times the
@@ -163,40 +179,17 @@ fn mock_chain_with(pending: u64) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Addre
 /// timers plus these.
 fn end_of_block(chain: &Chain<MemoryBackend>, b: &mut [TxBuilder], actor: Address) -> Duration {
     let h = chain.head().unwrap().height + 3;
-    produce(
-        chain,
-        vec![b[1].call(
-            actor,
-            "schedule_many",
-            vec![Value::int(10_000), Value::int(h), Value::int(1_000)],
-            0,
-        )],
-    );
+    schedule_many(chain, &mut b[1], actor, 10_000, h);
     mine_to(chain, h - 1);
     let (elapsed, receipts) = produce(chain, vec![]);
-    assert_eq!(
-        receipts
-            .iter()
-            .filter(|r| r.events.iter().any(|e| e.name == "TimerFired"))
-            .count(),
-        10_000
-    );
+    assert_eq!(fired(&receipts), 10_000);
     elapsed
 }
 
 /// Times a block that schedules 1,000 timers (at a height 500 blocks on).
 fn schedule_block(chain: &Chain<MemoryBackend>, b: &mut [TxBuilder], actor: Address) -> Duration {
     let h = chain.head().unwrap().height + 500;
-    produce(
-        chain,
-        vec![b[1].call(
-            actor,
-            "schedule_many",
-            vec![Value::int(1_000), Value::int(h), Value::int(1_000)],
-            0,
-        )],
-    )
-    .0
+    schedule_many(chain, &mut b[1], actor, 1_000, h).0
 }
 
 /// Medians of `ROUNDS` blocks on a chain with `small` and one with `large`

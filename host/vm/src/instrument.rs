@@ -682,19 +682,7 @@ impl Transformer for Rewriter {
                     && !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
             {
                 let range = assign.range;
-                let mut reread = (*assign.target).clone();
-                set_load_context(&mut reread);
-                let value = take(&mut assign.value);
-                let binop = guard_call(
-                    Guard::Binop.name(),
-                    vec![
-                        int_literal(u64::from(OperatorCode::of(assign.op).code()), range),
-                        reread,
-                        value,
-                    ],
-                    Vec::new(),
-                    range,
-                );
+                let binop = operand_guard(Guard::Binop, assign, range);
                 let target = take(&mut assign.target);
                 let mut assignment = ruff_python_parser::parse_module("_pvm = 0")
                     .expect("template parses")
@@ -716,19 +704,7 @@ impl Transformer for Rewriter {
                 // so the in-place operation itself is unchanged. The validator
                 // only admits targets that can be re-read without side effects.
                 let range = assign.value.range();
-                let mut reread = (*assign.target).clone();
-                set_load_context(&mut reread);
-                let value = take(&mut assign.value);
-                *assign.value = guard_call(
-                    Guard::Augop.name(),
-                    vec![
-                        int_literal(u64::from(OperatorCode::of(assign.op).code()), range),
-                        reread,
-                        value,
-                    ],
-                    Vec::new(),
-                    range,
-                );
+                *assign.value = operand_guard(Guard::Augop, assign, range);
             }
             _ => {}
         }
@@ -906,6 +882,25 @@ impl Transformer for Rewriter {
             _ => {}
         }
     }
+}
+
+/// `guard(code, target, value)` for `target op= value`: the target re-read
+/// (load context) and the value taken out of the statement, so both
+/// operands reach the operator guard.
+fn operand_guard(guard: Guard, assign: &mut ast::StmtAugAssign, range: TextRange) -> Expr {
+    let mut reread = (*assign.target).clone();
+    set_load_context(&mut reread);
+    let value = take(&mut assign.value);
+    guard_call(
+        guard.name(),
+        vec![
+            int_literal(u64::from(OperatorCode::of(assign.op).code()), range),
+            reread,
+            value,
+        ],
+        Vec::new(),
+        range,
+    )
 }
 
 fn set_load_context(expr: &mut Expr) {

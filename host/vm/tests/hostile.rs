@@ -443,10 +443,7 @@ fn h30_state_outside_storage() {
     let source = "COUNT = 0\nclass Box:\n    pass\nclass A:\n    def f(self):\n        global COUNT\n        COUNT += 1\n        self.seen = getattr(self, 'seen', 0) + 1\n        return [COUNT, self.seen]\n    def g(self):\n        Box.shared = 1\n    def h(self):\n        import json\n        json.dumps = len\n";
     let vm = Vm::new().unwrap();
     let mut host = MockHost::new();
-    host.install_actor(addr(1), source);
-    assert!(vm
-        .deploy(&mut host, &addr(1), source, &[], hostile_limits())
-        .is_success());
+    common::deploy_at(&vm, &mut host, addr(1), source, &[], hostile_limits());
     for _ in 0..3 {
         let outcome = vm.call(
             &mut host,
@@ -1054,10 +1051,7 @@ fn h52_library_modules_are_metered_and_hold_no_state_between_calls() {
     let source = "import functools\n@functools.cache\ndef slow(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\nclass Hostile:\n    def run(self):\n        return slow(5000)\n";
     let vm = Vm::new().unwrap();
     let mut host = MockHost::new();
-    host.install_actor(addr(1), source);
-    assert!(vm
-        .deploy(&mut host, &addr(1), source, &[], hostile_limits())
-        .is_success());
+    common::deploy_at(&vm, &mut host, addr(1), source, &[], hostile_limits());
     let cycles: Vec<u64> = (0..3)
         .map(|_| {
             let outcome = vm.call(
@@ -1125,10 +1119,7 @@ fn h53_the_actor_class_keeps_its_contract_under_the_wider_dialect() {
     let source = "import pvm_host\ndef logged(f):\n    def inner(self, *args):\n        return ['logged', f(self, *args)]\n    return inner\nclass A:\n    @logged\n    def get(self, x):\n        return x\n    @logged\n    @pvm_host.timer_handler\n    def on_fire(self, payload):\n        return payload\n    @logged\n    def _private(self):\n        return 0\n";
     let vm = Vm::new().unwrap();
     let mut host = MockHost::new();
-    host.install_actor(addr(1), source);
-    assert!(vm
-        .deploy(&mut host, &addr(1), source, &[], hostile_limits())
-        .is_success());
+    common::deploy_at(&vm, &mut host, addr(1), source, &[], hostile_limits());
     let call = |host: &mut MockHost, handler: &str, invocation| {
         vm.call(
             host,

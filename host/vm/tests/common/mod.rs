@@ -67,14 +67,8 @@ pub fn fire(
     handler: &str,
     args: &[Value],
 ) -> Outcome {
-    vm.call(
-        host,
-        actor,
-        handler,
-        args,
-        limits(),
-        Invocation::TimerFire(timerhost_vm::testing::TEST_FIRE),
-    )
+    let fire = Invocation::TimerFire(timerhost_vm::testing::TEST_FIRE);
+    vm.call(host, actor, handler, args, limits(), fire)
 }
 
 /// Unwraps a successful outcome's value.
