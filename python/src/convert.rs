@@ -186,6 +186,7 @@ pub fn receipt<'py>(py: Python<'py>, r: &Receipt, height: u64) -> PyResult<Bound
             Some(fee_payer.to_hex()),
         ),
         TxSource::EndOfBlock => ("end_of_block", None, None),
+        TxSource::StartOfBlock => ("start_of_block", None, None),
     };
     let error = match &r.error {
         None => py.None().into_bound(py),
@@ -292,7 +293,7 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
             ("expires_at", any(py, t.expires_at)?),
             ("seq", any(py, t.seq)?),
             ("deposit", any(py, t.deposit)?),
-            ("trigger", value_to_py(py, &t.trigger().to_value())?),
+            ("trigger", value_to_py(py, &t.trigger_value())?),
         ],
     )
 }

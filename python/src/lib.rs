@@ -466,17 +466,33 @@ impl NativeChain {
 
     /// `th_quoteTimer`'s answer, as JSON: the quote a transaction in the
     /// next block would get from `pvm_host.timer_quote`.
-    #[pyo3(signature = (height=None, gas_limit=None))]
-    fn quote_timer_json(&self, height: Option<u64>, gas_limit: Option<u64>) -> PyResult<String> {
+    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None))]
+    fn quote_timer_json(
+        &self,
+        height: Option<u64>,
+        gas_limit: Option<u64>,
+        timestamp_ms: Option<u64>,
+    ) -> PyResult<String> {
         let chain = self.chain()?;
         let state = chain.store().state();
         let config = timerhost_chain::accounts::timer_config(&state).map_err(chain_err)?;
         let basefee = self.basefee()?;
-        let next = chain.head().map_err(chain_err)?.height + 1;
-        let quote =
-            timerhost_timers::quote::quote(&state, &config, &basefee, next, height, gas_limit)
-                .map_err(chain_err)?
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let head = chain.head().map_err(chain_err)?;
+        let request = timerhost_types::QuoteRequest {
+            height,
+            timestamp_ms,
+            gas_limit,
+        };
+        let quote = timerhost_timers::quote::quote(
+            &state,
+            &config,
+            &basefee,
+            head.height + 1,
+            head.timestamp_ms,
+            request,
+        )
+        .map_err(chain_err)?
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         serde_json::to_string(&quote).map_err(chain_err)
     }
 
@@ -547,6 +563,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.py().get_type::<TransactionRejected>(),
     )?;
     m.add("ChainError", m.py().get_type::<ChainError>())?;
-    m.add("TRIGGER_KINDS", timerhost_types::Trigger::KINDS.to_vec())?;
+    m.add("TRIGGER_KINDS", timerhost_types::TimerKind::NAMES.to_vec())?;
     Ok(())
 }

@@ -835,16 +835,23 @@ class Chain:
         config["status"] = self.timer_status
         return config
 
-    def quote_timer(self, height: Optional[int] = None, gas_limit: Optional[int] = None) -> dict:
+    def quote_timer(
+        self,
+        height: Optional[int] = None,
+        gas_limit: Optional[int] = None,
+        *,
+        timestamp_ms: Optional[int] = None,
+    ) -> dict:
         """What a timer at ``height`` (default: the first height a transaction
-        in the next block may schedule) with ``gas_limit`` cycles per fire
-        (default: ``max_cycles_per_fire``) would cost, before scheduling it —
-        what ``pvm_host.timer_quote`` answers in that block and RPC
-        ``th_quoteTimer`` answers now: ``{"height", "gas_limit", "max_cost",
-        "deposit", "lane_budget", "reserved", "queued", "fits"}``. Raises
-        ``ValueError`` for a height not in the future or a gas limit out of
-        range."""
-        return json.loads(self._native.quote_timer_json(height, gas_limit))
+        in the next block may schedule) — or, with ``timestamp_ms``, a time
+        timer due then — with ``gas_limit`` cycles per fire (default:
+        ``max_cycles_per_fire``) would cost, before scheduling it: what
+        ``pvm_host.timer_quote`` answers in the next block and RPC
+        ``th_quoteTimer`` answers now: ``{"height", "timestamp_ms",
+        "gas_limit", "max_cost", "deposit", "lane_budget", "reserved",
+        "queued", "fits"}``. Raises ``ValueError`` for a height or time not in
+        the future, both at once, or a gas limit out of range."""
+        return json.loads(self._native.quote_timer_json(height, gas_limit, timestamp_ms))
 
     @property
     def timer_status(self) -> str:

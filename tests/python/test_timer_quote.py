@@ -14,7 +14,7 @@ class Quoter:
         return pvm_host.timer_quote()
 
     def quote_then_schedule(self, height, gas_limit):
-        q = pvm_host.timer_quote(height, gas_limit)
+        q = pvm_host.timer_quote(height, gas_limit=gas_limit)
         if not q["fits"]:
             raise ValueError("it would be carried over")
         pvm_host.schedule_timer_ex(height, b"", gas_limit=gas_limit)

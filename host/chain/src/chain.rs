@@ -256,6 +256,7 @@ impl<B: KvBackend> Chain<B> {
             self.runtime.as_ref(),
             self.hooks.as_ref(),
         )?;
+        executor.begin_block()?;
         let mut included = Vec::with_capacity(candidates.len());
         let mut rejected = Vec::new();
         for (i, tx) in candidates.iter().enumerate() {
@@ -306,6 +307,7 @@ impl<B: KvBackend> Chain<B> {
             self.runtime.as_ref(),
             self.hooks.as_ref(),
         )?;
+        executor.begin_block()?;
         for (index, tx) in block.txs.iter().enumerate() {
             if let Err(error) = executor.apply_tx(tx)? {
                 return Err(BlockError::InvalidTx {

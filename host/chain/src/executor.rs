@@ -1,6 +1,9 @@
-//! The block pipeline: TX phase → end-of-block hooks → deferred transactions
-//! → basefee update. [`BlockExecutor`] applies these to an [`Overlay`] and
-//! yields receipts and a change set; nothing is committed here.
+//! The block pipeline: start of block (due time timers) → TX phase →
+//! end-of-block hooks (height timers, state watches) → deferred
+//! transactions → basefee update. [`BlockExecutor`] applies these to an
+//! [`Overlay`] and yields receipts and a change set; nothing is committed
+//! here. Every driver calls [`BlockExecutor::begin_block`] before the
+//! transactions and [`BlockExecutor::end_of_block`] after them.
 //!
 //! Configs (`ChainParams`, `BasefeeConfig`, `TimerConfig`) are read once when the executor is
 //! created; a governance update inside the block takes effect from the next
@@ -15,9 +18,10 @@ use timerhost_types::{
     SignedTransaction, SystemInstruction, TimerConfig, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
 };
 
+use timerhost_timers::delivery::BlockBudgets;
 use timerhost_timers::{
-    events as timer_events, governance as timer_governance, host as timer_host, DeliveryStats,
-    TimerError,
+    events as timer_events, governance as timer_governance, host as timer_host, watch,
+    DeliveryStats, Fire, TimerError,
 };
 
 use crate::accounts::{self, Debit};
@@ -76,6 +80,10 @@ pub struct BlockExecutor<'a> {
     timer_config: TimerConfig,
     pending_timer_config: Option<TimerConfig>,
     timer_stats: DeliveryStats,
+    /// One lane, fire quota and GC budget for the start and the end.
+    timer_budgets: BlockBudgets,
+    /// Deferred transactions executed so far (their hashes number them).
+    deferred_count: u64,
 }
 
 /// What a receipt records of an execution once its writes were kept or discarded.
@@ -112,10 +120,83 @@ impl<'a> BlockExecutor<'a> {
             burned: 0,
             tips: 0,
             pending_basefee: None,
+            timer_budgets: BlockBudgets::new(&timer_config),
             timer_config,
             pending_timer_config: None,
             timer_stats: DeliveryStats::default(),
+            deferred_count: 0,
         })
+    }
+
+    /// Start of block: the time timers due at the block's timestamp fire,
+    /// in (time, scheduling) order, before any user transaction (DESIGN.md
+    /// "One scheduler, many triggers"); they spend the block's one timer
+    /// lane first.
+    pub fn begin_block(&mut self) -> Result<()> {
+        let plan = timerhost_timers::delivery::deliver_time(
+            &mut self.overlay,
+            &self.timer_config,
+            &self.basefee,
+            self.env.height,
+            self.env.timestamp_ms,
+            &mut self.timer_budgets,
+        )?;
+        self.timer_stats.absorb(&plan.stats);
+        if !plan.events.is_empty() {
+            self.receipts.push(Receipt {
+                tx_hash: keccak_concat(&[
+                    b"timerhost/start-of-block",
+                    &self.env.height.to_be_bytes(),
+                ]),
+                sender: Address::ZERO,
+                source: TxSource::StartOfBlock,
+                status: ReceiptStatus::Success,
+                error: None,
+                cycles_used: plan.stats.gc_cycles_used,
+                cells_used: 0,
+                fee_paid: 0,
+                burned: 0,
+                tip: 0,
+                events: plan.events,
+                return_value: None,
+                created_actor: None,
+            });
+        }
+        self.execute_fires(plan.fires)
+    }
+
+    /// Executes admitted timer fires in order, each with its `TimerFired`.
+    fn execute_fires(&mut self, fires: Vec<Fire>) -> Result<()> {
+        for fire in fires {
+            let tx = DeferredTx {
+                origin_tx_hash: Hash::ZERO,
+                sender: fire.timer.actor_address,
+                fee_payer: fire.timer.fee_payer,
+                actor: fire.timer.actor_address,
+                handler: fire.handler.clone(),
+                args: vec![Value::Bytes(fire.payload.clone())],
+                cycles_limit: fire.cycles_limit,
+                base_cycles: fire.base_cycles,
+                cells_limit: fire.cells_limit,
+                invocation: Invocation::TimerFire(fire.info.clone()),
+                cycle_basefee: fire.cycle_basefee,
+                cell_basefee: fire.cell_basefee,
+                prepaid: fire.max_cost,
+                tag: fire.timer.timer_id.0.to_vec(),
+            };
+            let mut receipt = self.execute_deferred(&tx)?;
+            let outcome = timer_events::FireOutcome {
+                error: receipt.error.as_ref(),
+                cycles_used: receipt.cycles_used,
+                cells_used: receipt.cells_used,
+                cost: receipt.fee_paid,
+                refund: fire.max_cost - receipt.fee_paid,
+            };
+            let fired = timer_events::timer_fired(&fire.timer, &outcome);
+            receipt.events.push(fired);
+            self.receipts.push(receipt);
+        }
+        Ok(())
     }
 
     /// What timer delivery did in this block (after [`Self::end_of_block`]).
@@ -487,15 +568,33 @@ impl<'a> BlockExecutor<'a> {
         })
     }
 
-    /// End of block: timer delivery (CIP-5 §5.1), the other hooks, then the
-    /// deferred transactions — timer fires first, in FIFO order.
+    /// End of block: timer delivery (CIP-5 §5.1: height timers, then the
+    /// state watches the block's writes hit), the other hooks, then the
+    /// deferred transactions — timer fires first, in order. What the fires
+    /// and hooks write here counts toward the next block's watches.
     pub fn end_of_block(&mut self) -> Result<()> {
+        // The block's ModifiedKeySet: every storage key its committed
+        // executions (start-of-block fires included) wrote so far.
+        let storage = [timerhost_types::keys::STORAGE];
+        let storage_end = [timerhost_types::keys::STORAGE + 1];
+        let written = watch::storage_writes(
+            self.overlay
+                .changes()
+                .range::<[u8], _>((
+                    std::ops::Bound::Included(&storage[..]),
+                    std::ops::Bound::Excluded(&storage_end[..]),
+                ))
+                .map(|(k, _)| k.as_slice()),
+        );
         let plan = timerhost_timers::deliver(
             &mut self.overlay,
             &self.timer_config,
             &self.basefee,
             self.env.height,
+            &written,
+            &mut self.timer_budgets,
         )?;
+        let end_of_block_writes = self.overlay.checkpoint();
         let mut ctx = EobContext {
             state: &mut self.overlay,
             env: self.env.clone(),
@@ -509,7 +608,7 @@ impl<'a> BlockExecutor<'a> {
         // GC cycles are protocol work nobody pays for: they bound a block's
         // removals but must not move the basefee that users pay.
         let mut protocol_cycles = eob_cycles - plan.stats.gc_cycles_used;
-        self.timer_stats = plan.stats;
+        self.timer_stats.absorb(&plan.stats);
         if !eob_events.is_empty() || eob_cycles > 0 {
             self.receipts.push(Receipt {
                 tx_hash: keccak_concat(&[
@@ -530,45 +629,9 @@ impl<'a> BlockExecutor<'a> {
                 created_actor: None,
             });
         }
-        let mut index = 0;
-        for fire in plan.fires {
-            let tx = DeferredTx {
-                origin_tx_hash: Hash::ZERO,
-                sender: fire.timer.actor_address,
-                fee_payer: fire.timer.fee_payer,
-                actor: fire.timer.actor_address,
-                handler: fire.handler.clone(),
-                args: vec![Value::Bytes(fire.payload.clone())],
-                cycles_limit: fire.cycles_limit,
-                base_cycles: fire.base_cycles,
-                cells_limit: fire.cells_limit,
-                invocation: Invocation::TimerFire(timerhost_types::FireInfo {
-                    timer_id: fire.timer.timer_id,
-                    // A height timer fires once.
-                    fire_seq: 1,
-                    trigger: fire.timer.trigger(),
-                }),
-                cycle_basefee: fire.cycle_basefee,
-                cell_basefee: fire.cell_basefee,
-                prepaid: fire.max_cost,
-                tag: fire.timer.timer_id.0.to_vec(),
-            };
-            let mut receipt = self.execute_deferred(index, &tx)?;
-            index += 1;
-            let outcome = timer_events::FireOutcome {
-                error: receipt.error.as_ref(),
-                cycles_used: receipt.cycles_used,
-                cells_used: receipt.cells_used,
-                cost: receipt.fee_paid,
-                refund: fire.max_cost - receipt.fee_paid,
-            };
-            let fired = timer_events::timer_fired(&fire.timer, &outcome);
-            receipt.events.push(fired);
-            self.receipts.push(receipt);
-        }
+        self.execute_fires(plan.fires)?;
         for tx in &hook_deferred {
-            let mut receipt = self.execute_deferred(index, tx)?;
-            index += 1;
+            let mut receipt = self.execute_deferred(tx)?;
             let mut ctx = EobContext {
                 state: &mut self.overlay,
                 env: self.env.clone(),
@@ -582,10 +645,29 @@ impl<'a> BlockExecutor<'a> {
             self.receipts.push(receipt);
         }
         self.extra_cycles_used += protocol_cycles;
+        // Writes made here wake watches from the next block on, so a watch
+        // fires at most once per block and cannot loop within one.
+        let written = watch::storage_writes(
+            self.overlay
+                .keys_written_since(end_of_block_writes)
+                .into_iter()
+                .filter(|k| k.first() == Some(&timerhost_types::keys::STORAGE)),
+        );
+        self.overlay.release(end_of_block_writes);
+        let watching = matches!(
+            self.timer_stats.status,
+            timerhost_types::TimerStatus::Active | timerhost_types::TimerStatus::Paused
+        );
+        if !written.is_empty() && watching {
+            let hits = watch::hits(&self.overlay, &written)?;
+            watch::enqueue(&mut self.overlay, hits, self.env.height + 1)?;
+        }
         Ok(())
     }
 
-    fn execute_deferred(&mut self, index: usize, tx: &DeferredTx) -> Result<Receipt> {
+    fn execute_deferred(&mut self, tx: &DeferredTx) -> Result<Receipt> {
+        let index = self.deferred_count;
+        self.deferred_count += 1;
         let quote = FeeQuote::new(
             tx.cycle_basefee,
             tx.cell_basefee,
@@ -603,12 +685,12 @@ impl<'a> BlockExecutor<'a> {
         let tx_hash = keccak_concat(&[
             b"timerhost/deferred",
             &self.env.height.to_be_bytes(),
-            &(index as u64).to_be_bytes(),
+            &index.to_be_bytes(),
             &tx.tag,
         ]);
         // A hook's arguments are bytes delivered to its handler; a timer's
         // payload was paid for, in cells, when it was scheduled.
-        let payload_cells: u64 = match tx.invocation {
+        let payload_cells: u64 = match &tx.invocation {
             Invocation::Transaction => tx.args.iter().map(|a| a.to_bytes().len() as u64).sum(),
             Invocation::TimerFire(_) => 0,
         };
@@ -640,7 +722,7 @@ impl<'a> BlockExecutor<'a> {
                 env,
                 cycles_limit: tx.cycles_limit,
                 cells_limit: tx.cells_limit - payload_cells,
-                invocation: tx.invocation,
+                invocation: tx.invocation.clone(),
             };
             let mut o = self
                 .runtime

@@ -38,6 +38,7 @@ impl TxEnv {
             actor,
             tx_sender: self.sender,
             height: self.block.height,
+            timestamp_ms: self.block.timestamp_ms,
             nested,
         }
     }

@@ -14,7 +14,8 @@ use timerhost_types::keys;
 use timerhost_types::timer::{CANCEL_TIMER_CYCLES, EXTEND_TIMER_CYCLES, SET_TIMER_BASE_CYCLES};
 use timerhost_types::{
     Address, BasefeeConfig, ErrorKind, Event, ExecError, Genesis, Hash, Invocation, PrivateKey,
-    SignedTransaction, SystemInstruction, TimerConfig, TimerRequest, Transaction, TxKind, Value,
+    RequestedTrigger, SignedTransaction, SystemInstruction, TimerConfig, TimerRequest, Transaction,
+    TxKind, Value,
 };
 
 use timerhost_timers::host as timer_host;
@@ -268,7 +269,7 @@ impl MockRuntime {
                 let gas_limit = try_exec!(arg_opt_u64(args, 3));
                 let expires_at = try_exec!(arg_opt_u64(args, 4));
                 let request = TimerRequest {
-                    height,
+                    trigger: RequestedTrigger::Height(height),
                     payload,
                     fee_payer,
                     gas_limit,
@@ -345,7 +346,7 @@ impl MockRuntime {
                         None => None,
                     };
                     let request = TimerRequest {
-                        height: ctx.env.block.height + interval,
+                        trigger: RequestedTrigger::Height(ctx.env.block.height + interval),
                         payload,
                         fee_payer,
                         ..Default::default()
@@ -354,10 +355,12 @@ impl MockRuntime {
                 }
                 Ok(Ok(None))
             }
-            "schedule_many" => {
-                // [count, height, gas_limit?, expires_at?, fee_payer?]; payload = index as 8 bytes BE.
+            "schedule_many" | "schedule_many_at" => {
+                // [count, height (or timestamp_ms for schedule_many_at),
+                // gas_limit?, expires_at?, fee_payer?]; payload = index as
+                // 8 bytes BE.
                 let count = try_exec!(arg_u64(args, 0));
-                let height = try_exec!(arg_u64(args, 1));
+                let at = try_exec!(arg_u64(args, 1));
                 let gas_limit = try_exec!(arg_opt_u64(args, 2));
                 let expires_at = try_exec!(arg_opt_u64(args, 3));
                 let fee_payer = match args.get(4) {
@@ -367,8 +370,13 @@ impl MockRuntime {
                     _ => None,
                 };
                 for i in 0..count {
+                    let trigger = if handler == "schedule_many_at" {
+                        RequestedTrigger::Time(at)
+                    } else {
+                        RequestedTrigger::Height(at)
+                    };
                     let request = TimerRequest {
-                        height,
+                        trigger,
                         payload: i.to_be_bytes().to_vec(),
                         fee_payer,
                         gas_limit,

@@ -296,7 +296,7 @@ impl Host for ChainHost<'_, '_, '_> {
         }
     }
 
-    fn timer_quote(&mut self, height: Option<u64>, gas_limit: Option<u64>) -> HostCall<TimerQuote> {
+    fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
         let cost = Cost::cycles(TIMER_QUOTE_CYCLES);
         // The basefees in state are this block's: they change at its end.
         let basefee = match self
@@ -320,8 +320,8 @@ impl Host for ChainHost<'_, '_, '_> {
             &self.ctx.env.timer_config,
             &basefee,
             self.ctx.env.block.height,
-            height,
-            gas_limit,
+            self.ctx.env.block.timestamp_ms,
+            request,
         ) {
             Ok(Ok(quote)) => HostCall::ok(quote, cost),
             Ok(Err(e)) => Self::timer_rejection(&e, cost),
@@ -397,7 +397,7 @@ impl ActorRuntime for VmRuntime {
         args: &[Value],
     ) -> Result<ExecOutcome> {
         let limits = ExecLimits::new(ctx.cycles_limit, ctx.cells_limit);
-        let invocation = ctx.invocation;
+        let invocation = ctx.invocation.clone();
         let mut host = ChainHost::new(ctx);
         let outcome = self
             .vm

@@ -1194,7 +1194,7 @@ fn cip5_6_5_outage_gc_budget_clears_dead_timers_while_live_timers_keep_firing() 
         // The operators' query: nothing due is left queued; the GC backlog
         // holds exactly the dead timers not yet removed.
         let counts =
-            timerhost_timers::queue::due_count(&n.chain.store().state(), n.height(), 10_000)
+            timerhost_timers::queue::due_count(&n.chain.store().state(), n.height(), 0, 10_000)
                 .unwrap();
         assert_eq!(
             counts,

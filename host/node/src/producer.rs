@@ -422,11 +422,13 @@ impl<B: KvBackend> Producer<B> {
         let block = &proposed.executed.block;
         let stats = &proposed.executed.timer_stats;
         let (fired, expired, unfunded, lane) = BlockSummary::of(&proposed.executed.receipts);
-        // Due timers still queued at or below this height are the ones the
-        // lane left for later; backlog entries are dead timers awaiting GC.
+        // Due timers still queued at or below this height (or time) are
+        // the ones the lane left for later; backlog entries are dead timers
+        // awaiting GC.
         let (carried, backlog) = timerhost_timers::queue::due_count(
             &chain.store().state(),
             block.header.height,
+            block.header.timestamp_ms,
             CARRY_COUNT_LIMIT,
         )?;
         let summary = BlockSummary {

@@ -320,6 +320,7 @@ pub fn receipt_json(r: &Receipt) -> Json {
             json!({ "type": "deferred", "origin_tx_hash": origin_tx_hash, "fee_payer": fee_payer })
         }
         TxSource::EndOfBlock => json!({ "type": "end_of_block" }),
+        TxSource::StartOfBlock => json!({ "type": "start_of_block" }),
     };
     json!({
         "tx_hash": r.tx_hash,
@@ -351,7 +352,7 @@ pub fn timer_json(t: &Timer) -> Json {
         "expires_at": t.expires_at,
         "seq": t.seq,
         "deposit": amount(t.deposit),
-        "trigger": value_to_json(&t.trigger().to_value()),
+        "trigger": value_to_json(&t.trigger_value()),
     })
 }
 
@@ -364,6 +365,7 @@ pub fn timer_config_json(c: &TimerConfig) -> Json {
 pub fn quote_json(q: &timerhost_types::TimerQuote) -> Json {
     serde_json::json!({
         "height": q.height,
+        "timestamp_ms": q.timestamp_ms,
         "gas_limit": q.gas_limit,
         "max_cost": amount(q.max_cost),
         "deposit": amount(q.deposit),

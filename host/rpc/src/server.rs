@@ -465,20 +465,30 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         }))
     }
 
-    /// `th_quoteTimer [{height?, gas_limit?}]`: the quote a transaction in
-    /// the next block would get from `pvm_host.timer_quote`.
+    /// `th_quoteTimer [{height?, timestamp_ms?, gas_limit?}]`: the quote a
+    /// transaction in the next block would get from `pvm_host.timer_quote`
+    /// (a time must be after the head's timestamp).
     fn quote_timer(&self, a: &[Json]) -> Result<Json> {
-        let f = filter_obj(a, &["height", "gas_limit"])?;
+        let f = filter_obj(a, &["height", "timestamp_ms", "gas_limit"])?;
         let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
-        let height = get("height").map(|h| u64_of(h, "height")).transpose()?;
-        let gas_limit = get("gas_limit")
-            .map(|g| u64_of(g, "gas_limit"))
-            .transpose()?;
+        let number = |k: &'static str| get(k).map(|v| u64_of(v, k)).transpose();
+        let request = timerhost_types::QuoteRequest {
+            height: number("height")?,
+            timestamp_ms: number("timestamp_ms")?,
+            gas_limit: number("gas_limit")?,
+        };
         let state = self.chain.store().state();
         let config = timer_config(&state)?;
         let basefee = self.chain.basefee_config()?;
-        let next = self.chain.head()?.height + 1;
-        match timerhost_timers::quote::quote(&state, &config, &basefee, next, height, gas_limit)? {
+        let head = self.chain.head()?;
+        match timerhost_timers::quote::quote(
+            &state,
+            &config,
+            &basefee,
+            head.height + 1,
+            head.timestamp_ms,
+            request,
+        )? {
             Ok(quote) => Ok(quote_json(&quote)),
             Err(e) => Err(RpcError::InvalidParams(e.to_string())),
         }

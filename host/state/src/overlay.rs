@@ -197,6 +197,20 @@ impl<'a> Overlay<'a> {
         self.writes
     }
 
+    /// Every key written since `checkpoint` and not reverted, sorted and
+    /// once each (a write journals its key again after every checkpoint
+    /// taken since its last undo entry, so the journal from `checkpoint` on
+    /// names exactly these).
+    pub fn keys_written_since(&self, checkpoint: Checkpoint) -> Vec<&[u8]> {
+        let mut keys: Vec<&[u8]> = self.journal[checkpoint.0.min(self.journal.len())..]
+            .iter()
+            .map(|(key, _, _)| key.as_slice())
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
     /// The buffered writes, sorted by key, without consuming the overlay.
     pub fn changes(&self) -> &ChangeSet {
         &self.writes
@@ -318,6 +332,28 @@ mod tests {
         assert_eq!(o.get(b"k").unwrap(), Some(b"base".to_vec()));
         let changes = o.into_changes();
         assert_eq!(changes.len(), 1);
+    }
+
+    #[test]
+    fn keys_written_since_a_checkpoint_are_the_kept_writes_after_it() {
+        let base = MapState(Default::default());
+        let mut o = Overlay::new(&base);
+        o.put(b"before".to_vec(), b"1".to_vec());
+        o.put(b"both".to_vec(), b"1".to_vec());
+        let mark = o.checkpoint();
+        let kept = o.checkpoint();
+        o.put(b"both".to_vec(), b"2".to_vec());
+        o.put(b"after".to_vec(), b"2".to_vec());
+        o.put(b"after".to_vec(), b"3".to_vec());
+        o.release(kept);
+        let reverted = o.checkpoint();
+        o.put(b"reverted".to_vec(), b"x".to_vec());
+        o.revert_to(reverted);
+        assert_eq!(
+            o.keys_written_since(mark),
+            vec![&b"after"[..], &b"both"[..]],
+            "rewritten keys count, reverted ones and earlier ones do not"
+        );
     }
 
     proptest! {

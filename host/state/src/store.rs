@@ -53,7 +53,9 @@ const META: u8 = b'M';
 /// 5: timers are committed through one tree leaf per due bucket; records and
 /// indexes moved to the derived `u` namespace, accounts carry `live_timers`
 /// and GC entries their record's hash; block timestamps are unix ms.
-pub const STORE_FORMAT: u32 = 5;
+/// 6: timers carry their kind (height, time, state) and `TimerConfig` the
+/// watch limits; time timers and state watches have their own keys.
+pub const STORE_FORMAT: u32 = 6;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).

@@ -1,7 +1,8 @@
 //! Due buckets: how the state root commits to the pending timers.
 //!
-//! Each height with queued timers is **one leaf** of the state tree, `t d ‖
-//! height` = `live` (u64 BE) ‖ `reserved` (u64 BE: the lane cycles its
+//! Each height (or, for time timers, each millisecond) with queued timers
+//! is **one leaf** of the state tree, `t d ‖ height` (`t e ‖ timestamp_ms`)
+//! = `live` (u64 BE) ‖ `reserved` (u64 BE: the lane cycles its
 //! timers reserve when they fire, for [`crate::quote`]) ‖ `digest` (32
 //! bytes). The records, the height
 //! id lookup and the listing indexes are derived state (`u …`, [`crate::keys`])
@@ -42,8 +43,8 @@ use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::keys::{self, corrupt};
-use crate::record::{decode_record, record_hash};
+use crate::keys::{self, corrupt, BucketId, DueQueue};
+use crate::record::{bucket_of, decode_record, record_hash};
 
 /// Buckets of at most this many timers keep no stored lattice.
 pub const SMALL_BUCKET: u64 = 16;
@@ -83,9 +84,9 @@ fn digest(lattice: &LtHash) -> Hash {
     Hash(lattice.checksum().0)
 }
 
-/// The committed leaf of the bucket of `height`, if it has timers.
-pub fn leaf(state: &(impl StateRead + ?Sized), height: u64) -> Result<Option<Leaf>> {
-    let k = keys::bucket_key(height);
+/// The committed leaf of `bucket`, if it has timers.
+pub fn leaf(state: &(impl StateRead + ?Sized), bucket: BucketId) -> Result<Option<Leaf>> {
+    let k = keys::bucket_key(bucket);
     state.get(&k)?.map(|v| decode_leaf(&k, &v)).transpose()
 }
 
@@ -100,34 +101,34 @@ fn decode_leaf(k: &[u8], v: &[u8]) -> Result<Leaf> {
     })
 }
 
-/// Timers queued at heights ≤ `height`, summed from the bucket leaves (at
-/// most `limit` leaves read, the sum capped at `limit`): no record is read.
+/// Timers of `queue` queued at or before `at` (a height or unix ms), summed
+/// from the bucket leaves (at most `limit` leaves read, the sum capped at
+/// `limit`): no record is read.
 pub fn queued_through(
     state: &(impl StateRead + ?Sized),
-    height: u64,
+    queue: DueQueue,
+    at: u64,
     limit: usize,
 ) -> Result<usize> {
-    let end = match height.checked_add(1) {
-        Some(next) => keys::bucket_key(next),
-        None => keys::end_of(keys::BUCKET),
-    };
+    let end = keys::buckets_through(queue, at);
+    let start = keys::bucket_key(BucketId { queue, at: 0 });
     let mut total = 0u64;
-    for (k, v) in state.scan(&keys::bucket_key(0), Some(&end), limit)? {
+    for (k, v) in state.scan(&start, Some(&end), limit)? {
         total = total.saturating_add(decode_leaf(&k, &v)?.live);
     }
     Ok(usize::try_from(total).unwrap_or(usize::MAX).min(limit))
 }
 
-fn write_leaf(state: &mut Overlay<'_>, height: u64, leaf: Leaf) {
+fn write_leaf(state: &mut Overlay<'_>, bucket: BucketId, leaf: Leaf) {
     let mut v = Vec::with_capacity(LEAF_BYTES);
     v.extend_from_slice(&leaf.live.to_be_bytes());
     v.extend_from_slice(&leaf.reserved.to_be_bytes());
     v.extend_from_slice(leaf.digest.as_bytes());
-    state.put(keys::bucket_key(height), v);
+    state.put(keys::bucket_key(bucket), v);
 }
 
-fn stored_lattice(state: &(impl StateRead + ?Sized), height: u64) -> Result<LtHash> {
-    let k = keys::lattice_key(height);
+fn stored_lattice(state: &(impl StateRead + ?Sized), bucket: BucketId) -> Result<LtHash> {
+    let k = keys::lattice_key(bucket);
     let v = state
         .get(&k)?
         .ok_or_else(|| corrupt("timer bucket lattice", &k, "missing for a large bucket"))?;
@@ -141,37 +142,40 @@ fn stored_lattice(state: &(impl StateRead + ?Sized), height: u64) -> Result<LtHa
     Ok(lattice)
 }
 
-fn write_lattice(state: &mut Overlay<'_>, height: u64, lattice: &LtHash) {
+fn write_lattice(state: &mut Overlay<'_>, bucket: BucketId, lattice: &LtHash) {
     let mut v = Vec::with_capacity(LATTICE_BYTES);
     for lane in lattice.0 {
         v.extend_from_slice(&lane.to_le_bytes());
     }
-    state.put(keys::lattice_key(height), v);
+    state.put(keys::lattice_key(bucket), v);
 }
 
-/// The lattice of the bucket of `height` computed from the records queued
-/// there, as they are in `state` (one scan). `expected` timers must be
-/// there.
-pub fn recompute(state: &(impl StateRead + ?Sized), height: u64, expected: u64) -> Result<LtHash> {
-    Ok(fold_records(state, height, expected)?.0)
+/// The lattice of `bucket` computed from the records queued there, as they
+/// are in `state` (one scan). `expected` timers must be there.
+pub fn recompute(
+    state: &(impl StateRead + ?Sized),
+    bucket: BucketId,
+    expected: u64,
+) -> Result<LtHash> {
+    Ok(fold_records(state, bucket, expected)?.0)
 }
 
 /// The lattice and the reserved lane cycles of the `expected` records
-/// queued at `height`, in one scan.
+/// queued in `bucket`, in one scan.
 fn fold_records(
     state: &(impl StateRead + ?Sized),
-    height: u64,
+    bucket: BucketId,
     expected: u64,
 ) -> Result<(LtHash, u64)> {
     let limit = usize::try_from(expected.saturating_add(1)).unwrap_or(usize::MAX);
-    let (start, end) = keys::records_range(height);
+    let (start, end) = keys::records_range(bucket);
     let records = state.scan(&start, Some(&end), limit)?;
     if records.len() as u64 != expected {
         return Err(corrupt(
             "timer bucket",
-            &keys::bucket_key(height),
+            &keys::bucket_key(bucket),
             &format!(
-                "counts {expected} timers, {} records are queued at its height",
+                "counts {expected} timers, {} records are queued in it",
                 records.len()
             ),
         ));
@@ -186,15 +190,15 @@ fn fold_records(
     Ok((lattice, reserved))
 }
 
-/// Does the committed leaf of `height` match the records stored under it?
+/// Does the committed leaf of `bucket` match the records stored under it?
 /// (Audits and tests: derived state at rest is checked against what the
 /// root commits to; reads every timer of the bucket.)
-pub fn verify(state: &(impl StateRead + ?Sized), height: u64) -> Result<bool> {
-    let Some(leaf) = leaf(state, height)? else {
-        let (start, end) = keys::records_range(height);
+pub fn verify(state: &(impl StateRead + ?Sized), bucket: BucketId) -> Result<bool> {
+    let Some(leaf) = leaf(state, bucket)? else {
+        let (start, end) = keys::records_range(bucket);
         return Ok(state.scan(&start, Some(&end), 1)?.is_empty());
     };
-    let (lattice, reserved) = fold_records(state, height, leaf.live)?;
+    let (lattice, reserved) = fold_records(state, bucket, leaf.live)?;
     Ok(digest(&lattice) == leaf.digest && reserved == leaf.reserved)
 }
 
@@ -210,20 +214,27 @@ struct Delta {
 /// the height index and the records have changed.
 #[derive(Debug, Default)]
 pub struct Changes {
-    buckets: BTreeMap<u64, Delta>,
+    buckets: BTreeMap<BucketId, Delta>,
 }
 
 impl Changes {
-    /// `timer`, whose record hash is `record_hash`, joins its bucket.
+    /// `timer`, whose record hash is `record_hash`, joins its bucket. (A
+    /// state watch has none: its own leaf commits to it, [`crate::watch`].)
     pub fn add(&mut self, timer: &Timer, record_hash: Hash) {
-        let delta = self.buckets.entry(timer.height).or_default();
+        let Some(bucket) = bucket_of(timer) else {
+            return;
+        };
+        let delta = self.buckets.entry(bucket).or_default();
         delta.added.push(record_hash);
         delta.reserved_added = delta.reserved_added.saturating_add(reservation(timer));
     }
 
     /// `timer`, whose record hash is `record_hash`, leaves its bucket.
     pub fn remove(&mut self, timer: &Timer, record_hash: Hash) {
-        let delta = self.buckets.entry(timer.height).or_default();
+        let Some(bucket) = bucket_of(timer) else {
+            return;
+        };
+        let delta = self.buckets.entry(bucket).or_default();
         delta.removed.push(record_hash);
         delta.reserved_removed = delta.reserved_removed.saturating_add(reservation(timer));
     }
@@ -237,15 +248,15 @@ impl Changes {
     /// once the height index and the records show the change: a small
     /// bucket is recomputed from them.
     pub fn apply(self, state: &mut Overlay<'_>) -> Result<()> {
-        for (height, delta) in self.buckets {
-            apply_one(state, height, delta)?;
+        for (bucket, delta) in self.buckets {
+            apply_one(state, bucket, delta)?;
         }
         Ok(())
     }
 }
 
-fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
-    let old = leaf(state, height)?;
+fn apply_one(state: &mut Overlay<'_>, bucket: BucketId, delta: Delta) -> Result<()> {
+    let old = leaf(state, bucket)?;
     let before = old.map_or(0, |l| l.live);
     let reserved = old
         .map_or(0, |l| l.reserved)
@@ -254,7 +265,7 @@ fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
         .ok_or_else(|| {
             corrupt(
                 "timer bucket",
-                &keys::bucket_key(height),
+                &keys::bucket_key(bucket),
                 "more lane cycles leave the bucket than it reserves",
             )
         })?;
@@ -263,19 +274,19 @@ fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
         .ok_or_else(|| {
             corrupt(
                 "timer bucket",
-                &keys::bucket_key(height),
+                &keys::bucket_key(bucket),
                 "more timers leave the bucket than it holds",
             )
         })?;
     if live == 0 {
-        state.delete(keys::bucket_key(height));
+        state.delete(keys::bucket_key(bucket));
         if before > SMALL_BUCKET {
-            state.delete(keys::lattice_key(height));
+            state.delete(keys::lattice_key(bucket));
         }
         return Ok(());
     }
     let lattice = if before > SMALL_BUCKET {
-        let mut lattice = stored_lattice(state, height)?;
+        let mut lattice = stored_lattice(state, bucket)?;
         for h in &delta.added {
             lattice.mix_in(&element(h));
         }
@@ -285,16 +296,16 @@ fn apply_one(state: &mut Overlay<'_>, height: u64, delta: Delta) -> Result<()> {
         lattice
     } else {
         // At most SMALL_BUCKET + added records: proportional to the change.
-        recompute(state, height, live)?
+        recompute(state, bucket, live)?
     };
     if live > SMALL_BUCKET {
-        write_lattice(state, height, &lattice);
+        write_lattice(state, bucket, &lattice);
     } else if before > SMALL_BUCKET {
-        state.delete(keys::lattice_key(height));
+        state.delete(keys::lattice_key(bucket));
     }
     write_leaf(
         state,
-        height,
+        bucket,
         Leaf {
             live,
             reserved,
@@ -330,6 +341,7 @@ mod tests {
             expires_at: height + 100,
             seq,
             deposit: 0,
+            kind: timerhost_types::TimerKind::Height,
         }
     }
 
@@ -383,7 +395,10 @@ mod tests {
         for s in 30..33 {
             store::insert(&mut a, &timer(11, s, b"later")).unwrap();
         }
-        assert!(a.get(&keys::lattice_key(10)).unwrap().is_some());
+        assert!(a
+            .get(&keys::lattice_key(BucketId::height(10)))
+            .unwrap()
+            .is_some());
         for t in &extras {
             let record = store::get_record(&a, &t.timer_id).unwrap().unwrap();
             store::remove(&mut a, &record).unwrap();
@@ -392,12 +407,26 @@ mod tests {
             max_fires_per_block: 5,
             ..TimerConfig::default()
         };
-        let plan = delivery::deliver(&mut a, &config, &BasefeeConfig::default(), 10).unwrap();
+        let plan = delivery::deliver(
+            &mut a,
+            &config,
+            &BasefeeConfig::default(),
+            10,
+            &[],
+            &mut delivery::BlockBudgets::new(&config),
+        )
+        .unwrap();
         assert_eq!(plan.fires.len(), 5);
         assert!(plan.stats.fire_quota_full, "the rest carried over");
         // 15 left: a small bucket keeps no lattice.
-        assert!(a.get(&keys::lattice_key(10)).unwrap().is_none());
-        assert!(a.get(&keys::bucket_key(12)).unwrap().is_none());
+        assert!(a
+            .get(&keys::lattice_key(BucketId::height(10)))
+            .unwrap()
+            .is_none());
+        assert!(a
+            .get(&keys::bucket_key(BucketId::height(12)))
+            .unwrap()
+            .is_none());
 
         // History B: only the survivors, scheduled directly.
         let mut b = Overlay::new(&empty);
@@ -406,11 +435,20 @@ mod tests {
             store::insert(&mut b, &t).unwrap();
         }
 
-        assert_eq!(leaf(&a, 10).unwrap(), leaf(&b, 10).unwrap());
-        assert_eq!(leaf(&a, 11).unwrap(), leaf(&b, 11).unwrap());
+        assert_eq!(
+            leaf(&a, BucketId::height(10)).unwrap(),
+            leaf(&b, BucketId::height(10)).unwrap()
+        );
+        assert_eq!(
+            leaf(&a, BucketId::height(11)).unwrap(),
+            leaf(&b, BucketId::height(11)).unwrap()
+        );
         assert_eq!(timer_root(&a), timer_root(&b));
         for state in [&a, &b] {
-            assert!(verify(state, 10).unwrap() && verify(state, 11).unwrap());
+            assert!(
+                verify(state, BucketId::height(10)).unwrap()
+                    && verify(state, BucketId::height(11)).unwrap()
+            );
         }
         // The derived layout did differ (slots depend on history).
         let slot = |s: &Overlay<'_>| {
@@ -460,13 +498,13 @@ mod tests {
         for t in survivors() {
             store::insert(&mut state, &t).unwrap();
         }
-        assert!(verify(&state, 10).unwrap());
-        let key = keys::record_key(10, survivors()[3].seq);
+        assert!(verify(&state, BucketId::height(10)).unwrap());
+        let key = keys::record_key(BucketId::height(10), survivors()[3].seq);
         let mut bytes = state.get(&key).unwrap().unwrap();
         let last = bytes.len() - 30; // inside the timer, before the slots
         bytes[last] ^= 0x40;
         state.put(key, bytes);
-        assert!(!verify(&state, 10).unwrap());
+        assert!(!verify(&state, BucketId::height(10)).unwrap());
     }
 
     #[test]
@@ -476,10 +514,20 @@ mod tests {
         for t in survivors() {
             store::insert(&mut state, &t).unwrap();
         }
-        assert_eq!(queued_through(&state, 9, 100).unwrap(), 0);
-        assert_eq!(queued_through(&state, 10, 100).unwrap(), 15);
-        assert_eq!(queued_through(&state, 11, 100).unwrap(), 18);
-        assert_eq!(queued_through(&state, u64::MAX, 16).unwrap(), 16, "capped");
+        assert_eq!(queued_through(&state, DueQueue::Height, 9, 100).unwrap(), 0);
+        assert_eq!(
+            queued_through(&state, DueQueue::Height, 10, 100).unwrap(),
+            15
+        );
+        assert_eq!(
+            queued_through(&state, DueQueue::Height, 11, 100).unwrap(),
+            18
+        );
+        assert_eq!(
+            queued_through(&state, DueQueue::Height, u64::MAX, 16).unwrap(),
+            16,
+            "capped"
+        );
     }
 
     #[test]
@@ -488,11 +536,14 @@ mod tests {
         let mut state = Overlay::new(&empty);
         let t = timer(40, 1, b"solo");
         store::insert(&mut state, &t).unwrap();
-        assert_eq!(leaf(&state, 40).unwrap().unwrap().live, 1);
-        assert!(state.get(&keys::lattice_key(40)).unwrap().is_none());
+        assert_eq!(leaf(&state, BucketId::height(40)).unwrap().unwrap().live, 1);
+        assert!(state
+            .get(&keys::lattice_key(BucketId::height(40)))
+            .unwrap()
+            .is_none());
         let record = store::get_record(&state, &t.timer_id).unwrap().unwrap();
         store::remove(&mut state, &record).unwrap();
-        assert_eq!(leaf(&state, 40).unwrap(), None);
+        assert_eq!(leaf(&state, BucketId::height(40)).unwrap(), None);
     }
 
     #[test]
@@ -503,15 +554,18 @@ mod tests {
             for s in 0..count {
                 store::insert(&mut state, &timer(50, s, b"p")).unwrap();
             }
-            let before = leaf(&state, 50).unwrap().unwrap();
+            let before = leaf(&state, BucketId::height(50)).unwrap().unwrap();
             let t = timer(50, 1, b"p");
             let mut record = store::get_record(&state, &t.timer_id).unwrap().unwrap();
             record.timer.expires_at += 1;
             store::update(&mut state, &t, &record).unwrap();
-            let after = leaf(&state, 50).unwrap().unwrap();
+            let after = leaf(&state, BucketId::height(50)).unwrap().unwrap();
             assert_eq!(after.live, before.live);
             assert_ne!(after.digest, before.digest);
-            assert!(verify(&state, 50).unwrap(), "{count} timers");
+            assert!(
+                verify(&state, BucketId::height(50)).unwrap(),
+                "{count} timers"
+            );
         }
     }
 }

@@ -1,7 +1,22 @@
-//! End-of-block delivery (CIP-5 §5, §6.2–6.3, §6.5; DESIGN.md "Timers").
+//! Timer delivery (CIP-5 §5, §6.2–6.3, §6.5; DESIGN.md "Timers" and "One
+//! scheduler, many triggers").
 //!
-//! Two phases, as §5.1 prescribes. [`deliver`] *classifies*: it walks the
-//! due queue in FIFO order (carried-over timers first) and, for each timer,
+//! A block delivers in two places, under **one lane and one set of
+//! budgets** ([`BlockBudgets`], created once per block):
+//!
+//! - [`deliver_time`], at the **start** of the block, before its user
+//!   transactions: the time queue's timers due at or before the block's
+//!   timestamp, in (time, scheduling) order;
+//! - [`deliver`], at the **end**: the GC backlog, the height queue's due
+//!   timers in (height, scheduling) order, then the waiting state-watch hits
+//!   ([`crate::watch`]) in (height, watch) order — at most
+//!   `max_watch_matches_per_block` of them — and the expired watches.
+//!
+//! What the start of the block uses of the lane and of `max_fires_per_block`
+//! is no longer there at its end; whatever a budget leaves unprocessed
+//! carries over, in order, to the same place in the next block.
+//!
+//! Each walk *classifies* before anything executes (§5.1): for each timer,
 //!
 //! 1. **payment revoked** (its fee payer revoked it, [`crate::control`]),
 //!    **TTL expired** (`height > expires_at`) or **insufficient funds**
@@ -37,19 +52,22 @@
 use std::collections::BTreeMap;
 
 use timerhost_state::accounts::{self, Debit};
-use timerhost_state::{Overlay, StateReadExt};
+use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::timer::{
     GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, TIMER_FIRE_BASE_CYCLES,
 };
-use timerhost_types::{Address, BasefeeConfig, Event, Timer, TimerConfig, TimerStatus};
+use timerhost_types::{
+    Address, BasefeeConfig, Event, FireDue, FireInfo, Timer, TimerConfig, TimerKind, TimerStatus,
+};
 
 use crate::error::Result;
 use crate::events::CancelReason;
 use crate::keys::{self, missing};
+use crate::keys::{BucketId, DueQueue};
 use crate::queue::{self, Queued, RemovalReason};
 use crate::record::TimerRecord;
 use crate::removal::Removals;
-use crate::{control, events, handler, store};
+use crate::{control, events, handler, store, watch};
 
 /// How many due entries are read per scan.
 const SCAN_CHUNK: usize = 256;
@@ -57,8 +75,11 @@ const SCAN_CHUNK: usize = 256;
 /// An admitted, pre-charged timer fire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fire {
-    /// The timer (already removed from the store).
+    /// The timer (already removed from the store; a watch stays, with its
+    /// fire counted).
     pub timer: Timer,
+    /// Why it fires, for `pvm_host.trigger()`.
+    pub info: FireInfo,
     /// Handler to invoke.
     pub handler: String,
     /// Bytes delivered to it.
@@ -100,6 +121,10 @@ pub struct DeliveryStats {
     pub lane_full: bool,
     /// Did `max_fires_per_block` stop admission (timers carried over)?
     pub fire_quota_full: bool,
+    /// State-watch hits evaluated (fired or removed).
+    pub watch_hits_evaluated: u64,
+    /// Did `max_watch_matches_per_block` leave hits waiting?
+    pub watch_quota_full: bool,
     /// The governance status delivery ran under.
     pub status: TimerStatus,
 }
@@ -125,12 +150,53 @@ pub fn max_cost(gas_limit: u64, config: &TimerConfig, basefee: &BasefeeConfig) -
         .checked_add((config.max_cells_per_fire as u128).checked_mul(basefee.cell_basefee)?)
 }
 
-struct Budgets {
+impl DeliveryStats {
+    /// Adds another phase's counters to these (the start and the end of
+    /// one block).
+    pub fn absorb(&mut self, other: &DeliveryStats) {
+        self.fired += other.fired;
+        self.expired += other.expired;
+        self.unfunded += other.unfunded;
+        self.revoked += other.revoked;
+        self.shut_down += other.shut_down;
+        self.backlogged += other.backlogged;
+        self.lane_reserved += other.lane_reserved;
+        self.gc_cycles_used += other.gc_cycles_used;
+        self.lane_full |= other.lane_full;
+        self.fire_quota_full |= other.fire_quota_full;
+        self.watch_hits_evaluated += other.watch_hits_evaluated;
+        self.watch_quota_full |= other.watch_quota_full;
+        self.status = other.status;
+    }
+}
+
+/// What one block may still spend on timers: one lane, one fire quota and
+/// one GC budget shared by the start and the end of the block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockBudgets {
     gc_left: u64,
     moves_left: u64,
     lane_left: u64,
     lane_total: u64,
+    fires_left: u64,
+    watch_hits_left: u64,
 }
+
+impl BlockBudgets {
+    /// A fresh block's budgets under `config`.
+    pub fn new(config: &TimerConfig) -> BlockBudgets {
+        BlockBudgets {
+            gc_left: config.gc_cycles_per_block,
+            moves_left: config.gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL,
+            lane_left: config.lane_cycles_per_block,
+            lane_total: config.lane_cycles_per_block,
+            fires_left: config.max_fires_per_block,
+            watch_hits_left: config.max_watch_matches_per_block,
+        }
+    }
+}
+
+type Budgets = BlockBudgets;
 
 fn remove_for(
     state: &mut Overlay<'_>,
@@ -183,28 +249,71 @@ impl RevocationMarks {
     }
 }
 
-/// Classifies and pre-charges the due timers of block `height` (§5.1 steps 2–4).
+/// The start of block `height`: classifies and pre-charges the time timers
+/// due at or before `timestamp_ms`, under `budgets` (which the end of the
+/// block goes on spending).
+pub fn deliver_time(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    basefee: &BasefeeConfig,
+    height: u64,
+    timestamp_ms: u64,
+    budgets: &mut BlockBudgets,
+) -> Result<DeliveryPlan> {
+    let status = control::status(state)?;
+    let mut plan = DeliveryPlan::default();
+    plan.stats.status = status;
+    // Only an active scheduler fires; a shutdown removes time timers at the
+    // end of the block with everything else.
+    if status != TimerStatus::Active {
+        return Ok(plan);
+    }
+    let mut removals = Removals::default();
+    let mut walk = Walk {
+        config,
+        basefee,
+        height,
+        budgets,
+        plan: &mut plan,
+        removals: &mut removals,
+        marks: RevocationMarks::default(),
+    };
+    walk.queue(state, DueQueue::Time, timestamp_ms)?;
+    removals.apply(state)?;
+    Ok(plan)
+}
+
+/// The end of block `height` (§5.1 steps 2–4): the GC backlog, the due
+/// height timers, then the state watches — the hits of `written` (the
+/// storage keys the block's committed executions wrote so far, sorted by
+/// actor and key; see [`watch::storage_writes`]) join the waiting hits,
+/// which are evaluated in order — and the expired watches, all under
+/// `budgets`.
 pub fn deliver(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
     basefee: &BasefeeConfig,
     height: u64,
+    written: &[(Address, Vec<u8>)],
+    budgets: &mut BlockBudgets,
 ) -> Result<DeliveryPlan> {
     let status = control::status(state)?;
     let mut plan = DeliveryPlan::default();
     plan.stats.status = status;
-    if status == TimerStatus::Paused || status == TimerStatus::Shutdown {
+    if status == TimerStatus::Shutdown {
+        return Ok(plan);
+    }
+    // A watch hit is recorded even while paused: it fires once timers resume.
+    if status != TimerStatus::ShuttingDown {
+        let hits = watch::hits(state, written)?;
+        watch::enqueue(state, hits, height)?;
+    }
+    if status == TimerStatus::Paused {
         return Ok(plan);
     }
     // Index entries of removed timers, applied once at the end: the walk
     // below only moves forward (cursors), so it never needs them gone.
     let mut removals = Removals::default();
-    let mut budget = Budgets {
-        gc_left: config.gc_cycles_per_block,
-        moves_left: config.gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL,
-        lane_left: config.lane_cycles_per_block,
-        lane_total: config.lane_cycles_per_block,
-    };
 
     // The GC backlog first: it holds timers classified in earlier blocks.
     // Both walks resume from where the last chunk ended (see `DueCursor`).
@@ -217,7 +326,7 @@ pub fn deliver(
         }
         for (seq, entry) in entries {
             backlog_cursor = seq.saturating_add(1);
-            if budget.gc_left < GC_CYCLES_PER_REMOVAL {
+            if budgets.gc_left < GC_CYCLES_PER_REMOVAL {
                 backlog_cleared = false;
                 break 'backlog;
             }
@@ -233,125 +342,312 @@ pub fn deliver(
                 &mut plan,
                 &mut removals,
             )?;
-            budget.gc_left -= GC_CYCLES_PER_REMOVAL;
+            budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
         }
     }
 
     if status == TimerStatus::ShuttingDown {
-        shut_down(
-            state,
-            backlog_cleared,
-            &mut budget,
-            &mut plan,
-            &mut removals,
-        )?;
+        shut_down(state, backlog_cleared, budgets, &mut plan, &mut removals)?;
         removals.apply(state)?;
         return Ok(plan);
     }
 
-    // Then the due queue, strictly FIFO.
-    let mut marks = RevocationMarks::default();
-    let mut due_cursor = queue::DueCursor::START;
-    'due: loop {
-        let entries = queue::due_from(state, due_cursor, height, SCAN_CHUNK)?;
-        if entries.is_empty() {
-            break;
-        }
-        for record in entries {
-            let timer = &record.timer;
-            due_cursor = queue::DueCursor::after(timer);
-            let required = max_cost(timer.gas_limit_per_fire, config, basefee);
-            // The payer's revocation; §5.4 path 3: TTL expiry; path 2:
-            // insufficient funds (counting the deposit the removal returns).
-            let removal = if marks.revoked(state, timer)? {
-                Some(RemovalReason::PaymentRevoked)
-            } else if height > timer.expires_at {
-                Some(RemovalReason::Expired {
-                    classified_at: height,
-                })
-            } else {
-                let available = accounts::load(state, &timer.fee_payer)?
-                    .balance
-                    .saturating_add(timer.deposit);
-                match required {
-                    Some(r) if available >= r => None,
-                    _ => Some(RemovalReason::InsufficientFunds {
-                        required: required.unwrap_or(u128::MAX),
-                        available,
-                    }),
-                }
-            };
-            if let Some(reason) = removal {
-                if budget.gc_left >= GC_CYCLES_PER_REMOVAL {
-                    remove_for(
-                        state,
-                        &record,
-                        Queued::Due,
-                        &reason,
-                        height,
-                        &mut plan,
-                        &mut removals,
-                    )?;
-                    budget.gc_left -= GC_CYCLES_PER_REMOVAL;
-                } else if budget.moves_left > 0 {
-                    queue::move_to_backlog(state, &record, reason, &mut removals);
-                    budget.moves_left -= 1;
-                    plan.stats.backlogged += 1;
-                } else {
-                    break 'due;
-                }
-                continue;
-            }
-            // CIP-5 §8: at most max_fires_per_block fires per block.
-            if plan.stats.fired >= config.max_fires_per_block {
-                plan.stats.fire_quota_full = true;
-                break 'due;
-            }
-            // §6.5 lane: reserve gas_limit_per_fire plus the base charge. A
-            // timer larger than the whole lane (possible after governance
-            // shrank it) is admitted alone at the head of an empty lane so
-            // that it cannot block the queue forever.
-            let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
-            let fits = reserve <= budget.lane_left || budget.lane_left == budget.lane_total;
-            if !fits {
-                plan.stats.lane_full = true;
-                break 'due;
-            }
-            let max_cost = required.expect("funded implies computable");
-            // Removal first: its deposit is part of what pays the fire.
-            store::remove_deferred(state, &record, Queued::Due, &mut removals)?;
-            match accounts::debit(state, &timer.fee_payer, max_cost)? {
-                Debit::Done => {}
-                Debit::Insufficient { available } => {
-                    return Err(timerhost_state::StorageError::Corrupt {
-                        what: "account",
-                        key: timer.fee_payer.to_hex(),
-                        reason: format!("balance {available} changed between check and pre-charge of {max_cost}"),
-                    })
-                }
-            }
-            budget.lane_left = budget.lane_left.saturating_sub(reserve);
-            plan.stats.lane_reserved += reserve;
-            plan.stats.fired += 1;
-            let resolved = handler::resolve(&timer.payload).unwrap_or(handler::Resolved {
-                handler: timer.handler.clone(),
-                payload: timer.payload.clone(),
-            });
-            plan.fires.push(Fire {
-                handler: timer.handler.clone(),
-                payload: resolved.payload,
-                cycles_limit: timer.gas_limit_per_fire,
-                base_cycles: TIMER_FIRE_BASE_CYCLES,
-                cells_limit: config.max_cells_per_fire,
-                cycle_basefee: basefee.cycle_basefee,
-                cell_basefee: basefee.cell_basefee,
-                max_cost,
-                timer: record.timer,
-            });
-        }
-    }
+    let mut walk = Walk {
+        config,
+        basefee,
+        height,
+        budgets,
+        plan: &mut plan,
+        removals: &mut removals,
+        marks: RevocationMarks::default(),
+    };
+    walk.queue(state, DueQueue::Height, height)?;
+    walk.watch_hits(state)?;
+    walk.expired_watches(state)?;
     removals.apply(state)?;
     Ok(plan)
+}
+
+/// What a walk over due timers decided for one of them.
+enum Verdict {
+    /// Remove it (or move it to the backlog) for this reason.
+    Remove(RemovalReason),
+    /// It cannot fire in this block: stop, everything behind it waits.
+    Stop,
+    /// Fire it, pre-charging this much.
+    Fire(u128),
+}
+
+/// One walk's state: the budgets it spends and the plan it fills.
+struct Walk<'w> {
+    config: &'w TimerConfig,
+    basefee: &'w BasefeeConfig,
+    height: u64,
+    budgets: &'w mut BlockBudgets,
+    plan: &'w mut DeliveryPlan,
+    removals: &'w mut Removals,
+    marks: RevocationMarks,
+}
+
+impl Walk<'_> {
+    /// Classifies `timer` (§5.4's removal paths, then the fire quota and
+    /// the lane). A timer that stays after firing (a watch) keeps its
+    /// deposit, so only the balance pays its fire; a leaving timer's
+    /// deposit comes back first and counts.
+    fn classify(&mut self, state: &Overlay<'_>, timer: &Timer, stays: bool) -> Result<Verdict> {
+        let required = max_cost(timer.gas_limit_per_fire, self.config, self.basefee);
+        if self.marks.revoked(state, timer)? {
+            return Ok(Verdict::Remove(RemovalReason::PaymentRevoked));
+        }
+        if self.height > timer.expires_at {
+            return Ok(Verdict::Remove(RemovalReason::Expired {
+                classified_at: self.height,
+            }));
+        }
+        let balance = accounts::load(state, &timer.fee_payer)?.balance;
+        let available = if stays {
+            balance
+        } else {
+            balance.saturating_add(timer.deposit)
+        };
+        let required = match required {
+            Some(r) if available >= r => r,
+            _ => {
+                return Ok(Verdict::Remove(RemovalReason::InsufficientFunds {
+                    required: required.unwrap_or(u128::MAX),
+                    available,
+                }))
+            }
+        };
+        // CIP-5 §8: at most max_fires_per_block fires per block.
+        if self.budgets.fires_left == 0 {
+            self.plan.stats.fire_quota_full = true;
+            return Ok(Verdict::Stop);
+        }
+        // §6.5 lane: reserve gas_limit_per_fire plus the base charge. A
+        // timer larger than the whole lane (possible after governance
+        // shrank it) is admitted alone at the head of an empty lane so that
+        // it cannot block the queue forever.
+        let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
+        let budgets = &*self.budgets;
+        if reserve > budgets.lane_left && budgets.lane_left != budgets.lane_total {
+            self.plan.stats.lane_full = true;
+            return Ok(Verdict::Stop);
+        }
+        Ok(Verdict::Fire(required))
+    }
+
+    /// Removes a classified timer under the GC budget, or moves it to the
+    /// backlog; `false` when neither budget is left (the walk stops).
+    fn remove(
+        &mut self,
+        state: &mut Overlay<'_>,
+        record: &TimerRecord,
+        reason: RemovalReason,
+    ) -> Result<bool> {
+        if self.budgets.gc_left >= GC_CYCLES_PER_REMOVAL {
+            remove_for(
+                state,
+                record,
+                Queued::Due,
+                &reason,
+                self.height,
+                self.plan,
+                self.removals,
+            )?;
+            self.budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
+        } else if self.budgets.moves_left > 0 {
+            queue::move_to_backlog(state, record, reason, self.removals)?;
+            self.budgets.moves_left -= 1;
+            self.plan.stats.backlogged += 1;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Pre-charges an admitted fire and adds it to the plan.
+    fn fire(
+        &mut self,
+        state: &mut Overlay<'_>,
+        timer: Timer,
+        max_cost: u128,
+        info: FireInfo,
+        payload: Vec<u8>,
+    ) -> Result<()> {
+        match accounts::debit(state, &timer.fee_payer, max_cost)? {
+            Debit::Done => {}
+            Debit::Insufficient { available } => {
+                return Err(timerhost_state::StorageError::Corrupt {
+                    what: "account",
+                    key: timer.fee_payer.to_hex(),
+                    reason: format!(
+                        "balance {available} changed between check and pre-charge of {max_cost}"
+                    ),
+                })
+            }
+        }
+        let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
+        self.budgets.lane_left = self.budgets.lane_left.saturating_sub(reserve);
+        self.budgets.fires_left -= 1;
+        self.plan.stats.lane_reserved += reserve;
+        self.plan.stats.fired += 1;
+        self.plan.fires.push(Fire {
+            handler: timer.handler.clone(),
+            payload,
+            cycles_limit: timer.gas_limit_per_fire,
+            base_cycles: TIMER_FIRE_BASE_CYCLES,
+            cells_limit: self.config.max_cells_per_fire,
+            cycle_basefee: self.basefee.cycle_basefee,
+            cell_basefee: self.basefee.cell_basefee,
+            max_cost,
+            info,
+            timer,
+        });
+        Ok(())
+    }
+
+    /// Walks `queue` in order through `through` (a height or unix ms),
+    /// strictly FIFO: the first timer that cannot fire stops the walk.
+    fn queue(&mut self, state: &mut Overlay<'_>, due: DueQueue, through: u64) -> Result<()> {
+        let mut cursor = queue::DueCursor::start(due);
+        loop {
+            let entries = queue::due_from(state, cursor, through, SCAN_CHUNK)?;
+            if entries.is_empty() {
+                return Ok(());
+            }
+            for record in entries {
+                let bucket = crate::record::bucket_of(&record.timer)
+                    .expect("a queued record is a height or time timer");
+                cursor = queue::DueCursor::after(bucket, &record.timer);
+                match self.classify(state, &record.timer, false)? {
+                    Verdict::Remove(reason) => {
+                        if !self.remove(state, &record, reason)? {
+                            return Ok(());
+                        }
+                    }
+                    Verdict::Stop => return Ok(()),
+                    Verdict::Fire(max_cost) => {
+                        // Removal first: its deposit is part of what pays.
+                        store::remove_deferred(state, &record, Queued::Due, self.removals)?;
+                        let timer = record.timer;
+                        let resolved =
+                            handler::resolve(&timer.payload).unwrap_or(handler::Resolved {
+                                handler: timer.handler.clone(),
+                                payload: timer.payload.clone(),
+                            });
+                        let due = match bucket {
+                            BucketId {
+                                queue: DueQueue::Height,
+                                at,
+                            } => FireDue::Height(at),
+                            BucketId {
+                                queue: DueQueue::Time,
+                                at,
+                            } => FireDue::Time(at),
+                        };
+                        let info = FireInfo {
+                            timer_id: timer.timer_id,
+                            fire_seq: 1,
+                            due,
+                        };
+                        self.fire(state, timer, max_cost, info, resolved.payload)?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Evaluates waiting watch hits in (height, watch) order, at most
+    /// `max_watch_matches_per_block` per block. A hit on a watch that can
+    /// fire fires it (the watch stays, its fire counted); one that must go
+    /// is removed; one the lane or the fire quota cannot take waits.
+    fn watch_hits(&mut self, state: &mut Overlay<'_>) -> Result<()> {
+        loop {
+            let limit = usize::try_from(self.budgets.watch_hits_left)
+                .unwrap_or(usize::MAX)
+                .min(SCAN_CHUNK);
+            if limit == 0 {
+                // Only a quota that leaves hits behind is "full".
+                self.plan.stats.watch_quota_full =
+                    !watch::waiting(state, self.height, 1)?.is_empty();
+                return Ok(());
+            }
+            let hits = watch::waiting(state, self.height, limit)?;
+            if hits.is_empty() {
+                return Ok(());
+            }
+            for (seq, hit) in hits {
+                let key = keys::watch_record_key(seq);
+                let record = state
+                    .get_decoded::<TimerRecord>(&key)?
+                    .ok_or_else(|| keys::corrupt("watch hit", &key, "names no watch"))?;
+                match self.classify(state, &record.timer, true)? {
+                    Verdict::Remove(reason) => {
+                        if !self.remove(state, &record, reason)? {
+                            return Ok(());
+                        }
+                    }
+                    Verdict::Stop => return Ok(()),
+                    Verdict::Fire(max_cost) => {
+                        watch::drop_hit(state, seq)?;
+                        let mut after = record.clone();
+                        let TimerKind::State(w) = &mut after.timer.kind else {
+                            return Err(keys::corrupt("watch record", &key, "not a watch"));
+                        };
+                        w.fires += 1;
+                        let fire_seq = w.fires;
+                        store::update(state, &record.timer, &after)?;
+                        let info = FireInfo {
+                            timer_id: after.timer.timer_id,
+                            fire_seq,
+                            due: FireDue::State(hit.matched_keys),
+                        };
+                        let payload = after.timer.payload.clone();
+                        self.fire(state, after.timer, max_cost, info, payload)?;
+                    }
+                }
+                self.budgets.watch_hits_left -= 1;
+                self.plan.stats.watch_hits_evaluated += 1;
+            }
+        }
+    }
+
+    /// Removes watches whose TTL ran out, soonest first, under the GC
+    /// budget (a watch nobody triggers must still leave and return its
+    /// deposit).
+    fn expired_watches(&mut self, state: &mut Overlay<'_>) -> Result<()> {
+        loop {
+            let room = self.budgets.gc_left / GC_CYCLES_PER_REMOVAL;
+            let limit = usize::try_from(room).unwrap_or(usize::MAX).min(SCAN_CHUNK);
+            if limit == 0 {
+                return Ok(());
+            }
+            let seqs = watch::expired(state, self.height, limit)?;
+            if seqs.is_empty() {
+                return Ok(());
+            }
+            for seq in seqs {
+                let key = keys::watch_record_key(seq);
+                let record = state
+                    .get_decoded::<TimerRecord>(&key)?
+                    .ok_or_else(|| keys::corrupt("watch expiry", &key, "names no watch"))?;
+                let reason = RemovalReason::Expired {
+                    classified_at: self.height,
+                };
+                remove_for(
+                    state,
+                    &record,
+                    Queued::Due,
+                    &reason,
+                    self.height,
+                    self.plan,
+                    self.removals,
+                )?;
+                self.budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
+            }
+        }
+    }
 }
 
 /// One block of a governance shutdown: removes queued timers — due or not,
@@ -366,25 +662,39 @@ fn shut_down(
     plan: &mut DeliveryPlan,
     removals: &mut Removals,
 ) -> Result<()> {
-    let mut cursor = queue::DueCursor::START;
+    // Time timers, height timers, then watches: each in its own order.
+    for due in [DueQueue::Time, DueQueue::Height] {
+        let mut cursor = queue::DueCursor::start(due);
+        loop {
+            let entries = queue::due_from(state, cursor, u64::MAX, SCAN_CHUNK)?;
+            if entries.is_empty() {
+                break;
+            }
+            for record in entries {
+                if budget.gc_left < GC_CYCLES_PER_REMOVAL {
+                    return Ok(());
+                }
+                let bucket = crate::record::bucket_of(&record.timer).expect("a queued timer");
+                cursor = queue::DueCursor::after(bucket, &record.timer);
+                shut_one(state, &record, budget, plan, removals)?;
+            }
+        }
+    }
+    let mut start = keys::watch_record_key(0);
+    let end = keys::end_of(keys::WATCH_RECORD);
     loop {
-        let entries = queue::due_from(state, cursor, u64::MAX, SCAN_CHUNK)?;
-        if entries.is_empty() {
+        let page = StateRead::scan(&*state, &start, Some(&end), SCAN_CHUNK)?;
+        if page.is_empty() {
             break;
         }
-        for record in entries {
+        for (k, v) in page {
             if budget.gc_left < GC_CYCLES_PER_REMOVAL {
                 return Ok(());
             }
-            cursor = queue::DueCursor::after(&record.timer);
-            store::remove_deferred(state, &record, Queued::Due, removals)?;
-            budget.gc_left -= GC_CYCLES_PER_REMOVAL;
-            plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
-            plan.stats.shut_down += 1;
-            plan.events.push(events::timer_cancelled(
-                &record.timer,
-                CancelReason::Shutdown,
-            ));
+            let record = crate::record::decode_record(&k, &v)?;
+            start = k;
+            start.push(0);
+            shut_one(state, &record, budget, plan, removals)?;
         }
     }
     if backlog_cleared {
@@ -392,5 +702,23 @@ fn shut_down(
         plan.stats.status = TimerStatus::Shutdown;
         plan.events.push(events::timers_shutdown(true));
     }
+    Ok(())
+}
+
+fn shut_one(
+    state: &mut Overlay<'_>,
+    record: &TimerRecord,
+    budget: &mut Budgets,
+    plan: &mut DeliveryPlan,
+    removals: &mut Removals,
+) -> Result<()> {
+    store::remove_deferred(state, record, Queued::Due, removals)?;
+    budget.gc_left -= GC_CYCLES_PER_REMOVAL;
+    plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
+    plan.stats.shut_down += 1;
+    plan.events.push(events::timer_cancelled(
+        &record.timer,
+        CancelReason::Shutdown,
+    ));
     Ok(())
 }

@@ -17,8 +17,10 @@ pub enum TimerError {
         current: u64,
     },
     /// §4.2 payload size.
-    #[error("schedule_timer: payload is {size} bytes, the maximum is {max}")]
+    #[error("{call}: payload is {size} bytes, the maximum is {max}")]
     PayloadTooLarge {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// Payload size.
         size: usize,
         /// Limit.
@@ -26,27 +28,34 @@ pub enum TimerError {
     },
     /// §4.2 custom handler convention: the named handler is not one the VM
     /// could invoke (the one rule, `timerhost_types::check_handler_name`).
-    #[error("schedule_timer: handler {name:?} cannot be a timer handler: {reason}")]
+    #[error("{call}: handler {name:?} cannot be a timer handler: {reason}")]
     InvalidHandler {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// The name (its first 64 characters).
         name: String,
         /// Which part of the rule it breaks.
         reason: String,
     },
     /// §4.2 fee_payer: the zero address.
-    #[error("schedule_timer: fee_payer is the zero (burn) address")]
-    FeePayerZero,
+    #[error("{call}: fee_payer is the zero (burn) address")]
+    FeePayerZero {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
+    },
     /// §4.2 fee_payer: the reserved system band.
-    #[error(
-        "schedule_timer: fee_payer {fee_payer} is in the reserved system-actor band 0x..01-0x..0f"
-    )]
+    #[error("{call}: fee_payer {fee_payer} is in the reserved system-actor band 0x..01-0x..0f")]
     FeePayerSystemReserved {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// The address.
         fee_payer: Address,
     },
     /// §4.2 fee_payer: neither the actor nor the transaction sender.
-    #[error("schedule_timer: fee_payer {fee_payer} must be the actor itself ({actor}) or the transaction sender ({tx_sender})")]
+    #[error("{call}: fee_payer {fee_payer} must be the actor itself ({actor}) or the transaction sender ({tx_sender})")]
     FeePayerNotAllowed {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// The address.
         fee_payer: Address,
         /// The scheduling actor.
@@ -56,16 +65,20 @@ pub enum TimerError {
     },
     /// The signer named as fee payer by an actor the transaction did not
     /// target: only the transaction's own target may bill its signer.
-    #[error("schedule_timer: fee_payer {fee_payer} is the transaction's signer, but {actor} was reached through pvm_host.call, not targeted by the transaction; an actor called by another actor may name only itself as fee payer")]
+    #[error("{call}: fee_payer {fee_payer} is the transaction's signer, but {actor} was reached through pvm_host.call, not targeted by the transaction; an actor called by another actor may name only itself as fee payer")]
     FeePayerNotConsenting {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// The signer.
         fee_payer: Address,
         /// The nested actor that tried to bill it.
         actor: Address,
     },
     /// The fee payer cannot lend the timer's state-memory deposit.
-    #[error("schedule_timer: fee_payer {fee_payer} cannot cover the timer's deposit of {deposit} ({bytes} bytes × deposit_per_byte {per_byte}); its balance is {available}")]
+    #[error("{call}: fee_payer {fee_payer} cannot cover the timer's deposit of {deposit} ({bytes} bytes × deposit_per_byte {per_byte}); its balance is {available}")]
     DepositUnfunded {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// The payer.
         fee_payer: Address,
         /// The deposit.
@@ -134,16 +147,46 @@ pub enum TimerError {
         current: u64,
     },
     /// §4.2 per-actor cap.
-    #[error(
-        "schedule_timer: actor {actor} already holds {live} live timers, the maximum is {max}"
-    )]
+    #[error("{call}: actor {actor} already holds {live} live timers, the maximum is {max}")]
     TooManyTimers {
+        /// The host call refused (`schedule_timer`, `schedule_timer_at` or `watch`).
+        call: &'static str,
         /// The actor.
         actor: Address,
         /// Live timers.
         live: u32,
         /// Cap.
         max: u32,
+    },
+    /// `schedule_timer_at`: the time must be after the current block's.
+    #[error("{call}: timestamp_ms {timestamp_ms} is not after the current block's timestamp {current_ms} (unix ms); time timers fire in a later block only")]
+    TimeNotInFuture {
+        /// The host call refused (`schedule_timer_at` or `timer_quote`).
+        call: &'static str,
+        /// Requested time.
+        timestamp_ms: u64,
+        /// The current block's timestamp.
+        current_ms: u64,
+    },
+    /// Arguments that contradict each other.
+    #[error("{call}: {reason}")]
+    InvalidArguments {
+        /// Which call.
+        call: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `watch`: the keys are not a valid watch list.
+    #[error("watch: {reason}")]
+    InvalidWatch {
+        /// What is wrong, naming the key.
+        reason: String,
+    },
+    /// `watch`: the watched actor does not exist.
+    #[error("watch: no actor at {actor}; only an existing actor's storage can be watched")]
+    NoWatchedActor {
+        /// The address given.
+        actor: Address,
     },
     /// §4.2 cancel/extend authorization.
     #[error("{call}: unauthorized: timer {timer_id} belongs to {owner}, not to {caller}")]
@@ -175,6 +218,39 @@ pub enum TimerError {
         /// The timer.
         timer_id: Hash,
     },
+}
+
+impl TimerError {
+    /// The same violation reported for host call `call` (validation shared
+    /// by `schedule_timer`, `schedule_timer_at` and `watch` builds it for
+    /// `schedule_timer`).
+    pub fn in_call(mut self, name: &'static str) -> TimerError {
+        use TimerError::*;
+        match &mut self {
+            HeightNotInFuture { call, .. }
+            | PayloadTooLarge { call, .. }
+            | InvalidHandler { call, .. }
+            | FeePayerZero { call }
+            | FeePayerSystemReserved { call, .. }
+            | FeePayerNotAllowed { call, .. }
+            | FeePayerNotConsenting { call, .. }
+            | DepositUnfunded { call, .. }
+            | TimersSuspended { call, .. }
+            | GasLimitTooHigh { call, .. }
+            | GasLimitZero { call }
+            | ExpiresTooLate { call, .. }
+            | ExpiresBeforeFire { call, .. }
+            | ExpiryNotInFuture { call, .. }
+            | TooManyTimers { call, .. }
+            | TimeNotInFuture { call, .. }
+            | InvalidArguments { call, .. }
+            | Unauthorized { call, .. }
+            | NotFound { call, .. }
+            | AlreadyFinal { call, .. } => *call = name,
+            InvalidWatch { .. } | NoWatchedActor { .. } => {}
+        }
+        self
+    }
 }
 
 /// Result alias: the outer error is storage failure (the node's problem), the

@@ -39,7 +39,7 @@ pub fn timer_scheduled(t: &Timer) -> Event {
             ("expires_at", Value::int(t.expires_at)),
             ("handler", Value::str(&t.handler)),
             ("deposit", Value::int(t.deposit)),
-            ("trigger", t.trigger().to_value()),
+            ("trigger", t.trigger_value()),
         ],
     )
 }
@@ -230,6 +230,11 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
             ("lane_cycles_per_block", Value::int(c.lane_cycles_per_block)),
             ("max_fires_per_block", Value::int(c.max_fires_per_block)),
             ("deposit_per_byte", Value::int(c.deposit_per_byte)),
+            ("max_watch_keys", Value::int(c.max_watch_keys)),
+            (
+                "max_watch_matches_per_block",
+                Value::int(c.max_watch_matches_per_block),
+            ),
         ],
     )
 }

@@ -57,6 +57,7 @@ pub fn resolve(payload: &[u8]) -> Result<Resolved, TimerError> {
 /// such as `deploy` or `storage`, at most 256 bytes).
 pub fn validate_handler(name: &str) -> Result<(), TimerError> {
     timerhost_types::check_handler_name(name).map_err(|reason| TimerError::InvalidHandler {
+        call: "schedule_timer",
         name: name.chars().take(64).collect(),
         reason,
     })

@@ -16,9 +16,12 @@
 use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Overlay, StateReadExt};
 use timerhost_types::keys::{self, Account};
-use timerhost_types::timer::{ACCOUNT_WRITE_CELLS, MAX_TIMER_PAYLOAD};
+use timerhost_types::timer::{
+    RequestedTrigger, ACCOUNT_WRITE_CELLS, MAX_TIMER_PAYLOAD, MAX_WATCH_KEY_BYTES,
+};
 use timerhost_types::{
-    timer_id, Address, Event, Hash, Timer, TimerConfig, TimerRequest, TIMER_DEPOSIT_ESCROW,
+    timer_id, Address, Event, Hash, Timer, TimerConfig, TimerKind, TimerRequest, Watch, WatchKey,
+    TIMER_DEPOSIT_ESCROW,
 };
 
 use crate::error::{Result, TimerError};
@@ -34,6 +37,8 @@ pub struct HostCaller {
     pub tx_sender: Address,
     /// The current block height.
     pub height: u64,
+    /// The current block's timestamp (unix ms).
+    pub timestamp_ms: u64,
     /// Was the actor reached through `pvm_host.call` rather than targeted by
     /// the transaction (or the fire) itself? A nested actor may bill only
     /// itself: the signer consented to pay for the actor it signed for.
@@ -61,17 +66,22 @@ pub fn check_fee_payer(
     fee_payer: Address,
     caller: &HostCaller,
 ) -> std::result::Result<(), TimerError> {
+    const CALL: &str = "schedule_timer";
     if fee_payer.is_zero() {
-        return Err(TimerError::FeePayerZero);
+        return Err(TimerError::FeePayerZero { call: CALL });
     }
     if fee_payer.is_system_reserved() {
-        return Err(TimerError::FeePayerSystemReserved { fee_payer });
+        return Err(TimerError::FeePayerSystemReserved {
+            call: CALL,
+            fee_payer,
+        });
     }
     if fee_payer == caller.actor {
         return Ok(());
     }
     if fee_payer != caller.tx_sender {
         return Err(TimerError::FeePayerNotAllowed {
+            call: CALL,
             fee_payer,
             actor: caller.actor,
             tx_sender: caller.tx_sender,
@@ -79,6 +89,7 @@ pub fn check_fee_payer(
     }
     if caller.nested {
         return Err(TimerError::FeePayerNotConsenting {
+            call: CALL,
             fee_payer,
             actor: caller.actor,
         });
@@ -86,9 +97,33 @@ pub fn check_fee_payer(
     Ok(())
 }
 
-/// `schedule_timer(height, payload)` / `schedule_timer_ex(...)`: validates,
-/// takes the deposit from the fee payer into escrow, stores the timer.
+/// The host call a request comes from, as errors name it.
+pub fn call_name(trigger: &RequestedTrigger) -> &'static str {
+    match trigger {
+        RequestedTrigger::Height(_) => "schedule_timer",
+        RequestedTrigger::Time(_) => "schedule_timer_at",
+        RequestedTrigger::State { .. } => "watch",
+    }
+}
+
+/// `schedule_timer(height, payload)` / `schedule_timer_ex(...)`,
+/// `schedule_timer_at(timestamp_ms, ...)` and `watch(keys, ...)`:
+/// validates, takes the deposit from the fee payer into escrow, stores the
+/// timer.
 pub fn schedule(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    caller: &HostCaller,
+    request: TimerRequest,
+) -> Result<std::result::Result<Scheduled, TimerError>> {
+    let call = call_name(&request.trigger);
+    Ok(match schedule_checked(state, config, caller, request)? {
+        Ok(scheduled) => Ok(scheduled),
+        Err(e) => Err(e.in_call(call)),
+    })
+}
+
+fn schedule_checked(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
     caller: &HostCaller,
@@ -101,20 +136,38 @@ pub fn schedule(
             status: status.as_str(),
         }));
     }
-    let (handler, fee_payer, gas_limit, expires_at) =
-        match validate_schedule(state, config, caller, &request)? {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e)),
-        };
+    let Validated {
+        handler,
+        fee_payer,
+        gas_limit,
+        expires_at,
+        kind,
+    } = match validate_schedule(state, config, caller, &request)? {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
     let mut account = state
         .get_decoded::<Account>(&keys::account(&caller.actor))?
         .unwrap_or_default();
+    // A height timer keeps CIP-5's id and record; a time timer's id hashes
+    // its time, a watch's the height it was set at (the schedule nonce
+    // makes every id unique either way).
+    let (height, id_at) = match &kind {
+        TimerKind::Height => {
+            let RequestedTrigger::Height(h) = request.trigger else {
+                unreachable!("a height kind comes from a height request")
+            };
+            (h, h)
+        }
+        TimerKind::Time { timestamp_ms } => (caller.height, *timestamp_ms),
+        TimerKind::State(_) => (caller.height, caller.height),
+    };
     let mut timer = Timer {
         actor_address: caller.actor,
-        height: request.height,
+        height,
         timer_id: timer_id(
             &caller.actor,
-            request.height,
+            id_at,
             &request.payload,
             account.schedule_nonce,
         ),
@@ -125,6 +178,7 @@ pub fn schedule(
         expires_at,
         seq: store::peek_seq(state)?,
         deposit: 0,
+        kind,
     };
     let bytes = store::state_bytes(&timer);
     // Fits: deposit_per_byte ≤ 2^96 (validated) and bytes < 2^21.
@@ -134,6 +188,7 @@ pub fn schedule(
         accounts::transfer(state, &fee_payer, &TIMER_DEPOSIT_ESCROW, timer.deposit)?
     {
         return Ok(Err(TimerError::DepositUnfunded {
+            call: "schedule_timer",
             fee_payer,
             deposit: timer.deposit,
             bytes,
@@ -166,7 +221,13 @@ pub fn schedule(
     }))
 }
 
-type Validated = (String, Address, u64, u64);
+struct Validated {
+    handler: String,
+    fee_payer: Address,
+    gas_limit: u64,
+    expires_at: u64,
+    kind: TimerKind,
+}
 
 fn validate_schedule(
     state: &Overlay<'_>,
@@ -179,25 +240,75 @@ fn validate_schedule(
             return Ok(Err($e))
         };
     }
-    // §4.2 future height only; §5.3 same-block prohibition follows from it.
-    if request.height <= caller.height {
-        reject!(TimerError::HeightNotInFuture {
-            call: "schedule_timer",
-            height: request.height,
-            current: caller.height
-        });
-    }
     // §4.2 payload size.
     if request.payload.len() > MAX_TIMER_PAYLOAD {
         reject!(TimerError::PayloadTooLarge {
+            call: "schedule_timer",
             size: request.payload.len(),
             max: MAX_TIMER_PAYLOAD
         });
     }
-    // §4.2 custom handler convention and the one handler-name rule.
-    let resolved = match handler::resolve(&request.payload) {
-        Ok(r) => r,
-        Err(e) => reject!(e),
+    // What it is due on, and its handler: height and time timers follow
+    // §4.2's custom-handler convention (a payload naming its handler); a
+    // watch names its handler outright.
+    let (kind, handler, fires_no_earlier_than) = match &request.trigger {
+        RequestedTrigger::Height(height) => {
+            // §4.2 future height only; §5.3 same-block prohibition follows.
+            if *height <= caller.height {
+                reject!(TimerError::HeightNotInFuture {
+                    call: "schedule_timer",
+                    height: *height,
+                    current: caller.height
+                });
+            }
+            let resolved = match handler::resolve(&request.payload) {
+                Ok(r) => r,
+                Err(e) => reject!(e),
+            };
+            (TimerKind::Height, resolved.handler, *height)
+        }
+        RequestedTrigger::Time(timestamp_ms) => {
+            if *timestamp_ms <= caller.timestamp_ms {
+                reject!(TimerError::TimeNotInFuture {
+                    call: "schedule_timer_at",
+                    timestamp_ms: *timestamp_ms,
+                    current_ms: caller.timestamp_ms
+                });
+            }
+            let resolved = match handler::resolve(&request.payload) {
+                Ok(r) => r,
+                Err(e) => reject!(e),
+            };
+            let kind = TimerKind::Time {
+                timestamp_ms: *timestamp_ms,
+            };
+            (kind, resolved.handler, caller.height + 1)
+        }
+        RequestedTrigger::State {
+            actor,
+            keys,
+            handler,
+        } => {
+            let watched = actor.unwrap_or(caller.actor);
+            let watch = match watch_keys(config, keys) {
+                Ok(keys) => Watch {
+                    actor: watched,
+                    keys,
+                    fires: 0,
+                },
+                Err(e) => reject!(e),
+            };
+            if !accounts::load(state, &watched)?.is_actor {
+                reject!(TimerError::NoWatchedActor { actor: watched });
+            }
+            let handler = handler
+                .clone()
+                .unwrap_or_else(|| timerhost_types::timer::DEFAULT_TIMER_HANDLER.to_string());
+            if let Err(e) = handler::validate_handler(&handler) {
+                reject!(e);
+            }
+            (TimerKind::State(watch), handler, caller.height + 1)
+        }
     };
     // §4.2 fee_payer rules.
     let fee_payer = request.fee_payer.unwrap_or(caller.actor);
@@ -229,23 +340,65 @@ fn validate_schedule(
             max_ttl: config.max_ttl_blocks
         });
     }
-    if expires_at < request.height {
+    if expires_at < fires_no_earlier_than {
         reject!(TimerError::ExpiresBeforeFire {
             call: "schedule_timer",
             expires_at,
-            height: request.height
+            height: fires_no_earlier_than
         });
     }
     // §4.2 per-actor cap.
     let live = store::live_count(state, &caller.actor)?;
     if live >= config.max_timers_per_actor {
         reject!(TimerError::TooManyTimers {
+            call: "schedule_timer",
             actor: caller.actor,
             live,
             max: config.max_timers_per_actor
         });
     }
-    Ok(Ok((resolved.handler, fee_payer, gas_limit, expires_at)))
+    Ok(Ok(Validated {
+        handler,
+        fee_payer,
+        gas_limit,
+        expires_at,
+        kind,
+    }))
+}
+
+/// Parses a watch's entries: 1 to `max_watch_keys` of them, each a key or
+/// a `"prefix*"` of at most [`MAX_WATCH_KEY_BYTES`] bytes; returned sorted
+/// and without duplicates.
+fn watch_keys(
+    config: &TimerConfig,
+    entries: &[String],
+) -> std::result::Result<Vec<WatchKey>, TimerError> {
+    let bad = |reason: String| Err(TimerError::InvalidWatch { reason });
+    if entries.is_empty() {
+        return bad("watch at least one key (a key, or a prefix such as \"price*\")".into());
+    }
+    if entries.len() > config.max_watch_keys as usize {
+        return bad(format!(
+            "{} keys listed, max_watch_keys is {}",
+            entries.len(),
+            config.max_watch_keys
+        ));
+    }
+    let mut keys = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let key = WatchKey::parse(entry);
+        if key.key.len() > MAX_WATCH_KEY_BYTES {
+            let shown: String = entry.chars().take(32).collect();
+            return bad(format!(
+                "key {shown:?}... is {} bytes, the maximum is {MAX_WATCH_KEY_BYTES}",
+                key.key.len()
+            ));
+        }
+        keys.push(key);
+    }
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
 }
 
 fn owned_timer(

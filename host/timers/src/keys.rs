@@ -10,14 +10,23 @@
 //!
 //! | key | value | committed by |
 //! |---|---|---|
-//! | `t d ‖ height BE` | due bucket: `live` u64 BE ‖ blake3 of its lattice hash ([`crate::bucket`]) | the tree |
+//! | `t d ‖ height BE` | height bucket: `live` u64 BE ‖ `reserved` u64 BE ‖ blake3 of its lattice hash ([`crate::bucket`]) | the tree |
+//! | `t e ‖ timestamp_ms BE` | time bucket, the same leaf for the time timers due at that millisecond | the tree |
+//! | `t w ‖ seq BE` | a state watch: the [`record_hash`](crate::record::record_hash) of its record | the tree |
+//! | `t h ‖ height BE ‖ seq BE` | a watch hit waiting to be evaluated from block `height` on: its matched keys ([`crate::watch`]) | the tree |
 //! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry), with the record's hash | the tree |
 //! | `t s` | u64 BE: next sequence number | the tree |
 //! | `t v ‖ fee_payer` | u64 BE: revocation mark ([`crate::control`]) | the tree |
 //! | `u r ‖ height BE ‖ seq BE` | [`TimerRecord`](crate::record::TimerRecord): the timer and its listing slots. Key order is FIFO order: these records *are* the due queue ([`crate::queue`]) | its bucket |
+//! | `u t ‖ timestamp_ms BE ‖ seq BE` | the record of a queued time timer: the time queue, in (time, scheduling) order | its bucket |
+//! | `u l ‖ height BE` / `u m ‖ timestamp_ms BE` | a height / time bucket's lattice hash, 2,048 bytes, kept only above [`SMALL_BUCKET`](crate::bucket::SMALL_BUCKET) timers | its bucket |
+//! | `u w ‖ seq BE` | the record of a state watch | its `t w` leaf |
+//! | `u x ‖ actor ‖ 0/1 ‖ len u16 BE ‖ key ‖ seq BE` | watch index: exact keys (0) and prefixes (1) of `actor` → watch | the records |
+//! | `u y ‖ actor` | [`WatchedActor`](crate::watch::WatchedActor): how many entries watch `actor`, and the prefix lengths in use | the records |
+//! | `u e ‖ expires_at BE ‖ seq BE` | watch expiry queue | the records |
+//! | `u h ‖ seq BE` | height of a watch's waiting hit (`t h`) | the hits |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
 //! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
-//! | `u l ‖ height BE` | the bucket's lattice hash, 2,048 bytes, kept only above [`SMALL_BUCKET`](crate::bucket::SMALL_BUCKET) timers | its bucket |
 //! | `u a ‖ actor ‖ chunk BE` / `u A ‖ actor` | chunked ids / head: per-actor listing | the records |
 //! | `u p ‖ fee_payer ‖ chunk BE` / `u P ‖ fee_payer` | chunked ids / head: per-fee-payer listing | the records |
 //!
@@ -33,22 +42,106 @@ use timerhost_types::{Address, Hash};
 /// A two-byte key prefix: namespace and sub-byte.
 pub type Prefix = [u8; 2];
 
-/// `t d`: due-bucket leaves.
+/// `t d`: height-bucket leaves.
 pub const BUCKET: Prefix = [TIMERS, b'd'];
+/// `t e`: time-bucket leaves.
+pub const TIME_BUCKET: Prefix = [TIMERS, b'e'];
+/// `t w`: state-watch leaves.
+pub const WATCH_LEAF: Prefix = [TIMERS, b'w'];
+/// `t h`: watch hits waiting to be evaluated.
+pub const WATCH_HIT: Prefix = [TIMERS, b'h'];
 /// `t g`: the GC backlog.
 pub const BACKLOG: Prefix = [TIMERS, b'g'];
 /// `t s`: the next sequence number.
 pub const NEXT_SEQ: Prefix = [TIMERS, b's'];
 /// `t v`: revocation marks.
 pub const REVOKED: Prefix = [TIMERS, b'v'];
-/// `u r`: records of queued timers, by position (height, sequence).
+/// `u r`: records of queued height timers, by position (height, sequence).
 pub const RECORD: Prefix = [TIMERS_DERIVED, b'r'];
+/// `u t`: records of queued time timers, by position (time, sequence).
+pub const TIME_RECORD: Prefix = [TIMERS_DERIVED, b't'];
+/// `u w`: state-watch records, by sequence.
+pub const WATCH_RECORD: Prefix = [TIMERS_DERIVED, b'w'];
+/// `u x`: the watch index.
+pub const WATCH_INDEX: Prefix = [TIMERS_DERIVED, b'x'];
+/// `u y`: per watched actor, its entry counts.
+pub const WATCHED_ACTOR: Prefix = [TIMERS_DERIVED, b'y'];
+/// `u e`: the watch expiry queue.
+pub const WATCH_EXPIRY: Prefix = [TIMERS_DERIVED, b'e'];
+/// `u h`: a watch's waiting hit.
+pub const WATCH_HIT_LOOKUP: Prefix = [TIMERS_DERIVED, b'h'];
 /// `u b`: records of timers in the GC backlog, by sequence.
 pub const BACKLOG_RECORD: Prefix = [TIMERS_DERIVED, b'b'];
 /// `u i`: timer id → record key.
 pub const ID_LOOKUP: Prefix = [TIMERS_DERIVED, b'i'];
-/// `u l`: lattice hashes of large buckets.
+/// `u l`: lattice hashes of large height buckets.
 pub const LATTICE: Prefix = [TIMERS_DERIVED, b'l'];
+/// `u m`: lattice hashes of large time buckets.
+pub const TIME_LATTICE: Prefix = [TIMERS_DERIVED, b'm'];
+
+/// The two due queues: timers due by height (fired at the end of the block)
+/// and by time (fired at its start). Both are the same structure — buckets
+/// committed as tree leaves over records keyed by position — under
+/// different prefixes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DueQueue {
+    /// Keyed by height.
+    Height,
+    /// Keyed by unix milliseconds.
+    Time,
+}
+
+impl DueQueue {
+    fn bucket_prefix(self) -> Prefix {
+        match self {
+            DueQueue::Height => BUCKET,
+            DueQueue::Time => TIME_BUCKET,
+        }
+    }
+
+    /// The prefix of this queue's records.
+    pub fn record_prefix(self) -> Prefix {
+        match self {
+            DueQueue::Height => RECORD,
+            DueQueue::Time => TIME_RECORD,
+        }
+    }
+
+    fn lattice_prefix(self) -> Prefix {
+        match self {
+            DueQueue::Height => LATTICE,
+            DueQueue::Time => TIME_LATTICE,
+        }
+    }
+}
+
+/// A due bucket: the timers of one queue due at the same height or
+/// millisecond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BucketId {
+    /// Which queue.
+    pub queue: DueQueue,
+    /// The height or unix millisecond.
+    pub at: u64,
+}
+
+impl BucketId {
+    /// The height bucket of `height`.
+    pub fn height(height: u64) -> BucketId {
+        BucketId {
+            queue: DueQueue::Height,
+            at: height,
+        }
+    }
+
+    /// The time bucket of `timestamp_ms`.
+    pub fn time(timestamp_ms: u64) -> BucketId {
+        BucketId {
+            queue: DueQueue::Time,
+            at: timestamp_ms,
+        }
+    }
+}
 /// `u a` / `u A`: actor index chunks and heads.
 pub const ACTOR_CHUNKS: Prefix = [TIMERS_DERIVED, b'a'];
 /// See [`ACTOR_CHUNKS`].
@@ -67,23 +160,85 @@ fn key(prefix: Prefix, parts: &[&[u8]]) -> Vec<u8> {
     k
 }
 
-/// Key of the record of the timer queued at `height` with sequence `seq`.
-pub fn record_key(height: u64, seq: u64) -> Vec<u8> {
-    key(RECORD, &[&height.to_be_bytes(), &seq.to_be_bytes()])
+/// Key of the record of the timer queued in `bucket` with sequence `seq`.
+pub fn record_key(bucket: BucketId, seq: u64) -> Vec<u8> {
+    key(
+        bucket.queue.record_prefix(),
+        &[&bucket.at.to_be_bytes(), &seq.to_be_bytes()],
+    )
 }
 
-/// The prefix of every queued record at `height`.
-pub fn records_at(height: u64) -> Vec<u8> {
-    key(RECORD, &[&height.to_be_bytes()])
+/// The prefix of every record queued in `bucket`.
+pub fn records_at(bucket: BucketId) -> Vec<u8> {
+    key(bucket.queue.record_prefix(), &[&bucket.at.to_be_bytes()])
 }
 
-/// The range `[start, end)` of the records queued at `height`.
-pub fn records_range(height: u64) -> (Vec<u8>, Vec<u8>) {
-    let end = match height.checked_add(1) {
-        Some(next) => records_at(next),
-        None => end_of(RECORD),
-    };
-    (records_at(height), end)
+/// The end of the records of `queue` due at or before `at`.
+pub fn records_through(queue: DueQueue, at: u64) -> Vec<u8> {
+    match at.checked_add(1) {
+        Some(next) => records_at(BucketId { queue, at: next }),
+        None => end_of(queue.record_prefix()),
+    }
+}
+
+/// The range `[start, end)` of the records queued in `bucket`.
+pub fn records_range(bucket: BucketId) -> (Vec<u8>, Vec<u8>) {
+    (records_at(bucket), records_through(bucket.queue, bucket.at))
+}
+
+/// Key of the record of state watch `seq`.
+pub fn watch_record_key(seq: u64) -> Vec<u8> {
+    key(WATCH_RECORD, &[&seq.to_be_bytes()])
+}
+
+/// Key of the tree leaf of state watch `seq`.
+pub fn watch_leaf_key(seq: u64) -> Vec<u8> {
+    key(WATCH_LEAF, &[&seq.to_be_bytes()])
+}
+
+/// The prefix of the index entries of `actor`'s `entry` (exact key or
+/// prefix); the watch's sequence number follows.
+pub fn watch_index_prefix(actor: &Address, prefix: bool, entry: &[u8]) -> Vec<u8> {
+    let len = u16::try_from(entry.len()).expect("watch keys are at most 256 bytes");
+    key(
+        WATCH_INDEX,
+        &[
+            actor.as_bytes(),
+            &[u8::from(prefix)],
+            &len.to_be_bytes(),
+            entry,
+        ],
+    )
+}
+
+/// Key of the index entry of watch `seq` for `actor`'s `entry`.
+pub fn watch_index_key(actor: &Address, prefix: bool, entry: &[u8], seq: u64) -> Vec<u8> {
+    let mut k = watch_index_prefix(actor, prefix, entry);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// Key of `actor`'s watched-entry counts.
+pub fn watched_actor_key(actor: &Address) -> Vec<u8> {
+    key(WATCHED_ACTOR, &[actor.as_bytes()])
+}
+
+/// Key of watch `seq`'s entry in the expiry queue.
+pub fn watch_expiry_key(expires_at: u64, seq: u64) -> Vec<u8> {
+    key(
+        WATCH_EXPIRY,
+        &[&expires_at.to_be_bytes(), &seq.to_be_bytes()],
+    )
+}
+
+/// Key of a watch hit waiting from block `height` on.
+pub fn watch_hit_key(height: u64, seq: u64) -> Vec<u8> {
+    key(WATCH_HIT, &[&height.to_be_bytes(), &seq.to_be_bytes()])
+}
+
+/// Key of watch `seq`'s waiting-hit lookup.
+pub fn watch_hit_lookup_key(seq: u64) -> Vec<u8> {
+    key(WATCH_HIT_LOOKUP, &[&seq.to_be_bytes()])
 }
 
 /// Key of the record of a backlogged timer with sequence `seq`.
@@ -96,14 +251,22 @@ pub fn id_key(timer_id: &Hash) -> Vec<u8> {
     key(ID_LOOKUP, &[timer_id.as_bytes()])
 }
 
-/// Key of the due bucket of `height`.
-pub fn bucket_key(height: u64) -> Vec<u8> {
-    key(BUCKET, &[&height.to_be_bytes()])
+/// Key of the leaf of `bucket`.
+pub fn bucket_key(bucket: BucketId) -> Vec<u8> {
+    key(bucket.queue.bucket_prefix(), &[&bucket.at.to_be_bytes()])
 }
 
-/// Key of the stored lattice hash of the bucket of `height`.
-pub fn lattice_key(height: u64) -> Vec<u8> {
-    key(LATTICE, &[&height.to_be_bytes()])
+/// The end of the bucket leaves of `queue` at or before `at`.
+pub fn buckets_through(queue: DueQueue, at: u64) -> Vec<u8> {
+    match at.checked_add(1) {
+        Some(next) => bucket_key(BucketId { queue, at: next }),
+        None => end_of(queue.bucket_prefix()),
+    }
+}
+
+/// Key of the stored lattice hash of `bucket`.
+pub fn lattice_key(bucket: BucketId) -> Vec<u8> {
+    key(bucket.queue.lattice_prefix(), &[&bucket.at.to_be_bytes()])
 }
 
 /// Key of the next sequence number.
@@ -161,9 +324,24 @@ mod tests {
 
     #[test]
     fn sub_keys_are_distinct_and_ranges_cover_their_keys() {
-        let committed = [BUCKET, BACKLOG, NEXT_SEQ, REVOKED];
+        let committed = [
+            BUCKET,
+            TIME_BUCKET,
+            WATCH_LEAF,
+            WATCH_HIT,
+            BACKLOG,
+            NEXT_SEQ,
+            REVOKED,
+        ];
         let derived = [
             RECORD,
+            TIME_RECORD,
+            TIME_LATTICE,
+            WATCH_RECORD,
+            WATCH_INDEX,
+            WATCHED_ACTOR,
+            WATCH_EXPIRY,
+            WATCH_HIT_LOOKUP,
             BACKLOG_RECORD,
             ID_LOOKUP,
             LATTICE,
@@ -178,11 +356,20 @@ mod tests {
         use timerhost_types::keys::is_committed;
         assert!(committed.iter().all(|p| is_committed(p)));
         assert!(derived.iter().all(|p| !is_committed(p)));
-        let k = record_key(7, u64::MAX);
-        assert!(k.starts_with(&records_at(7)) && k < end_of(RECORD));
+        for queue in [DueQueue::Height, DueQueue::Time] {
+            let at = |a| BucketId { queue, at: a };
+            let k = record_key(at(7), u64::MAX);
+            assert!(k.starts_with(&records_at(at(7))) && k < records_through(queue, 7));
+            assert!(
+                record_key(at(7), u64::MAX) < record_key(at(8), 0),
+                "FIFO: height or time, then sequence"
+            );
+            assert!(records_through(queue, u64::MAX) > record_key(at(u64::MAX), u64::MAX));
+        }
+        // An exact key's index entries never share a prefix with a longer key's.
+        let a = Address([1; 20]);
         assert!(
-            record_key(7, u64::MAX) < record_key(8, 0),
-            "FIFO: height, then sequence"
+            !watch_index_key(&a, false, b"ab", 0).starts_with(&watch_index_prefix(&a, false, b"a"))
         );
         assert!(index_chunk_key(ACTOR_CHUNKS, &[0xff; 20], u64::MAX) < end_of(ACTOR_CHUNKS));
         assert!(backlog_key(u64::MAX).starts_with(&backlog_prefix()));

@@ -38,6 +38,7 @@ pub mod quote;
 pub mod record;
 pub mod removal;
 pub mod store;
+pub mod watch;
 
 pub use delivery::{deliver, DeliveryPlan, DeliveryStats, Fire};
 pub use error::{Result, TimerError};

@@ -1,8 +1,12 @@
-//! The due queue: which timers are due, in which order.
+//! The due queues: which timers are due, in which order.
 //!
-//! Today's ordering is CIP-5's: by height, FIFO within a height. The queue
-//! is the records themselves: a queued timer's record is keyed by its
-//! position, `u r ‖ height ‖ seq` ([`crate::keys`]), and sequence numbers
+//! Two queues share one structure ([`DueQueue`]): height timers, due at the
+//! end of a block, and time timers, due at the start of the first block
+//! whose timestamp reaches theirs. Today's ordering is CIP-5's FIFO: by
+//! height (or millisecond), then by scheduling order. A queue is the
+//! records themselves: a queued timer's record is keyed by its position,
+//! `u r ‖ height ‖ seq` or `u t ‖ timestamp_ms ‖ seq` ([`crate::keys`]), and
+//! sequence numbers
 //! grow with scheduling order, so key order is FIFO order and walking the
 //! due timers is one ordered scan that yields their records — no index to
 //! consult and no lookup per timer. Timers a budget leaves unprocessed
@@ -13,9 +17,10 @@
 //! timer is therefore examined once, and end-of-block work stays
 //! proportional to the timers processed.
 //!
-//! Everything that knows the queue's layout is in this module, so new
-//! trigger kinds (wall clock, state triggers) and orderings (priority) are
-//! new queue implementations, not rewrites of delivery.
+//! Everything that knows the queues' layout is in this module, so a new
+//! ordering (priority) is a new queue implementation, not a rewrite of
+//! delivery. State watches are not due by position; their hits queue in
+//! [`crate::watch`].
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::{Overlay, StateRead};
@@ -23,7 +28,8 @@ use timerhost_types::encoding::Canonical;
 use timerhost_types::{Hash, Timer};
 
 use crate::error::Result;
-use crate::keys::{self, backlog_key, corrupt};
+pub use crate::keys::DueQueue;
+use crate::keys::{self, backlog_key, corrupt, BucketId};
 use crate::record::{self, decode_record, TimerRecord};
 use crate::removal::Removals;
 
@@ -50,7 +56,7 @@ pub enum RemovalReason {
 
 /// A GC backlog entry: a leaf of the state tree, which commits to the
 /// timer's record through `record_hash` while it waits here (it has left
-/// its due bucket).
+/// its due bucket or, for a watch, its own leaf).
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct GcEntry {
     /// The timer.
@@ -76,30 +82,34 @@ pub fn dequeue(
     record: &TimerRecord,
     queued: Queued,
     removals: &mut Removals,
-) -> Option<Hash> {
+) -> Result<Option<Hash>> {
     match queued {
         Queued::Due => {
             let record_hash = record::record_hash(&record.timer);
-            removals.buckets.remove(&record.timer, record_hash);
-            Some(record_hash)
+            if let Some(watch) = crate::watch::watch_of(&record.timer) {
+                crate::watch::unregister(state, &record.timer, watch)?;
+            } else {
+                removals.buckets.remove(&record.timer, record_hash);
+            }
+            Ok(Some(record_hash))
         }
         Queued::Backlog => {
             state.delete(backlog_key(record.timer.seq));
-            None
+            Ok(None)
         }
     }
 }
 
-/// Moves a classified timer from the due queue (its bucket through
-/// `removals`) to the GC backlog, its record from `u r` to `u b`.
+/// Moves a classified timer from its due queue (its bucket through
+/// `removals`) or the watch registry to the GC backlog, its record to `u b`.
 pub fn move_to_backlog(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
     reason: RemovalReason,
     removals: &mut Removals,
-) {
+) -> Result<()> {
     let record_hash =
-        dequeue(state, record, Queued::Due, removals).expect("a due timer leaves its bucket");
+        dequeue(state, record, Queued::Due, removals)?.expect("a due timer leaves its bucket");
     state.delete(record::record_key(&record.timer, Queued::Due));
     record::put_record(state, record, Queued::Backlog);
     state.put_encoded(
@@ -110,6 +120,7 @@ pub fn move_to_backlog(
             record_hash,
         },
     );
+    Ok(())
 }
 
 /// Is this timer waiting in the GC backlog?
@@ -124,23 +135,32 @@ pub fn in_backlog(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bo
 /// quadratic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DueCursor {
-    height: u64,
+    queue: DueQueue,
+    at: u64,
     seq: u64,
 }
 
 impl DueCursor {
-    /// The queue's start.
-    pub const START: DueCursor = DueCursor { height: 0, seq: 0 };
+    /// The start of `queue`.
+    pub fn start(queue: DueQueue) -> DueCursor {
+        DueCursor {
+            queue,
+            at: 0,
+            seq: 0,
+        }
+    }
 
-    /// Just past `timer`.
-    pub fn after(timer: &Timer) -> DueCursor {
+    /// Just past `timer`, queued in `bucket`.
+    pub fn after(bucket: BucketId, timer: &Timer) -> DueCursor {
         match timer.seq.checked_add(1) {
             Some(seq) => DueCursor {
-                height: timer.height,
+                queue: bucket.queue,
+                at: bucket.at,
                 seq,
             },
             None => DueCursor {
-                height: timer.height.saturating_add(1),
+                queue: bucket.queue,
+                at: bucket.at.saturating_add(1),
                 seq: 0,
             },
         }
@@ -153,28 +173,36 @@ fn decode_all(page: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<TimerRecord>> {
         .collect()
 }
 
-/// Up to `limit` records of due timers at or after `from` with height ≤
-/// `height`, oldest first: one ordered scan.
+/// Up to `limit` records of timers of the cursor's queue at or after
+/// `from` and due at or before `through` (a height or unix ms), oldest
+/// first: one ordered scan.
 pub fn due_from(
     state: &(impl StateRead + ?Sized),
     from: DueCursor,
-    height: u64,
+    through: u64,
     limit: usize,
 ) -> Result<Vec<TimerRecord>> {
-    if from.height > height {
+    if from.at > through {
         return Ok(Vec::new());
     }
-    let (_, end) = keys::records_range(height);
-    decode_all(state.scan(&keys::record_key(from.height, from.seq), Some(&end), limit)?)
+    let start = keys::record_key(
+        BucketId {
+            queue: from.queue,
+            at: from.at,
+        },
+        from.seq,
+    );
+    let end = keys::records_through(from.queue, through);
+    decode_all(state.scan(&start, Some(&end), limit)?)
 }
 
-/// Up to `limit` records queued at exactly `height`, FIFO.
-pub fn at_height(
+/// Up to `limit` records queued in exactly `bucket`, FIFO.
+pub fn in_bucket(
     state: &(impl StateRead + ?Sized),
-    height: u64,
+    bucket: BucketId,
     limit: usize,
 ) -> Result<Vec<TimerRecord>> {
-    let (start, end) = keys::records_range(height);
+    let (start, end) = keys::records_range(bucket);
     decode_all(state.scan(&start, Some(&end), limit)?)
 }
 
@@ -213,17 +241,21 @@ pub fn backlog_from(
         .collect()
 }
 
-/// How many timers are due at or before `height` (queued or in the backlog);
-/// counts up to `limit` (a query for operators, not used in consensus paths;
-/// the node asks after every block). The queued ones are summed from the
-/// due buckets' leaves, so no record is read or decoded.
+/// How many timers are due at or before `height` and `timestamp_ms`
+/// (queued in either queue) and how many wait in the backlog; counts up to
+/// `limit` each (a query for operators, not used in consensus paths; the
+/// node asks after every block). The queued ones are summed from the due
+/// buckets' leaves, so no record is read or decoded.
 pub fn due_count(
     state: &(impl StateRead + ?Sized),
     height: u64,
+    timestamp_ms: u64,
     limit: usize,
 ) -> Result<(usize, usize)> {
+    let by_height = crate::bucket::queued_through(state, DueQueue::Height, height, limit)?;
+    let by_time = crate::bucket::queued_through(state, DueQueue::Time, timestamp_ms, limit)?;
     Ok((
-        crate::bucket::queued_through(state, height, limit)?,
+        by_height.saturating_add(by_time).min(limit),
         backlog(state, limit)?.len(),
     ))
 }

@@ -1,45 +1,79 @@
 //! The quote before scheduling (#17; Hedera's `hasScheduleCapacity`,
-//! Massa's quote): what a timer at a height would pre-charge per fire, its
-//! deposit, and whether one more would fire there without carry-over.
+//! Massa's quote): what a timer at a height or a time would pre-charge per
+//! fire, its deposit, and whether one more would fire there without
+//! carry-over.
 //!
 //! O(1) reads: the configs (passed in) and one due bucket's leaf, which
 //! keeps its queued count and reserved lane cycles ([`crate::bucket`]).
 //! Timers carried over from earlier blocks also compete for a block's lane;
 //! knowing them would mean walking the queue, so the quote counts the
-//! timers queued *for* that height only, and says so.
+//! timers queued *for* that height (or millisecond) only, and says so. A
+//! time slot's timers share their block's lane with every other timer due
+//! in it, which the quote cannot know in advance either.
 
 use timerhost_state::StateRead;
 use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
-use timerhost_types::{Address, BasefeeConfig, Hash, Timer, TimerConfig, TimerQuote};
+use timerhost_types::{
+    Address, BasefeeConfig, Hash, QuoteRequest, Timer, TimerConfig, TimerKind, TimerQuote,
+};
 
 use crate::bucket;
 use crate::delivery::max_cost;
 use crate::error::{Result, TimerError};
+use crate::keys::BucketId;
 use crate::store;
 
 const CALL: &str = "timer_quote";
 
-/// Quotes a timer at `height` (default: the next block) with `gas_limit`
-/// per fire (default: `max_cycles_per_fire`), asked at `current` height.
-/// The same rules as scheduling refuse a height that is not in the future
-/// and a gas limit of 0 or above `max_cycles_per_fire`.
+/// Quotes a timer at `request.height` (default: the next block) or at
+/// `request.timestamp_ms`, with `gas_limit` per fire (default:
+/// `max_cycles_per_fire`), asked at height `current` in a block stamped
+/// `current_ms`. The same rules as scheduling refuse a height or time that
+/// is not in the future, both at once, and a gas limit of 0 or above
+/// `max_cycles_per_fire`.
 pub fn quote(
     state: &(impl StateRead + ?Sized),
     config: &TimerConfig,
     basefee: &BasefeeConfig,
     current: u64,
-    height: Option<u64>,
-    gas_limit: Option<u64>,
+    current_ms: u64,
+    request: QuoteRequest,
 ) -> Result<std::result::Result<TimerQuote, TimerError>> {
-    let height = height.unwrap_or(current.saturating_add(1));
-    if height <= current {
-        return Ok(Err(TimerError::HeightNotInFuture {
-            call: CALL,
-            height,
-            current,
-        }));
-    }
-    let gas_limit = gas_limit.unwrap_or(config.max_cycles_per_fire);
+    let next = current.saturating_add(1);
+    let (height, bucket, kind) = match (request.height, request.timestamp_ms) {
+        (Some(_), Some(_)) => {
+            return Ok(Err(TimerError::InvalidArguments {
+                call: CALL,
+                reason: "give height or timestamp_ms, not both".into(),
+            }))
+        }
+        (_, Some(timestamp_ms)) => {
+            if timestamp_ms <= current_ms {
+                return Ok(Err(TimerError::TimeNotInFuture {
+                    call: CALL,
+                    timestamp_ms,
+                    current_ms,
+                }));
+            }
+            (
+                next,
+                BucketId::time(timestamp_ms),
+                TimerKind::Time { timestamp_ms },
+            )
+        }
+        (height, None) => {
+            let height = height.unwrap_or(next);
+            if height <= current {
+                return Ok(Err(TimerError::HeightNotInFuture {
+                    call: CALL,
+                    height,
+                    current,
+                }));
+            }
+            (height, BucketId::height(height), TimerKind::Height)
+        }
+    };
+    let gas_limit = request.gas_limit.unwrap_or(config.max_cycles_per_fire);
     if gas_limit == 0 {
         return Ok(Err(TimerError::GasLimitZero { call: CALL }));
     }
@@ -63,9 +97,10 @@ pub fn quote(
         expires_at: height,
         seq: 0,
         deposit: 0,
+        kind,
     };
     let deposit = config.deposit_per_byte * u128::from(store::state_bytes(&prototype));
-    let leaf = bucket::leaf(state, height)?;
+    let leaf = bucket::leaf(state, bucket)?;
     let (queued, reserved) = leaf.map_or((0, 0), |l| (l.live, l.reserved));
     let need = gas_limit + TIMER_FIRE_BASE_CYCLES;
     let lane = config.lane_cycles_per_block;
@@ -74,6 +109,7 @@ pub fn quote(
     let lane_fits = reserved.saturating_add(need) <= lane || (queued == 0 && need > lane);
     Ok(Ok(TimerQuote {
         height,
+        timestamp_ms: request.timestamp_ms,
         gas_limit,
         max_cost: max_cost(gas_limit, config, basefee).unwrap_or(u128::MAX),
         deposit,
@@ -89,6 +125,8 @@ mod tests {
     use super::*;
     use timerhost_state::{EmptyState, Overlay};
 
+    const T: u64 = 1_767_225_600_000;
+
     fn timer(height: u64, seq: u64, gas: u64) -> Timer {
         Timer {
             actor_address: Address([1; 20]),
@@ -101,6 +139,7 @@ mod tests {
             expires_at: height + 10,
             seq,
             deposit: 0,
+            kind: timerhost_types::TimerKind::Height,
         }
     }
 
@@ -115,9 +154,20 @@ mod tests {
             ..TimerConfig::default()
         };
         let basefee = BasefeeConfig::default();
-        let q = quote(&state, &config, &basefee, 5, Some(9), Some(4_000))
-            .unwrap()
-            .unwrap();
+        let q = quote(
+            &state,
+            &config,
+            &basefee,
+            5,
+            T,
+            QuoteRequest {
+                height: Some(9),
+                timestamp_ms: None,
+                gas_limit: Some(4_000),
+            },
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((q.queued, q.reserved, q.fits), (0, 0, true));
         assert_eq!(q.max_cost, max_cost(4_000, &config, &basefee).unwrap());
         let mut prototype = timer(9, 0, 4_000);
@@ -128,18 +178,51 @@ mod tests {
             "the deposit of an empty payload with the default handler"
         );
         store::insert(&mut state, &timer(9, 1, 4_000)).unwrap();
-        let q = quote(&state, &config, &basefee, 5, Some(9), Some(4_000))
-            .unwrap()
-            .unwrap();
+        let q = quote(
+            &state,
+            &config,
+            &basefee,
+            5,
+            T,
+            QuoteRequest {
+                height: Some(9),
+                timestamp_ms: None,
+                gas_limit: Some(4_000),
+            },
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((q.queued, q.reserved, q.fits), (1, 7_000, true));
         store::insert(&mut state, &timer(9, 2, 9_000)).unwrap();
-        let q = quote(&state, &config, &basefee, 5, Some(9), Some(4_000))
-            .unwrap()
-            .unwrap();
+        let q = quote(
+            &state,
+            &config,
+            &basefee,
+            5,
+            T,
+            QuoteRequest {
+                height: Some(9),
+                timestamp_ms: None,
+                gas_limit: Some(4_000),
+            },
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((q.reserved, q.fits), (19_000, false), "the lane is full");
-        let other = quote(&state, &config, &basefee, 5, Some(10), Some(4_000))
-            .unwrap()
-            .unwrap();
+        let other = quote(
+            &state,
+            &config,
+            &basefee,
+            5,
+            T,
+            QuoteRequest {
+                height: Some(10),
+                timestamp_ms: None,
+                gas_limit: Some(4_000),
+            },
+        )
+        .unwrap()
+        .unwrap();
         assert!(other.fits, "another height has its own lane");
     }
 
@@ -148,17 +231,90 @@ mod tests {
         let config = TimerConfig::default();
         let basefee = BasefeeConfig::default();
         let refused = |height, gas| {
-            quote(&EmptyState, &config, &basefee, 5, height, gas)
-                .unwrap()
-                .unwrap_err()
-                .to_string()
+            quote(
+                &EmptyState,
+                &config,
+                &basefee,
+                5,
+                T,
+                QuoteRequest {
+                    height,
+                    timestamp_ms: None,
+                    gas_limit: gas,
+                },
+            )
+            .unwrap()
+            .unwrap_err()
+            .to_string()
         };
         assert!(refused(Some(5), None).starts_with("timer_quote: height 5 is not in the future"));
         assert!(refused(None, Some(0)).contains("at least 1"));
         assert!(refused(None, Some(config.max_cycles_per_fire + 1)).contains("max_cycles_per_fire"));
-        let q = quote(&EmptyState, &config, &basefee, 5, None, None)
-            .unwrap()
-            .unwrap();
+        let q = quote(
+            &EmptyState,
+            &config,
+            &basefee,
+            5,
+            T,
+            QuoteRequest {
+                height: None,
+                timestamp_ms: None,
+                gas_limit: None,
+            },
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((q.height, q.gas_limit), (6, config.max_cycles_per_fire));
+        let at = |timestamp_ms| {
+            let request = QuoteRequest {
+                height: None,
+                timestamp_ms: Some(timestamp_ms),
+                gas_limit: None,
+            };
+            quote(&EmptyState, &config, &basefee, 5, T, request).unwrap()
+        };
+        assert!(at(T).unwrap_err().to_string().starts_with(
+            "timer_quote: timestamp_ms 1767225600000 is not after the current block's timestamp"
+        ));
+        let q = at(T + 1).unwrap();
+        assert_eq!((q.height, q.timestamp_ms, q.queued), (6, Some(T + 1), 0));
+        let both = QuoteRequest {
+            height: Some(9),
+            timestamp_ms: Some(T + 1),
+            gas_limit: None,
+        };
+        let both = quote(&EmptyState, &config, &basefee, 5, T, both);
+        assert!(both.unwrap().unwrap_err().to_string().contains("not both"));
+    }
+
+    #[test]
+    fn a_time_quote_counts_what_is_queued_in_its_millisecond() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let config = TimerConfig::default();
+        let basefee = BasefeeConfig::default();
+        let mut t = timer(5, 1, 4_000);
+        t.kind = TimerKind::Time {
+            timestamp_ms: T + 500,
+        };
+        store::insert(&mut state, &t).unwrap();
+        let at = |timestamp_ms| {
+            let request = QuoteRequest {
+                height: None,
+                timestamp_ms: Some(timestamp_ms),
+                gas_limit: Some(4_000),
+            };
+            quote(&state, &config, &basefee, 5, T, request)
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!((at(T + 500).queued, at(T + 500).reserved), (1, 7_000));
+        assert_eq!(at(T + 501).queued, 0);
+        let mut prototype = t.clone();
+        prototype.payload.clear();
+        assert_eq!(
+            at(T + 500).deposit,
+            config.deposit_per_byte * u128::from(store::state_bytes(&prototype))
+        );
     }
 }

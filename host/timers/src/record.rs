@@ -9,10 +9,10 @@
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::encoding::Canonical;
-use timerhost_types::{Hash, Timer};
+use timerhost_types::{Hash, Timer, TimerKind};
 
 use crate::error::Result;
-use crate::keys::{self, missing};
+use crate::keys::{self, missing, BucketId};
 
 /// Domain of [`record_hash`].
 const RECORD_DOMAIN: &[u8] = b"timerhost/timer-record/v1";
@@ -43,17 +43,29 @@ impl Canonical for TimerRecord {
 /// Where a timer is queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Queued {
-    /// In the due queue: its record is at its position (height, sequence).
+    /// In its due queue (a height or time timer: its record is at its
+    /// position, bucket then sequence), or registered (a state watch).
     Due,
     /// In the GC backlog (`t g`): its record is out of the due queue.
     Backlog,
 }
 
+/// The due bucket of a height or time timer; `None` for a state watch,
+/// which is never due by position.
+pub fn bucket_of(timer: &Timer) -> Option<BucketId> {
+    match &timer.kind {
+        TimerKind::Height => Some(BucketId::height(timer.height)),
+        TimerKind::Time { timestamp_ms } => Some(BucketId::time(*timestamp_ms)),
+        TimerKind::State(_) => None,
+    }
+}
+
 /// The key of `timer`'s record while it is queued at `queued`.
 pub fn record_key(timer: &Timer, queued: Queued) -> Vec<u8> {
-    match queued {
-        Queued::Due => keys::record_key(timer.height, timer.seq),
-        Queued::Backlog => keys::backlog_record_key(timer.seq),
+    match (queued, bucket_of(timer)) {
+        (Queued::Due, Some(bucket)) => keys::record_key(bucket, timer.seq),
+        (Queued::Due, None) => keys::watch_record_key(timer.seq),
+        (Queued::Backlog, _) => keys::backlog_record_key(timer.seq),
     }
 }
 
@@ -117,6 +129,7 @@ mod tests {
             expires_at: 9,
             seq: 4,
             deposit: 123,
+            kind: TimerKind::Height,
         }
     }
 

@@ -24,6 +24,7 @@ use crate::queue::{self, Queued};
 use crate::record::{self, decode_record, record_hash};
 pub use crate::record::{get_record, IndexSlots, TimerRecord};
 use crate::removal::Removals;
+use crate::watch;
 
 pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u64> {
     match state.get(k)? {
@@ -58,8 +59,9 @@ pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
 }
 
 /// Bytes `timer` adds to state: its record (key and canonical encoding,
-/// listing slots included), its id lookup (key and value) and one entry in
-/// each of the two listing indexes. The deposit is `deposit_per_byte` times
+/// listing slots included), its id lookup (key and value), one entry in
+/// each of the two listing indexes and, for a state watch, its leaf, index
+/// and expiry entries ([`crate::watch::registration_bytes`]). The deposit is `deposit_per_byte` times
 /// this; scheduling charges it in cells. (Index chunk keys, group heads and
 /// bucket leaves are shared and not counted per timer.)
 pub fn state_bytes(timer: &Timer) -> u64 {
@@ -67,10 +69,11 @@ pub fn state_bytes(timer: &Timer) -> u64 {
     // without building one (a payload can be 1 MiB).
     const SLOTS_BYTES: usize = 2 * 8;
     let timer_bytes = borsh::object_length(timer).expect("an in-memory timer always encodes");
-    let record_key = keys::record_key(timer.height, timer.seq).len();
+    let record_key = record::record_key(timer, Queued::Due).len();
     let record = 1 + timer_bytes + SLOTS_BYTES;
     let id_lookup = keys::id_key(&timer.timer_id).len() + record_key;
-    (record_key + record + id_lookup) as u64 + 2 * TIMER_INDEX_ENTRY_BYTES
+    let watch = watch::watch_of(timer).map_or(0, watch::registration_bytes);
+    (record_key + record + id_lookup) as u64 + 2 * TIMER_INDEX_ENTRY_BYTES + watch
 }
 
 /// Inserts a new timer into the store, every index, its due bucket and its
@@ -89,9 +92,14 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
         },
         Queued::Due,
     );
-    let mut bucket = bucket::Changes::default();
-    bucket.add(timer, record_hash(timer));
-    bucket.apply(state)?;
+    match watch::watch_of(timer) {
+        Some(w) => watch::register(state, timer, w)?,
+        None => {
+            let mut bucket = bucket::Changes::default();
+            bucket.add(timer, record_hash(timer));
+            bucket.apply(state)?;
+        }
+    }
     let mut account = accounts::load(state, &timer.actor_address)?;
     account.live_timers = account.live_timers.checked_add(1).ok_or_else(|| {
         corrupt(
@@ -104,15 +112,23 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
     Ok(())
 }
 
-/// Rewrites a due timer's record, `before` as read with [`get_record`] and
-/// `after` the same timer at the same height with other fields changed
-/// (extending its TTL), and its bucket's leaf.
+/// Rewrites a queued timer's record, `before` as read with [`get_record`]
+/// and `after` the same timer in the same place with other fields changed
+/// (its TTL extended, a watch's fire count), and what commits to it: its
+/// bucket's leaf, or a watch's own leaf and expiry entry.
 pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> Result<()> {
     debug_assert_eq!(
-        (before.height, before.seq),
-        (after.timer.height, after.timer.seq)
+        record::record_key(before, Queued::Due),
+        record::record_key(&after.timer, Queued::Due)
     );
     state.put_encoded(record::record_key(&after.timer, Queued::Due), after);
+    if watch::watch_of(before).is_some() {
+        watch::write_leaf(state, &after.timer);
+        if before.expires_at != after.timer.expires_at {
+            watch::move_expiry(state, before, &after.timer);
+        }
+        return Ok(());
+    }
     let mut bucket = bucket::Changes::default();
     bucket.remove(before, record_hash(before));
     bucket.add(&after.timer, record_hash(&after.timer));
@@ -158,7 +174,7 @@ pub fn remove_deferred(
         ));
     }
     record::delete_record(state, timer, queued);
-    queue::dequeue(state, record, queued, removals);
+    queue::dequeue(state, record, queued, removals)?;
     removals
         .index
         .add(BY_ACTOR, timer.actor_address.as_bytes(), record.slots.actor);
@@ -186,12 +202,18 @@ fn records_of(
         .collect()
 }
 
-/// Every timer (at most `limit`): the GC backlog's, then the queued ones in
-/// queue order — the unfiltered listing of dev tooling. A validator never
-/// needs it, and its cost grows with the number of pending timers.
+/// Every timer (at most `limit`): the GC backlog's, then the time queue's,
+/// the height queue's (each in queue order) and the state watches — the
+/// unfiltered listing of dev tooling. A validator never needs it, and its
+/// cost grows with the number of pending timers.
 pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>> {
     let mut out = Vec::new();
-    for prefix in [keys::BACKLOG_RECORD, keys::RECORD] {
+    for prefix in [
+        keys::BACKLOG_RECORD,
+        keys::TIME_RECORD,
+        keys::RECORD,
+        keys::WATCH_RECORD,
+    ] {
         let left = limit - out.len();
         for (k, v) in state.scan(&prefix, Some(&keys::end_of(prefix)), left)? {
             out.push(decode_record(&k, &v)?.timer);
@@ -234,10 +256,12 @@ pub fn by_height(
     height: u64,
     limit: usize,
 ) -> Result<Vec<Timer>> {
-    Ok(queue::at_height(state, height, limit)?
-        .into_iter()
-        .map(|r| r.timer)
-        .collect())
+    Ok(
+        queue::in_bucket(state, keys::BucketId::height(height), limit)?
+            .into_iter()
+            .map(|r| r.timer)
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -263,9 +287,10 @@ mod tests {
                 expires_at: 9,
                 seq: 4,
                 deposit: 123,
+                kind: timerhost_types::TimerKind::Height,
             };
             insert(&mut state, &timer).unwrap();
-            let key = keys::record_key(timer.height, timer.seq);
+            let key = keys::record_key(keys::BucketId::height(timer.height), timer.seq);
             let stored = state.get(&key).unwrap().unwrap();
             let lookup_key = keys::id_key(&timer.timer_id);
             let lookup = state.get(&lookup_key).unwrap().unwrap();

@@ -104,6 +104,9 @@ pub enum TxSource {
     /// Protocol work at end of block that is not a transaction (e.g. timers
     /// expired or destroyed for lack of funds); carries their events.
     EndOfBlock,
+    /// The start of a block: removals of due time timers (expired,
+    /// unfunded, revoked) before its transactions.
+    StartOfBlock,
 }
 
 /// The outcome of one executed transaction.

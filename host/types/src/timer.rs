@@ -49,13 +49,110 @@ pub const TIMER_INDEX_ENTRY_BYTES: u64 = 8 + 32;
 /// [`Account`](crate::keys::Account) (33).
 pub const ACCOUNT_WRITE_CELLS: u64 = 32 + 21 + 33;
 
+/// Most entries one state watch may list is `TimerConfig.max_watch_keys`;
+/// each entry (a key, or a prefix ending in `*`) is at most this many bytes.
+pub const MAX_WATCH_KEY_BYTES: usize = 256;
+
+/// Most matched keys `pvm_host.trigger()["matched_keys"]` reports for one
+/// watch fire (the first ones in key order): a prefix watch can match every
+/// key a block wrote.
+pub const MAX_REPORTED_MATCHED_KEYS: usize = 32;
+
+/// One entry of a state watch: a storage key of the watched actor, or a
+/// prefix of its keys (written `"price*"`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, BorshSerialize, BorshDeserialize)]
+pub struct WatchKey {
+    /// The key, or the prefix without its `*`.
+    pub key: Vec<u8>,
+    /// Does it match every key starting with `key`?
+    pub prefix: bool,
+}
+
+impl WatchKey {
+    /// Parses an entry as an actor writes it: a trailing `*` makes it a
+    /// prefix (so a key that itself ends in `*` can be watched only through
+    /// a prefix).
+    pub fn parse(entry: &str) -> WatchKey {
+        match entry.strip_suffix('*') {
+            Some(prefix) => WatchKey {
+                key: prefix.as_bytes().to_vec(),
+                prefix: true,
+            },
+            None => WatchKey {
+                key: entry.as_bytes().to_vec(),
+                prefix: false,
+            },
+        }
+    }
+
+    /// Does this entry match storage key `key`?
+    pub fn matches(&self, key: &[u8]) -> bool {
+        if self.prefix {
+            key.starts_with(&self.key)
+        } else {
+            key == self.key.as_slice()
+        }
+    }
+
+    /// The entry as the actor wrote it (`"price*"` for a prefix).
+    pub fn display(&self) -> String {
+        let mut s = String::from_utf8_lossy(&self.key).into_owned();
+        if self.prefix {
+            s.push('*');
+        }
+        s
+    }
+}
+
+/// A persistent watch over storage keys of one actor (#17's state trigger).
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct Watch {
+    /// The actor whose storage is watched (any actor's may be).
+    pub actor: Address,
+    /// The keys and prefixes, sorted and without duplicates.
+    pub keys: Vec<WatchKey>,
+    /// How many times the watch has fired.
+    pub fires: u64,
+}
+
+/// What makes a timer due — one scheduler, three trigger kinds (#17).
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub enum TimerKind {
+    /// CIP-5: due at the end of block [`Timer::height`].
+    Height,
+    /// Due at the start of the first block whose timestamp is at least
+    /// `timestamp_ms` (unix ms), before that block's user transactions.
+    Time {
+        /// Unix milliseconds.
+        timestamp_ms: u64,
+    },
+    /// Due at the end of every block whose committed executions wrote a
+    /// watched key; stays until cancelled, expired or unfunded.
+    State(Watch),
+}
+
+impl TimerKind {
+    /// Every kind's name, as `chain.timers(kind=…)` accepts it.
+    pub const NAMES: &'static [&'static str] = &["height", "time", "state"];
+
+    /// `"height"`, `"time"` or `"state"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TimerKind::Height => "height",
+            TimerKind::Time { .. } => "time",
+            TimerKind::State(_) => "state",
+        }
+    }
+}
+
 /// A scheduled timer (CIP-5 §3.1), plus its FIFO sequence number and the
 /// state-memory deposit its fee payer lent while it exists.
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct Timer {
     /// The actor that owns the timer and whose handler runs.
     pub actor_address: Address,
-    /// Block height at which it fires.
+    /// A height timer's firing height; the height a time timer or a state
+    /// watch was scheduled at.
     pub height: u64,
     /// Opaque bytes as scheduled (≤ 1 MiB).
     pub payload: Vec<u8>,
@@ -76,6 +173,34 @@ pub struct Timer {
     /// the bytes the timer adds to state), refunded in full to `fee_payer`
     /// whenever the timer leaves state, however it leaves.
     pub deposit: u128,
+    /// What makes it due.
+    pub kind: TimerKind,
+}
+
+/// What a schedule request asks to be due on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestedTrigger {
+    /// `schedule_timer(height, …)`: a future height.
+    Height(u64),
+    /// `schedule_timer_at(timestamp_ms, …)`: a time after the current
+    /// block's timestamp.
+    Time(u64),
+    /// `watch(keys, …)`: keys (or `"prefix*"`) of `actor` (default: the
+    /// watching actor), with an explicit handler (default `handle_timer`).
+    State {
+        /// The watched actor.
+        actor: Option<Address>,
+        /// The entries as the actor wrote them.
+        keys: Vec<String>,
+        /// The handler to call.
+        handler: Option<String>,
+    },
+}
+
+impl Default for RequestedTrigger {
+    fn default() -> Self {
+        RequestedTrigger::Height(0)
+    }
 }
 
 /// A schedule request as a host call carries it (CIP-5 §4.1):
@@ -83,8 +208,8 @@ pub struct Timer {
 /// field `None` (protocol defaults apply).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TimerRequest {
-    /// Height at which the timer fires (must be in the future).
-    pub height: u64,
+    /// When it is due.
+    pub trigger: RequestedTrigger,
     /// Opaque payload handed to the handler.
     pub payload: Vec<u8>,
     /// Who pays each fire and the deposit; `None` means the actor itself.
@@ -95,14 +220,29 @@ pub struct TimerRequest {
     pub expires_at: Option<u64>,
 }
 
+/// What `timer_quote` is asked about: a height (default: the next block)
+/// or a time, and a gas limit per fire (default: `max_cycles_per_fire`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QuoteRequest {
+    /// The height of a height timer.
+    pub height: Option<u64>,
+    /// The time (unix ms) of a time timer.
+    pub timestamp_ms: Option<u64>,
+    /// Cycles per fire.
+    pub gas_limit: Option<u64>,
+}
+
 /// What a timer would cost and whether it would fire on time: the answer to
 /// `pvm_host.timer_quote`, RPC `th_quoteTimer`, `timerhost quote` and the
 /// Python package's `chain.quote_timer` (#17, after Hedera's
 /// `hasScheduleCapacity` and Massa's quote).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimerQuote {
-    /// The height quoted.
+    /// The height quoted (for a time quote: the next block's).
     pub height: u64,
+    /// The time slot quoted (unix ms), for a time timer's quote.
+    #[serde(default)]
+    pub timestamp_ms: Option<u64>,
     /// The gas limit per fire quoted.
     pub gas_limit: u64,
     /// What one fire would pre-charge its fee payer at today's basefees
@@ -114,56 +254,49 @@ pub struct TimerQuote {
     pub deposit: u128,
     /// `TimerConfig.lane_cycles_per_block`.
     pub lane_budget: u64,
-    /// Lane cycles already reserved by timers queued for that height
-    /// (their `gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES`); timers carried
-    /// over from earlier blocks are not counted.
+    /// Lane cycles already reserved by timers queued for that height or
+    /// time slot (their `gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES`);
+    /// timers carried over from earlier blocks are not counted.
     pub reserved: u64,
-    /// Timers queued for that height.
+    /// Timers queued for that height or time slot.
     pub queued: u64,
     /// Would one more such timer fire at that height without carry-over
     /// (lane and `max_fires_per_block`), counting the timers queued there?
     pub fits: bool,
 }
 
-/// What makes a timer due — one scheduler, several trigger kinds (#17).
-/// Block heights (CIP-5) are the kind that exists so far; wall-clock time
-/// and state changes extend this enum, the record and the due queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trigger {
-    /// Due at the end of block `height`.
-    Height(u64),
-}
-
-impl Trigger {
-    /// Every trigger kind's name, as `chain.timers(kind=…)` accepts it
-    /// (kinds not yet built simply have no timers).
-    pub const KINDS: &'static [&'static str] = &["height", "time", "state"];
-
-    /// `"height"`, …
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Trigger::Height(_) => "height",
-        }
-    }
-
-    /// `{"kind": "height", "height": h}`: the `trigger` of `TimerScheduled`,
-    /// RPC timers and the Python package's `Timer`.
-    pub fn to_value(&self) -> crate::Value {
-        use crate::Value;
-        match self {
-            Trigger::Height(h) => Value::dict_from([
-                (Value::str("kind"), Value::str(self.kind())),
-                (Value::str("height"), Value::int(*h)),
-            ])
-            .expect("str keys are hashable"),
-        }
-    }
-}
-
 impl Timer {
-    /// What makes this timer due.
-    pub fn trigger(&self) -> Trigger {
-        Trigger::Height(self.height)
+    /// `{"kind": "height", "height": h}`, `{"kind": "time", "timestamp_ms":
+    /// t}` or `{"kind": "state", "actor": a, "keys": [...], "fires": n}`: the
+    /// `trigger` of `TimerScheduled`, RPC timers and the Python `Timer`.
+    pub fn trigger_value(&self) -> crate::Value {
+        use crate::Value;
+        let kind = (Value::str("kind"), Value::str(self.kind.name()));
+        let entries = match &self.kind {
+            TimerKind::Height => vec![kind, (Value::str("height"), Value::int(self.height))],
+            TimerKind::Time { timestamp_ms } => {
+                vec![
+                    kind,
+                    (Value::str("timestamp_ms"), Value::int(*timestamp_ms)),
+                ]
+            }
+            TimerKind::State(watch) => vec![
+                kind,
+                (Value::str("actor"), Value::str(&watch.actor.to_hex())),
+                (
+                    Value::str("keys"),
+                    Value::List(
+                        watch
+                            .keys
+                            .iter()
+                            .map(|k| Value::str(&k.display()))
+                            .collect(),
+                    ),
+                ),
+                (Value::str("fires"), Value::int(watch.fires)),
+            ],
+        };
+        Value::dict_from(entries).expect("str keys are hashable")
     }
 }
 
@@ -175,6 +308,10 @@ impl TimerQuote {
         use crate::Value;
         Value::dict_from([
             (Value::str("height"), Value::int(self.height)),
+            (
+                Value::str("timestamp_ms"),
+                self.timestamp_ms.map_or(Value::None, Value::int),
+            ),
             (Value::str("gas_limit"), Value::int(self.gas_limit)),
             (Value::str("max_cost"), Value::int(self.max_cost)),
             (Value::str("deposit"), Value::int(self.deposit)),
@@ -187,28 +324,52 @@ impl TimerQuote {
     }
 }
 
+/// Why a fire runs: what `pvm_host.trigger()` reports beside its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FireDue {
+    /// A height timer due at this height.
+    Height(u64),
+    /// A time timer due at this time (unix ms).
+    Time(u64),
+    /// A state watch: the watched keys the block wrote (at most
+    /// [`MAX_REPORTED_MATCHED_KEYS`], in key order).
+    State(Vec<Vec<u8>>),
+}
+
 /// Which fire is running, for `pvm_host.trigger()` (#17).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FireInfo {
     /// The timer firing.
     pub timer_id: Hash,
-    /// Its how-manieth fire, from 1 (a height timer fires once; a state
-    /// watch counts its fires).
+    /// Its how-manieth fire, from 1 (a height or time timer fires once; a
+    /// state watch counts its fires).
     pub fire_seq: u64,
     /// What made it due.
-    pub trigger: Trigger,
+    pub due: FireDue,
 }
 
 impl FireInfo {
-    /// `{"kind", "timer_id", "fire_seq", "due_height"}`: what
-    /// `pvm_host.trigger()` returns inside a fire.
+    /// `{"kind", "timer_id", "fire_seq", "due_height" | "due_timestamp_ms" |
+    /// "matched_keys"}`: what `pvm_host.trigger()` returns inside a fire.
     pub fn to_value(&self) -> crate::Value {
         use crate::Value;
-        let due = match self.trigger {
-            Trigger::Height(h) => (Value::str("due_height"), Value::int(h)),
+        let (kind, due) = match &self.due {
+            FireDue::Height(h) => ("height", (Value::str("due_height"), Value::int(*h))),
+            FireDue::Time(t) => ("time", (Value::str("due_timestamp_ms"), Value::int(*t))),
+            FireDue::State(keys) => (
+                "state",
+                (
+                    Value::str("matched_keys"),
+                    Value::List(
+                        keys.iter()
+                            .map(|k| Value::str(String::from_utf8_lossy(k).into_owned()))
+                            .collect(),
+                    ),
+                ),
+            ),
         };
         Value::dict_from([
-            (Value::str("kind"), Value::str(self.trigger.kind())),
+            (Value::str("kind"), Value::str(kind)),
             (
                 Value::str("timer_id"),
                 Value::Bytes(self.timer_id.as_bytes().to_vec()),
@@ -221,7 +382,7 @@ impl FireInfo {
 }
 
 /// How an actor's handler is being invoked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Invocation {
     /// By a user transaction (or `pvm_host.call` from another actor): only
     /// public handlers that are not timer handlers.
@@ -306,6 +467,11 @@ pub struct TimerConfig {
     /// fee payer at scheduling and refunded when the timer leaves.
     #[serde(with = "crate::primitives::u128_string")]
     pub deposit_per_byte: u128,
+    /// Most entries (keys or prefixes) one state watch may list.
+    pub max_watch_keys: u32,
+    /// Most watch hits one block evaluates (fires or removes); the rest
+    /// wait, in order, for the next block.
+    pub max_watch_matches_per_block: u64,
 }
 
 impl Canonical for TimerConfig {
@@ -323,6 +489,8 @@ impl Default for TimerConfig {
             lane_cycles_per_block: 100_000_000,
             max_fires_per_block: 10_000,
             deposit_per_byte: 1_000,
+            max_watch_keys: 16,
+            max_watch_matches_per_block: 1_000,
         }
     }
 }
@@ -385,7 +553,7 @@ impl TimerConfig {
     /// Rejects zero or absurd values, naming the field.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &'static str, reason: String| Err(Error::Config { field, reason });
-        let positive: [(&'static str, u64); 7] = [
+        let positive: [(&'static str, u64); 9] = [
             ("max_ttl_blocks", self.max_ttl_blocks),
             ("max_cycles_per_fire", self.max_cycles_per_fire),
             ("max_cells_per_fire", self.max_cells_per_fire),
@@ -393,6 +561,11 @@ impl TimerConfig {
             ("gc_cycles_per_block", self.gc_cycles_per_block),
             ("lane_cycles_per_block", self.lane_cycles_per_block),
             ("max_fires_per_block", self.max_fires_per_block),
+            ("max_watch_keys", self.max_watch_keys as u64),
+            (
+                "max_watch_matches_per_block",
+                self.max_watch_matches_per_block,
+            ),
         ];
         for (field, value) in positive {
             if value == 0 {
@@ -413,6 +586,15 @@ impl TimerConfig {
                     "{} plus the fire base charge {TIMER_FIRE_BASE_CYCLES} exceeds lane_cycles_per_block {}: such a timer could never be admitted",
                     self.max_cycles_per_fire, self.lane_cycles_per_block
                 ),
+            );
+        }
+        if self.max_watch_keys > 1_024 {
+            return bad("max_watch_keys", "must be at most 1,024".into());
+        }
+        if self.max_watch_matches_per_block > 1_000_000 {
+            return bad(
+                "max_watch_matches_per_block",
+                "must be at most 1,000,000".into(),
             );
         }
         if self.max_fires_per_block > 1_000_000 {

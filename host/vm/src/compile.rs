@@ -282,9 +282,9 @@ pub(crate) fn refuse_name(handler: &str) -> Option<(ErrorKind, String)> {
 pub(crate) fn refuse_timer_handler(
     compiled: &CompiledActor,
     handler: &str,
-    invocation: Invocation,
+    invocation: &Invocation,
 ) -> Option<(ErrorKind, String)> {
-    (invocation == Invocation::Transaction && compiled.is_timer_handler(handler)).then(|| {
+    (*invocation == Invocation::Transaction && compiled.is_timer_handler(handler)).then(|| {
         (
             ErrorKind::Unauthorized,
             format!(

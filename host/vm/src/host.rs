@@ -162,8 +162,9 @@ pub trait Host {
     /// Discards everything done since `checkpoint`.
     fn revert(&mut self, checkpoint: CheckpointId);
 
-    /// CIP-5 `schedule_timer` / `schedule_timer_ex` for `actor`; returns the
-    /// 32-byte timer id. Validation (§4.2) is the host's. `nested`: `actor`
+    /// CIP-5 `schedule_timer` / `schedule_timer_ex`, `schedule_timer_at`
+    /// and `watch` for `actor` (the request's trigger says which); returns
+    /// the 32-byte timer id. Validation (§4.2) is the host's. `nested`: `actor`
     /// was reached through `pvm_host.call`, not targeted by the transaction
     /// or fire itself (it may then name only itself as fee payer).
     fn schedule_timer(
@@ -184,9 +185,10 @@ pub trait Host {
     /// `revoke_timer_payments()` by `actor`: every timer scheduled so far
     /// that names `actor` as fee payer is revoked.
     fn revoke_timer_payments(&mut self, actor: &Address) -> HostCall<()>;
-    /// `timer_quote(height=None, gas_limit=None)`: what a timer at `height`
-    /// (default: the next block) would cost and whether it would fire
-    /// there without carry-over. Reads only; refused like scheduling for a
-    /// height not in the future or a gas limit out of range.
-    fn timer_quote(&mut self, height: Option<u64>, gas_limit: Option<u64>) -> HostCall<TimerQuote>;
+    /// `timer_quote(height=None, timestamp_ms=None, gas_limit=None)`: what
+    /// a timer at a height (default: the next block) or a time would cost
+    /// and whether it would fire there without carry-over. Reads only;
+    /// refused like scheduling for a height or time not in the future or a
+    /// gas limit out of range.
+    fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote>;
 }

@@ -163,7 +163,7 @@ impl Host for LoadHost {
         refused()
     }
 
-    fn timer_quote(&mut self, _: Option<u64>, _: Option<u64>) -> HostCall<TimerQuote> {
+    fn timer_quote(&mut self, _: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
         refused()
     }
 }

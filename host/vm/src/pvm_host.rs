@@ -4,7 +4,9 @@
 use rustpython_vm::builtins::{PyBytes, PyStr};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
-use timerhost_types::{Address, ErrorKind, Event, Hash, Invocation, TimerRequest, Value};
+use timerhost_types::{
+    Address, ErrorKind, Event, Hash, Invocation, RequestedTrigger, TimerRequest, Value,
+};
 
 use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
@@ -59,6 +61,101 @@ pub(crate) fn take_kwarg(args: &mut FuncArgs, name: &str) -> Option<PyObjectRef>
     args.kwargs.swap_remove(name)
 }
 
+/// Binds `args` to the parameters `names` of `function` as Python would:
+/// positionally, then by keyword; `None` for an argument not given. Too
+/// many arguments, an unknown keyword or one given twice is a `TypeError`
+/// naming it; the first `required` parameters must be given.
+pub(crate) fn bind(
+    mut args: FuncArgs,
+    function: &str,
+    names: &[&str],
+    required: usize,
+    vm: &VirtualMachine,
+) -> PyResult<Vec<Option<PyObjectRef>>> {
+    if args.args.len() > names.len() {
+        return Err(vm.new_type_error(format!(
+            "{function}() takes at most {} arguments ({}), {} given",
+            names.len(),
+            names.join(", "),
+            args.args.len()
+        )));
+    }
+    let mut bound: Vec<Option<PyObjectRef>> = std::mem::take(&mut args.args)
+        .into_iter()
+        .map(Some)
+        .collect();
+    bound.resize(names.len(), None);
+    for (slot, name) in bound.iter_mut().zip(names) {
+        if let Some(value) = take_kwarg(&mut args, name) {
+            if slot.is_some() {
+                return Err(vm.new_type_error(format!(
+                    "{function}() got multiple values for argument '{name}'"
+                )));
+            }
+            *slot = Some(value);
+        }
+    }
+    if let Some((name, _)) = args.kwargs.iter().next() {
+        return Err(vm.new_type_error(format!(
+            "{function}() got an unexpected keyword argument '{name}'"
+        )));
+    }
+    if let Some(missing) = bound[..required].iter().position(Option::is_none) {
+        return Err(vm.new_type_error(format!(
+            "{function}() missing required argument '{}'",
+            names[missing]
+        )));
+    }
+    Ok(bound)
+}
+
+fn optional_u64(
+    obj: &Option<PyObjectRef>,
+    what: &str,
+    vm: &VirtualMachine,
+) -> PyResult<Option<u64>> {
+    optional(obj.as_ref(), vm)
+        .map(|v| parse_u64(&v, what, vm))
+        .transpose()
+}
+
+fn optional_address(obj: &Option<PyObjectRef>, vm: &VirtualMachine) -> PyResult<Option<Address>> {
+    optional(obj.as_ref(), vm)
+        .map(|v| parse_address(&v, vm))
+        .transpose()
+}
+
+/// `watch(keys, ...)`'s `keys`: a str or a list/tuple of str.
+fn watch_entries(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<String>> {
+    let as_str = |o: &PyObjectRef| {
+        o.downcast_ref::<PyStr>()
+            .and_then(|s| s.to_str().map(str::to_owned))
+            .ok_or_else(|| {
+                vm.new_type_error("watch keys must be str (a key, or a prefix ending in '*')")
+            })
+    };
+    if obj.downcast_ref::<PyStr>().is_some() {
+        return Ok(vec![as_str(obj)?]);
+    }
+    let items: Vec<PyObjectRef> =
+        if let Some(list) = obj.downcast_ref::<rustpython_vm::builtins::PyList>() {
+            list.borrow_vec().to_vec()
+        } else if let Some(tuple) = obj.downcast_ref::<rustpython_vm::builtins::PyTuple>() {
+            tuple.as_slice().to_vec()
+        } else {
+            return Err(vm.new_type_error("watch keys must be a str or a list of str"));
+        };
+    // Bounded before conversion: the host refuses more than max_watch_keys.
+    if items.len() > 1_024 {
+        return Err(vm.new_value_error(format!(
+            "watch() got {} keys; max_watch_keys is far smaller",
+            items.len()
+        )));
+    }
+    charge(costs::for_bytes(items.len() as u64), 0, vm)?;
+    items.iter().map(as_str).collect()
+}
+
 pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     let context_read = |vm: &VirtualMachine| charge(costs::host::CONTEXT_READ, 0, vm);
     vec![
@@ -94,7 +191,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                 "trigger",
                 move |vm: &VirtualMachine| -> PyResult<PyObjectRef> {
                     context_read(vm)?;
-                    let fire = with_exec(|s| s.fire.filter(|_| s.frames.len() == 1));
+                    let fire = with_exec(|s| s.fire.clone().filter(|_| s.frames.len() == 1));
                     Ok(match fire {
                         Some(fire) => value_to_py(&fire.to_value(), vm),
                         None => vm.ctx.none(),
@@ -206,7 +303,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                 "schedule_timer",
                 |height: PyObjectRef, payload: PyObjectRef, vm: &VirtualMachine| -> PyResult {
                     let request = TimerRequest {
-                        height: parse_u64(&height, "height", vm)?,
+                        trigger: RequestedTrigger::Height(parse_u64(&height, "height", vm)?),
                         payload: payload_bytes(&payload, vm)?,
                         fee_payer: None,
                         gas_limit: None,
@@ -249,7 +346,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         );
                     };
                     let request = TimerRequest {
-                        height: parse_u64(&height, "height", vm)?,
+                        trigger: RequestedTrigger::Height(parse_u64(&height, "height", vm)?),
                         payload: payload_bytes(&payload, vm)?,
                         fee_payer: optional(fee_payer.as_ref(), vm)
                             .map(|a| parse_address(&a, vm))
@@ -264,6 +361,94 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                     schedule(request, vm)
                 },
             )
+            .into(),
+        ),
+        (
+            "schedule_timer_at",
+            vm.new_function(
+                "schedule_timer_at",
+                |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                    let [timestamp_ms, payload, fee_payer, gas_limit, expires_at]: [Option<
+                        PyObjectRef,
+                    >;
+                        5] = bind(
+                        args,
+                        "schedule_timer_at",
+                        &[
+                            "timestamp_ms",
+                            "payload",
+                            "fee_payer",
+                            "gas_limit",
+                            "expires_at",
+                        ],
+                        2,
+                        vm,
+                    )?
+                    .try_into()
+                    .expect("five parameters");
+                    let request = TimerRequest {
+                        trigger: RequestedTrigger::Time(parse_u64(
+                            timestamp_ms.as_ref().expect("required"),
+                            "timestamp_ms",
+                            vm,
+                        )?),
+                        payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
+                        fee_payer: optional_address(&fee_payer, vm)?,
+                        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+                        expires_at: optional_u64(&expires_at, "expires_at", vm)?,
+                    };
+                    schedule(request, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "watch",
+            vm.new_function("watch", |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                let [keys, payload, actor, handler, fee_payer, gas_limit, expires_at]: [Option<
+                    PyObjectRef,
+                >;
+                    7] = bind(
+                    args,
+                    "watch",
+                    &[
+                        "keys",
+                        "payload",
+                        "actor",
+                        "handler",
+                        "fee_payer",
+                        "gas_limit",
+                        "expires_at",
+                    ],
+                    1,
+                    vm,
+                )?
+                .try_into()
+                .expect("seven parameters");
+                let handler = optional(handler.as_ref(), vm)
+                    .map(|h| {
+                        h.downcast_ref::<PyStr>()
+                            .and_then(|s| s.to_str().map(str::to_owned))
+                            .ok_or_else(|| vm.new_type_error("watch handler must be str"))
+                    })
+                    .transpose()?;
+                let payload = match optional(payload.as_ref(), vm) {
+                    Some(p) => payload_bytes(&p, vm)?,
+                    None => Vec::new(),
+                };
+                let request = TimerRequest {
+                    trigger: RequestedTrigger::State {
+                        actor: optional_address(&actor, vm)?,
+                        keys: watch_entries(keys.as_ref().expect("required"), vm)?,
+                        handler,
+                    },
+                    payload,
+                    fee_payer: optional_address(&fee_payer, vm)?,
+                    gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+                    expires_at: optional_u64(&expires_at, "expires_at", vm)?,
+                };
+                schedule(request, vm)
+            })
             .into(),
         ),
         (
@@ -313,31 +498,22 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             "timer_quote",
             vm.new_function(
                 "timer_quote",
-                |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult<PyObjectRef> {
-                    let mut positional = std::mem::take(&mut args.args).into_iter();
-                    let height = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "height"));
-                    let gas_limit = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "gas_limit"));
-                    if positional.next().is_some() {
-                        return Err(vm.new_type_error(
-                            "timer_quote() takes at most 2 arguments (height, gas_limit)",
-                        ));
-                    }
-                    if let Some((name, _)) = args.kwargs.iter().next() {
-                        return Err(vm.new_type_error(format!(
-                            "timer_quote() got an unexpected keyword argument '{name}'"
-                        )));
-                    }
-                    let height = optional(height.as_ref(), vm)
-                        .map(|h| parse_u64(&h, "height", vm))
-                        .transpose()?;
-                    let gas_limit = optional(gas_limit.as_ref(), vm)
-                        .map(|g| parse_u64(&g, "gas_limit", vm))
-                        .transpose()?;
-                    let call = HOST.with(|slot| slot.host.timer_quote(height, gas_limit));
+                |args: FuncArgs, vm: &VirtualMachine| -> PyResult<PyObjectRef> {
+                    let [height, timestamp_ms, gas_limit]: [Option<PyObjectRef>; 3] = bind(
+                        args,
+                        "timer_quote",
+                        &["height", "timestamp_ms", "gas_limit"],
+                        0,
+                        vm,
+                    )?
+                    .try_into()
+                    .expect("three parameters");
+                    let request = timerhost_types::QuoteRequest {
+                        height: optional_u64(&height, "height", vm)?,
+                        timestamp_ms: optional_u64(&timestamp_ms, "timestamp_ms", vm)?,
+                        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+                    };
+                    let call = HOST.with(|slot| slot.host.timer_quote(request));
                     let quote = host_result(call, vm)?;
                     Ok(value_to_py(&quote.to_value(), vm))
                 },
@@ -435,7 +611,7 @@ pub(crate) fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
         })?;
 
     if let Some((kind, message)) =
-        crate::compile::refuse_timer_handler(&compiled, &handler, Invocation::Transaction)
+        crate::compile::refuse_timer_handler(&compiled, &handler, &Invocation::Transaction)
     {
         return Err(host_error(kind, &message, vm));
     }

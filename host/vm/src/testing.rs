@@ -23,7 +23,7 @@ use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, Ho
 pub const TEST_FIRE: timerhost_types::FireInfo = timerhost_types::FireInfo {
     timer_id: Hash([7; 32]),
     fire_seq: 1,
-    trigger: timerhost_types::Trigger::Height(1),
+    due: timerhost_types::FireDue::Height(1),
 };
 
 /// A timer the mock accepted.
@@ -272,11 +272,20 @@ impl Host for MockHost {
                 cost,
             );
         }
-        if request.height <= self.block.height {
+        let at = match &request.trigger {
+            timerhost_types::RequestedTrigger::Height(h) => *h,
+            timerhost_types::RequestedTrigger::Time(t) => *t,
+            timerhost_types::RequestedTrigger::State { .. } => self.block.height + 1,
+        };
+        if matches!(
+            request.trigger,
+            timerhost_types::RequestedTrigger::Height(_)
+        ) && at <= self.block.height
+        {
             return HostCall::rejected(
                 HostFailure::new(
                     ErrorKind::InvalidInput,
-                    format!("height {} is not in the future", request.height),
+                    format!("height {at} is not in the future"),
                 ),
                 cost,
             );
@@ -284,7 +293,7 @@ impl Host for MockHost {
         self.state.schedule_nonce += 1;
         let id = timerhost_types::primitives::keccak256_concat(&[
             actor.as_bytes(),
-            &request.height.to_be_bytes(),
+            &at.to_be_bytes(),
             &request.payload,
             &self.state.schedule_nonce.to_be_bytes(),
         ]);
@@ -344,11 +353,12 @@ impl Host for MockHost {
 
     /// The mock has no due queue: it quotes an empty block at the default
     /// config's lane, `max_cost` at one unit per cycle.
-    fn timer_quote(&mut self, height: Option<u64>, gas_limit: Option<u64>) -> HostCall<TimerQuote> {
+    fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
         let config = timerhost_types::TimerConfig::default();
-        let gas_limit = gas_limit.unwrap_or(config.max_cycles_per_fire);
+        let gas_limit = request.gas_limit.unwrap_or(config.max_cycles_per_fire);
         let quote = TimerQuote {
-            height: height.unwrap_or(self.block.height + 1),
+            height: request.height.unwrap_or(self.block.height + 1),
+            timestamp_ms: request.timestamp_ms,
             gas_limit,
             max_cost: u128::from(gas_limit + timerhost_types::timer::TIMER_FIRE_BASE_CYCLES),
             deposit: 0,
@@ -402,7 +412,7 @@ mod tests {
         host.commit(outer);
         assert_eq!(host.open_checkpoints(), 0);
         let request = TimerRequest {
-            height: 1,
+            trigger: timerhost_types::RequestedTrigger::Height(1),
             payload: vec![],
             fee_payer: None,
             gas_limit: None,

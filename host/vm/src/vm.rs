@@ -211,7 +211,7 @@ impl Vm {
                 payload_cells.min(limits.cells),
             );
         };
-        if let Some((kind, message)) = refuse_timer_handler(&compiled, handler, invocation) {
+        if let Some((kind, message)) = refuse_timer_handler(&compiled, handler, &invocation) {
             return Outcome::failed(
                 kind,
                 message,

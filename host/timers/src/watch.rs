@@ -1,0 +1,455 @@
+//! State watches (#17): timers due whenever a block writes a watched key.
+//!
+//! A watch is a persistent timer whose [`TimerKind::State`] lists keys and
+//! prefixes of one actor's storage. It is registered in three derived
+//! structures beside its record (`u w ‖ seq`, [`crate::keys`]):
+//!
+//! - the **watch index**, one entry per listed key, `u x ‖ actor ‖ 0 ‖ len ‖
+//!   key ‖ seq` for an exact key and `… 1 ‖ len ‖ prefix ‖ seq` for a prefix;
+//! - per watched actor, a [`WatchedActor`] counting its entries and the
+//!   prefix lengths in use;
+//! - the expiry queue `u e ‖ expires_at ‖ seq`, which removes watches whose
+//!   TTL ran out even if nothing ever writes their keys.
+//!
+//! The state root commits to a watch through its own leaf, `t w ‖ seq` =
+//! the watch's record hash (its fire count included), so a fire or an
+//! extension rewrites one leaf.
+//!
+//! **Matching** ([`hits`]) looks up each written key of a watched actor:
+//! one index scan for the key itself and one per prefix length in use for
+//! that actor (at most [`MAX_WATCH_KEY_BYTES`] + 1 distinct lengths), each
+//! returning only the watches it hits. The work is proportional to the keys
+//! written and the watches hit, never to the number of watches registered;
+//! an actor nobody watches costs one read per block.
+//!
+//! **Hits wait in order** in `t h ‖ height ‖ seq` (committed: which fires
+//! are owed is consensus state), `height` being the first block that may
+//! evaluate them: the block whose user phase wrote the keys, or the next
+//! block for writes made by end-of-block fires. A watch has at most one
+//! waiting hit (`u h ‖ seq`); a hit on a watch that already waits adds
+//! nothing, so a watch fires at most once per block and can never loop
+//! inside one. Delivery ([`crate::delivery`]) evaluates waiting hits in
+//! (height, watch sequence) order, at most `max_watch_matches_per_block`
+//! per block; the rest wait, like carried-over timers.
+
+use std::collections::BTreeMap;
+
+use borsh::{BorshDeserialize, BorshSerialize};
+use timerhost_state::{Overlay, StateRead, StateReadExt};
+use timerhost_types::encoding::Canonical;
+use timerhost_types::timer::{MAX_REPORTED_MATCHED_KEYS, MAX_WATCH_KEY_BYTES};
+use timerhost_types::{Address, Timer, TimerKind, Watch};
+
+use crate::error::Result;
+use crate::keys::{self, corrupt};
+use crate::record::record_hash;
+
+/// How many index entries watch one actor, and which prefix lengths they
+/// use (so matching a written key tries only those lengths).
+#[derive(Clone, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct WatchedActor {
+    /// Index entries (exact and prefix) over this actor's keys.
+    pub entries: u64,
+    /// Prefix length → how many prefix entries have it.
+    pub prefix_lengths: BTreeMap<u16, u64>,
+}
+
+impl Canonical for WatchedActor {
+    const NAME: &'static str = "watched actor";
+}
+
+/// A waiting hit: the watched keys that were written (the first
+/// [`MAX_REPORTED_MATCHED_KEYS`] in key order).
+#[derive(Clone, Debug, Default, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct Hit {
+    /// The matched keys.
+    pub matched_keys: Vec<Vec<u8>>,
+}
+
+impl Canonical for Hit {
+    const NAME: &'static str = "watch hit";
+}
+
+/// The state bytes a watch adds beside its record: its leaf, one index
+/// entry per key, its expiry entry (keys and values). The deposit and the
+/// schedule's cells count them.
+pub fn registration_bytes(watch: &Watch) -> u64 {
+    let leaf = keys::watch_leaf_key(0).len() + 32;
+    let expiry = keys::watch_expiry_key(0, 0).len();
+    let index: usize = watch
+        .keys
+        .iter()
+        .map(|k| keys::watch_index_key(&watch.actor, k.prefix, &k.key, 0).len())
+        .sum();
+    (leaf + expiry + index) as u64
+}
+
+fn load_watched(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<WatchedActor> {
+    Ok(state
+        .get_decoded::<WatchedActor>(&keys::watched_actor_key(actor))?
+        .unwrap_or_default())
+}
+
+fn store_watched(state: &mut Overlay<'_>, actor: &Address, watched: &WatchedActor) {
+    let key = keys::watched_actor_key(actor);
+    if watched.entries == 0 {
+        state.delete(key);
+    } else {
+        state.put_encoded(key, watched);
+    }
+}
+
+/// Registers a new watch (its record is the caller's): index entries,
+/// counts, expiry entry and leaf.
+pub fn register(state: &mut Overlay<'_>, timer: &Timer, watch: &Watch) -> Result<()> {
+    let mut watched = load_watched(state, &watch.actor)?;
+    for k in &watch.keys {
+        state.put(
+            keys::watch_index_key(&watch.actor, k.prefix, &k.key, timer.seq),
+            Vec::new(),
+        );
+        watched.entries += 1;
+        if k.prefix {
+            *watched
+                .prefix_lengths
+                .entry(k.key.len() as u16)
+                .or_default() += 1;
+        }
+    }
+    store_watched(state, &watch.actor, &watched);
+    state.put(
+        keys::watch_expiry_key(timer.expires_at, timer.seq),
+        Vec::new(),
+    );
+    write_leaf(state, timer);
+    Ok(())
+}
+
+/// Takes a watch out of every structure [`register`] put it in, and drops
+/// its waiting hit (its record is the caller's).
+pub fn unregister(state: &mut Overlay<'_>, timer: &Timer, watch: &Watch) -> Result<()> {
+    let mut watched = load_watched(state, &watch.actor)?;
+    for k in &watch.keys {
+        state.delete(keys::watch_index_key(
+            &watch.actor,
+            k.prefix,
+            &k.key,
+            timer.seq,
+        ));
+        watched.entries = watched.entries.checked_sub(1).ok_or_else(|| {
+            corrupt(
+                WatchedActor::NAME,
+                &keys::watched_actor_key(&watch.actor),
+                "more entries leave than it counts",
+            )
+        })?;
+        if k.prefix {
+            let len = k.key.len() as u16;
+            match watched.prefix_lengths.get_mut(&len) {
+                Some(1) => {
+                    watched.prefix_lengths.remove(&len);
+                }
+                Some(n) => *n -= 1,
+                None => {
+                    return Err(corrupt(
+                        WatchedActor::NAME,
+                        &keys::watched_actor_key(&watch.actor),
+                        "a prefix length it does not count",
+                    ))
+                }
+            }
+        }
+    }
+    store_watched(state, &watch.actor, &watched);
+    state.delete(keys::watch_expiry_key(timer.expires_at, timer.seq));
+    state.delete(keys::watch_leaf_key(timer.seq));
+    drop_hit(state, timer.seq)?;
+    Ok(())
+}
+
+/// Rewrites a watch's leaf after its record changed (a fire, an extension).
+pub fn write_leaf(state: &mut Overlay<'_>, timer: &Timer) {
+    state.put(
+        keys::watch_leaf_key(timer.seq),
+        record_hash(timer).as_bytes().to_vec(),
+    );
+}
+
+/// Moves a watch's expiry entry when its `expires_at` changes.
+pub fn move_expiry(state: &mut Overlay<'_>, before: &Timer, after: &Timer) {
+    state.delete(keys::watch_expiry_key(before.expires_at, before.seq));
+    state.put(
+        keys::watch_expiry_key(after.expires_at, after.seq),
+        Vec::new(),
+    );
+}
+
+/// Which watches the written storage keys `written` (watched actor, key;
+/// sorted) hit, by watch sequence, with the keys that matched.
+pub fn hits(
+    state: &(impl StateRead + ?Sized),
+    written: &[(Address, Vec<u8>)],
+) -> Result<BTreeMap<u64, Hit>> {
+    let mut out: BTreeMap<u64, Hit> = BTreeMap::new();
+    let mut watched: Option<(Address, WatchedActor)> = None;
+    for (actor, key) in written {
+        if watched.as_ref().map(|(a, _)| a) != Some(actor) {
+            watched = Some((*actor, load_watched(state, actor)?));
+        }
+        let counts = &watched.as_ref().expect("just set").1;
+        if counts.entries == 0 {
+            continue;
+        }
+        let mut probes: Vec<Vec<u8>> = Vec::new();
+        if key.len() <= MAX_WATCH_KEY_BYTES {
+            probes.push(keys::watch_index_prefix(actor, false, key));
+        }
+        for (&len, _) in counts
+            .prefix_lengths
+            .range(..=key.len().min(u16::MAX as usize) as u16)
+        {
+            probes.push(keys::watch_index_prefix(actor, true, &key[..len as usize]));
+        }
+        for probe in probes {
+            let mut end = probe.clone();
+            end.extend_from_slice(&[0xff; 9]);
+            for (k, _) in state.scan(&probe, Some(&end), usize::MAX)? {
+                let seq = k
+                    .get(probe.len()..)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| corrupt("watch index", &k, "no 8-byte sequence"))?;
+                let hit = out.entry(seq).or_default();
+                if hit.matched_keys.len() < MAX_REPORTED_MATCHED_KEYS
+                    && hit.matched_keys.last() != Some(key)
+                {
+                    hit.matched_keys.push(key.clone());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Queues `hits` to be evaluated from block `height` on; a watch that
+/// already has a waiting hit keeps it (and its matched keys). Returns how
+/// many were queued.
+pub fn enqueue(state: &mut Overlay<'_>, hits: BTreeMap<u64, Hit>, height: u64) -> Result<u64> {
+    let mut queued = 0;
+    for (seq, hit) in hits {
+        let lookup = keys::watch_hit_lookup_key(seq);
+        if state.get(&lookup)?.is_some() {
+            continue;
+        }
+        state.put(lookup, height.to_be_bytes().to_vec());
+        state.put_encoded(keys::watch_hit_key(height, seq), &hit);
+        queued += 1;
+    }
+    Ok(queued)
+}
+
+/// Removes watch `seq`'s waiting hit, if it has one.
+pub fn drop_hit(state: &mut Overlay<'_>, seq: u64) -> Result<()> {
+    let lookup = keys::watch_hit_lookup_key(seq);
+    if let Some(v) = state.get(&lookup)? {
+        let height = <[u8; 8]>::try_from(v.as_slice())
+            .map(u64::from_be_bytes)
+            .map_err(|_| corrupt("watch hit lookup", &lookup, "not 8 bytes"))?;
+        state.delete(keys::watch_hit_key(height, seq));
+        state.delete(lookup);
+    }
+    Ok(())
+}
+
+/// Up to `limit` waiting hits evaluable at `height` (queued for `height` or
+/// before), in (height, watch sequence) order: `(seq, hit)`.
+pub fn waiting(
+    state: &(impl StateRead + ?Sized),
+    height: u64,
+    limit: usize,
+) -> Result<Vec<(u64, Hit)>> {
+    let start = keys::watch_hit_key(0, 0);
+    let end = match height.checked_add(1) {
+        Some(next) => keys::watch_hit_key(next, 0),
+        None => keys::end_of(keys::WATCH_HIT),
+    };
+    state
+        .scan(&start, Some(&end), limit)?
+        .into_iter()
+        .map(|(k, v)| {
+            let seq = k
+                .get(10..18)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| corrupt(Hit::NAME, &k, "no 8-byte sequence"))?;
+            let hit = timerhost_types::decode::<Hit>(&v)
+                .map_err(|e| corrupt(Hit::NAME, &k, &e.to_string()))?;
+            Ok((seq, hit))
+        })
+        .collect()
+}
+
+/// Sequence numbers of up to `limit` watches whose `expires_at` is below
+/// `height`, soonest first.
+pub fn expired(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<u64>> {
+    let start = keys::watch_expiry_key(0, 0);
+    let end = keys::watch_expiry_key(height, 0);
+    state
+        .scan(&start, Some(&end), limit)?
+        .into_iter()
+        .map(|(k, _)| {
+            k.get(10..18)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| corrupt("watch expiry", &k, "no 8-byte sequence"))
+        })
+        .collect()
+}
+
+/// The watch of a record, if it is one.
+pub fn watch_of(timer: &Timer) -> Option<&Watch> {
+    match &timer.kind {
+        TimerKind::State(w) => Some(w),
+        _ => None,
+    }
+}
+
+/// The written storage keys among `changes` keys (`s ‖ actor ‖ key`), as
+/// (actor, key), in key order.
+pub fn storage_writes<'k>(written: impl IntoIterator<Item = &'k [u8]>) -> Vec<(Address, Vec<u8>)> {
+    written
+        .into_iter()
+        .filter_map(|k| {
+            if k.first() != Some(&timerhost_types::keys::STORAGE) || k.len() < 21 {
+                return None;
+            }
+            let actor = Address::from_slice(&k[1..21]).ok()?;
+            Some((actor, k[21..].to_vec()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerhost_state::EmptyState;
+    use timerhost_types::{Hash, WatchKey};
+
+    const WATCHED: Address = Address([0x44; 20]);
+
+    fn watch_timer(seq: u64, entries: &[&str]) -> Timer {
+        let mut keys: Vec<WatchKey> = entries.iter().map(|e| WatchKey::parse(e)).collect();
+        keys.sort();
+        Timer {
+            actor_address: Address([0x11; 20]),
+            height: 1,
+            payload: vec![],
+            timer_id: Hash([seq as u8; 32]),
+            handler: "handle_timer".into(),
+            fee_payer: Address([0x11; 20]),
+            gas_limit_per_fire: 1_000,
+            expires_at: 100,
+            seq,
+            deposit: 0,
+            kind: TimerKind::State(Watch {
+                actor: WATCHED,
+                keys,
+                fires: 0,
+            }),
+        }
+    }
+
+    fn written(keys: &[&str]) -> Vec<(Address, Vec<u8>)> {
+        keys.iter()
+            .map(|k| (WATCHED, k.as_bytes().to_vec()))
+            .collect()
+    }
+
+    fn matched(state: &Overlay<'_>, keys: &[&str]) -> BTreeMap<u64, Vec<String>> {
+        hits(state, &written(keys))
+            .unwrap()
+            .into_iter()
+            .map(|(seq, hit)| {
+                (
+                    seq,
+                    hit.matched_keys
+                        .into_iter()
+                        .map(|k| String::from_utf8(k).unwrap())
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_keys_and_prefixes_match_only_what_they_name() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        for (seq, entries) in [
+            (1, vec!["price"]),
+            (2, vec!["price*"]),
+            (3, vec!["pr*", "volume"]),
+        ] {
+            let t = watch_timer(seq, &entries);
+            register(&mut state, &t, watch_of(&t).unwrap()).unwrap();
+        }
+        assert_eq!(
+            matched(&state, &["price"]),
+            BTreeMap::from([
+                (1, vec!["price".to_string()]),
+                (2, vec!["price".into()]),
+                (3, vec!["price".into()])
+            ])
+        );
+        // "prices" is not the exact key "price"; "p" matches no prefix.
+        assert_eq!(
+            matched(&state, &["p", "prices"]),
+            BTreeMap::from([(2, vec!["prices".to_string()]), (3, vec!["prices".into()])])
+        );
+        assert_eq!(
+            matched(&state, &["volume"]),
+            BTreeMap::from([(3, vec!["volume".to_string()])])
+        );
+        assert!(matched(&state, &["volumes", "other"]).is_empty());
+        // Another actor's identical keys hit nothing.
+        assert!(hits(&state, &[(Address([9; 20]), b"price".to_vec())])
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn unregistering_leaves_nothing_behind() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let t = watch_timer(7, &["a*", "b", "ab*"]);
+        register(&mut state, &t, watch_of(&t).unwrap()).unwrap();
+        let hit = hits(&state, &written(&["abc"])).unwrap();
+        enqueue(&mut state, hit, 5).unwrap();
+        assert_eq!(waiting(&state, 5, 10).unwrap().len(), 1);
+        unregister(&mut state, &t, watch_of(&t).unwrap()).unwrap();
+        assert!(
+            state.changes().values().all(Option::is_none),
+            "every key written was deleted"
+        );
+    }
+
+    #[test]
+    fn a_watch_waits_once_and_hits_wait_in_height_then_sequence_order() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        for seq in [4, 9] {
+            let t = watch_timer(seq, &["k"]);
+            register(&mut state, &t, watch_of(&t).unwrap()).unwrap();
+        }
+        let first = hits(&state, &written(&["k"])).unwrap();
+        assert_eq!(enqueue(&mut state, first.clone(), 6).unwrap(), 2);
+        assert_eq!(enqueue(&mut state, first, 7).unwrap(), 0, "already waiting");
+        assert!(waiting(&state, 5, 10).unwrap().is_empty(), "not before 6");
+        let order: Vec<u64> = waiting(&state, 7, 10)
+            .unwrap()
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(order, vec![4, 9]);
+    }
+}
