@@ -144,7 +144,8 @@ class Receipt:
     tx_hash: str
     sender: str
     source: str
-    """``"user"``, ``"deferred"`` (a timer fire) or ``"end_of_block"``."""
+    """``"user"``, ``"deferred"`` (a timer fire), ``"start_of_block"`` or
+    ``"end_of_block"`` (timer removals of those phases)."""
     status: str
     """``"success"`` or ``"failed"``."""
     error: Optional[ExecError]
@@ -224,7 +225,8 @@ class Block:
 
     @property
     def fires(self) -> List[Receipt]:
-        """Receipts of the timer fires executed at the end of this block."""
+        """Receipts of the timer fires of this block: time timers at its
+        start, height timers and state watches at its end."""
         return [r for r in self.receipts if r.source == "deferred"]
 
     @property
@@ -264,8 +266,10 @@ class Timer:
     """State-memory deposit the fee payer lent at scheduling; refunded to it
     in full whenever the timer leaves state."""
     trigger: Dict[str, Any] = field(default_factory=dict)
-    """What makes it due: ``{"kind": "height", "height": h}`` (the wall-clock
-    and state kinds of #17 come next)."""
+    """What makes it due: ``{"kind": "height", "height": h}``, ``{"kind":
+    "time", "timestamp_ms": t}`` or ``{"kind": "state", "actor": a, "keys":
+    [...], "fires": n}``. (``height`` is a height timer's firing height and
+    the scheduling height of the other kinds.)"""
 
 
 def _actor_name(source: str, fallback: str) -> str:
@@ -794,9 +798,11 @@ class Chain:
         fee_payer: Optional[AddressLike] = None,
         kind: Optional[str] = None,
     ) -> List[Timer]:
-        """Pending timers, filtered (all given filters apply), ordered by
-        firing height and then FIFO. ``kind`` keeps one trigger kind:
-        ``"height"``, ``"time"`` or ``"state"``."""
+        """Pending timers, filtered (all given filters apply): time timers
+        (by time, then FIFO), height timers (by firing height, then FIFO),
+        then state watches. ``height`` keeps the height timers firing there;
+        ``kind`` keeps one trigger kind: ``"height"``, ``"time"`` or
+        ``"state"``."""
         if kind is not None and kind not in _TRIGGER_KINDS:
             raise ValueError(f"unknown trigger kind {kind!r}: expected one of {', '.join(_TRIGGER_KINDS)}")
         rows = self._native.timers(

@@ -386,6 +386,31 @@ impl MockRuntime {
                 }
                 Ok(Ok(None))
             }
+            "watch" => {
+                // [[key or "prefix*", ...], gas_limit?]: a state watch over
+                // the actor's own storage, calling handle_timer.
+                let keys = match args.first() {
+                    Some(Value::List(items)) => items
+                        .iter()
+                        .map(|v| match v {
+                            Value::Str(s) => Ok(s.clone()),
+                            _ => Err(ExecError::invalid("watch keys must be str")),
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>(),
+                    _ => Err(ExecError::invalid("argument 0 must be a list of keys")),
+                };
+                let request = TimerRequest {
+                    trigger: RequestedTrigger::State {
+                        actor: None,
+                        keys: try_exec!(keys),
+                        handler: None,
+                    },
+                    gas_limit: try_exec!(arg_opt_u64(args, 1)),
+                    ..Default::default()
+                };
+                let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
+                Ok(Ok(Some(Value::Bytes(timer_id.as_bytes().to_vec()))))
+            }
             "revoke" => {
                 try_exec!(meter.charge(timerhost_types::timer::REVOKE_TIMER_PAYMENTS_CYCLES, 0));
                 events.push(timer_host::revoke_payments(ctx.state, &actor)?);

@@ -285,13 +285,16 @@ fn snapshot_and_revert_restore_the_store_exactly_on_sled() {
     snapshot_revert_roundtrip(&chain);
 }
 
-/// Timers scheduled at many heights, cancelled, extended and carried over
-/// (a small per-block fire quota), on sled: a second store re-executing the
-/// blocks agrees on every root, and replay from genesis reproduces them.
+/// Timers of all three kinds — height timers scheduled at many heights,
+/// cancelled, extended and carried over (a small per-block fire quota),
+/// time timers due at the start of later blocks, and state watches woken by
+/// user writes and by end-of-block fires — on sled: a second store
+/// re-executing the blocks agrees on every root, and replay from genesis
+/// reproduces them.
 #[test]
 fn replay_over_the_timer_layout_reproduces_every_root() {
     let mut genesis = Genesis::dev();
-    genesis.timers.max_fires_per_block = 7;
+    genesis.timers.max_fires_per_block = 25;
     let dir = tempfile::tempdir().unwrap();
     let sled = Chain::open(
         SledBackend::open(dir.path()).unwrap(),
@@ -324,9 +327,21 @@ fn replay_over_the_timer_layout_reproduces_every_root() {
         proposed.executed.receipts
     };
     produce(&[b[0].deploy("mock", vec![], 10u128.pow(22))], 1);
+    // Watches: one on user-written keys, one on what every fire writes
+    // (so it wakes itself, at most once per block, from the next block on).
+    let watch = |keys: &[&str]| Value::List(keys.iter().map(|k| Value::str(*k)).collect());
     let mut ids: Vec<Vec<u8>> = Vec::new();
     for height in 2..=40u64 {
         let mut txs = Vec::new();
+        if height == 2 {
+            txs.push(b[3].call(
+                actor,
+                "watch",
+                vec![watch(&["k1", "k2*"]), Value::int(500)],
+                0,
+            ));
+            txs.push(b[4].call(actor, "watch", vec![watch(&["fires"]), Value::int(500)], 0));
+        }
         // A batch of 1–30 timers (small and large buckets) a few blocks on.
         let count = rng.gen_range(1..30u64);
         let at = height + rng.gen_range(1..6u64);
@@ -334,6 +349,27 @@ fn replay_over_the_timer_layout_reproduces_every_root() {
             actor,
             "schedule_many",
             vec![Value::int(count), Value::int(at), Value::int(500)],
+            0,
+        ));
+        // Time timers, due at the start of a later block (blocks are 2 ms
+        // apart here), and a user write some watch may see.
+        txs.push(b[3].call(
+            actor,
+            "schedule_many_at",
+            vec![
+                Value::int(rng.gen_range(1..8u64)),
+                Value::int(T + (height + rng.gen_range(1..4u64)) * 2 - 1),
+                Value::int(500),
+            ],
+            0,
+        ));
+        txs.push(b[4].call(
+            actor,
+            "set",
+            vec![
+                Value::str(["k1", "k2x", "k3"][rng.gen_range(0..3)]),
+                Value::int(height),
+            ],
             0,
         ));
         // One timer we may cancel or extend later.
@@ -371,6 +407,26 @@ fn replay_over_the_timer_layout_reproduces_every_root() {
         .unwrap()
         .len();
     assert!(fired > 100, "timers fired across blocks ({fired})");
+    let state = memory.store().state();
+    let kinds: std::collections::BTreeSet<&str> = timerhost_timers::store::all(&state, 10_000)
+        .unwrap()
+        .iter()
+        .map(|t| t.kind.name())
+        .collect();
+    assert!(kinds.contains("state"), "the watches stay: {kinds:?}");
+    let watch_fires: Vec<u64> = timerhost_timers::store::all(&state, 10_000)
+        .unwrap()
+        .iter()
+        .filter_map(|t| match &t.kind {
+            timerhost_types::TimerKind::State(w) => Some(w.fires),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(watch_fires.len(), 2);
+    assert!(
+        watch_fires.iter().all(|&n| n >= 5),
+        "both watches fired: {watch_fires:?}"
+    );
     assert_eq!(sled.replay(|_| {}).unwrap(), memory.head().unwrap().height);
     assert_eq!(memory.replay(|_| {}).unwrap(), sled.head().unwrap().height);
 }

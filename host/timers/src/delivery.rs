@@ -363,7 +363,7 @@ pub fn deliver(
     };
     walk.queue(state, DueQueue::Height, height)?;
     walk.watch_hits(state)?;
-    walk.expired_watches(state)?;
+    walk.expired(state)?;
     removals.apply(state)?;
     Ok(plan)
 }
@@ -613,25 +613,24 @@ impl Walk<'_> {
         }
     }
 
-    /// Removes watches whose TTL ran out, soonest first, under the GC
-    /// budget (a watch nobody triggers must still leave and return its
-    /// deposit).
-    fn expired_watches(&mut self, state: &mut Overlay<'_>) -> Result<()> {
+    /// Removes time timers and watches whose TTL ran out before they came
+    /// due (or were hit), soonest first, under the GC budget: they must
+    /// still leave and return their deposit ([`crate::expiry`]).
+    fn expired(&mut self, state: &mut Overlay<'_>) -> Result<()> {
         loop {
             let room = self.budgets.gc_left / GC_CYCLES_PER_REMOVAL;
             let limit = usize::try_from(room).unwrap_or(usize::MAX).min(SCAN_CHUNK);
             if limit == 0 {
                 return Ok(());
             }
-            let seqs = watch::expired(state, self.height, limit)?;
-            if seqs.is_empty() {
+            let record_keys = crate::expiry::expired(state, self.height, limit)?;
+            if record_keys.is_empty() {
                 return Ok(());
             }
-            for seq in seqs {
-                let key = keys::watch_record_key(seq);
+            for key in record_keys {
                 let record = state
                     .get_decoded::<TimerRecord>(&key)?
-                    .ok_or_else(|| keys::corrupt("watch expiry", &key, "names no watch"))?;
+                    .ok_or_else(|| keys::corrupt("timer expiry", &key, "names no timer"))?;
                 let reason = RemovalReason::Expired {
                     classified_at: self.height,
                 };

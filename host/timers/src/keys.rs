@@ -23,7 +23,7 @@
 //! | `u w ‖ seq BE` | the record of a state watch | its `t w` leaf |
 //! | `u x ‖ actor ‖ 0/1 ‖ len u16 BE ‖ key ‖ seq BE` | watch index: exact keys (0) and prefixes (1) of `actor` → watch | the records |
 //! | `u y ‖ actor` | [`WatchedActor`](crate::watch::WatchedActor): how many entries watch `actor`, and the prefix lengths in use | the records |
-//! | `u e ‖ expires_at BE ‖ seq BE` | watch expiry queue | the records |
+//! | `u e ‖ expires_at BE ‖ seq BE` | expiry queue of time timers and watches → their record key ([`crate::expiry`]) | the records |
 //! | `u h ‖ seq BE` | height of a watch's waiting hit (`t h`) | the hits |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
 //! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
@@ -66,8 +66,8 @@ pub const WATCH_RECORD: Prefix = [TIMERS_DERIVED, b'w'];
 pub const WATCH_INDEX: Prefix = [TIMERS_DERIVED, b'x'];
 /// `u y`: per watched actor, its entry counts.
 pub const WATCHED_ACTOR: Prefix = [TIMERS_DERIVED, b'y'];
-/// `u e`: the watch expiry queue.
-pub const WATCH_EXPIRY: Prefix = [TIMERS_DERIVED, b'e'];
+/// `u e`: the expiry queue of time timers and watches.
+pub const EXPIRY: Prefix = [TIMERS_DERIVED, b'e'];
 /// `u h`: a watch's waiting hit.
 pub const WATCH_HIT_LOOKUP: Prefix = [TIMERS_DERIVED, b'h'];
 /// `u b`: records of timers in the GC backlog, by sequence.
@@ -223,12 +223,9 @@ pub fn watched_actor_key(actor: &Address) -> Vec<u8> {
     key(WATCHED_ACTOR, &[actor.as_bytes()])
 }
 
-/// Key of watch `seq`'s entry in the expiry queue.
-pub fn watch_expiry_key(expires_at: u64, seq: u64) -> Vec<u8> {
-    key(
-        WATCH_EXPIRY,
-        &[&expires_at.to_be_bytes(), &seq.to_be_bytes()],
-    )
+/// Key of timer `seq`'s entry in the expiry queue.
+pub fn expiry_key(expires_at: u64, seq: u64) -> Vec<u8> {
+    key(EXPIRY, &[&expires_at.to_be_bytes(), &seq.to_be_bytes()])
 }
 
 /// Key of a watch hit waiting from block `height` on.
@@ -340,7 +337,7 @@ mod tests {
             WATCH_RECORD,
             WATCH_INDEX,
             WATCHED_ACTOR,
-            WATCH_EXPIRY,
+            EXPIRY,
             WATCH_HIT_LOOKUP,
             BACKLOG_RECORD,
             ID_LOOKUP,

@@ -28,6 +28,7 @@ pub mod control;
 pub mod delivery;
 pub mod error;
 pub mod events;
+pub mod expiry;
 pub mod governance;
 pub mod handler;
 pub mod host;

@@ -86,6 +86,7 @@ pub fn dequeue(
     match queued {
         Queued::Due => {
             let record_hash = record::record_hash(&record.timer);
+            crate::expiry::unregister(state, &record.timer);
             if let Some(watch) = crate::watch::watch_of(&record.timer) {
                 crate::watch::unregister(state, &record.timer, watch)?;
             } else {

@@ -24,7 +24,7 @@ use crate::queue::{self, Queued};
 use crate::record::{self, decode_record, record_hash};
 pub use crate::record::{get_record, IndexSlots, TimerRecord};
 use crate::removal::Removals;
-use crate::watch;
+use crate::{expiry, watch};
 
 pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u64> {
     match state.get(k)? {
@@ -60,8 +60,9 @@ pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
 
 /// Bytes `timer` adds to state: its record (key and canonical encoding,
 /// listing slots included), its id lookup (key and value), one entry in
-/// each of the two listing indexes and, for a state watch, its leaf, index
-/// and expiry entries ([`crate::watch::registration_bytes`]). The deposit is `deposit_per_byte` times
+/// each of the two listing indexes, for a time timer or a watch its expiry
+/// entry ([`crate::expiry`]), and for a watch its leaf and index entries
+/// ([`crate::watch::registration_bytes`]). The deposit is `deposit_per_byte` times
 /// this; scheduling charges it in cells. (Index chunk keys, group heads and
 /// bucket leaves are shared and not counted per timer.)
 pub fn state_bytes(timer: &Timer) -> u64 {
@@ -73,7 +74,10 @@ pub fn state_bytes(timer: &Timer) -> u64 {
     let record = 1 + timer_bytes + SLOTS_BYTES;
     let id_lookup = keys::id_key(&timer.timer_id).len() + record_key;
     let watch = watch::watch_of(timer).map_or(0, watch::registration_bytes);
-    (record_key + record + id_lookup) as u64 + 2 * TIMER_INDEX_ENTRY_BYTES + watch
+    (record_key + record + id_lookup) as u64
+        + 2 * TIMER_INDEX_ENTRY_BYTES
+        + watch
+        + expiry::entry_bytes(timer)
 }
 
 /// Inserts a new timer into the store, every index, its due bucket and its
@@ -92,6 +96,7 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
         },
         Queued::Due,
     );
+    expiry::register(state, timer);
     match watch::watch_of(timer) {
         Some(w) => watch::register(state, timer, w)?,
         None => {
@@ -122,11 +127,9 @@ pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> R
         record::record_key(&after.timer, Queued::Due)
     );
     state.put_encoded(record::record_key(&after.timer, Queued::Due), after);
+    expiry::moved(state, before, &after.timer);
     if watch::watch_of(before).is_some() {
         watch::write_leaf(state, &after.timer);
-        if before.expires_at != after.timer.expires_at {
-            watch::move_expiry(state, before, &after.timer);
-        }
         return Ok(());
     }
     let mut bucket = bucket::Changes::default();

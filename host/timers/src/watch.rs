@@ -8,8 +8,8 @@
 //!   key ‖ seq` for an exact key and `… 1 ‖ len ‖ prefix ‖ seq` for a prefix;
 //! - per watched actor, a [`WatchedActor`] counting its entries and the
 //!   prefix lengths in use;
-//! - the expiry queue `u e ‖ expires_at ‖ seq`, which removes watches whose
-//!   TTL ran out even if nothing ever writes their keys.
+//! - the expiry queue ([`crate::expiry`]), which removes watches whose TTL
+//!   ran out even if nothing ever writes their keys.
 //!
 //! The state root commits to a watch through its own leaf, `t w ‖ seq` =
 //! the watch's record hash (its fire count included), so a fire or an
@@ -70,18 +70,17 @@ impl Canonical for Hit {
     const NAME: &'static str = "watch hit";
 }
 
-/// The state bytes a watch adds beside its record: its leaf, one index
-/// entry per key, its expiry entry (keys and values). The deposit and the
+/// The state bytes a watch adds beside its record and expiry entry: its
+/// leaf and one index entry per key (keys and values). The deposit and the
 /// schedule's cells count them.
 pub fn registration_bytes(watch: &Watch) -> u64 {
     let leaf = keys::watch_leaf_key(0).len() + 32;
-    let expiry = keys::watch_expiry_key(0, 0).len();
     let index: usize = watch
         .keys
         .iter()
         .map(|k| keys::watch_index_key(&watch.actor, k.prefix, &k.key, 0).len())
         .sum();
-    (leaf + expiry + index) as u64
+    (leaf + index) as u64
 }
 
 fn load_watched(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<WatchedActor> {
@@ -99,8 +98,8 @@ fn store_watched(state: &mut Overlay<'_>, actor: &Address, watched: &WatchedActo
     }
 }
 
-/// Registers a new watch (its record is the caller's): index entries,
-/// counts, expiry entry and leaf.
+/// Registers a new watch (its record and expiry entry are the caller's):
+/// index entries, counts and leaf.
 pub fn register(state: &mut Overlay<'_>, timer: &Timer, watch: &Watch) -> Result<()> {
     let mut watched = load_watched(state, &watch.actor)?;
     for k in &watch.keys {
@@ -117,10 +116,6 @@ pub fn register(state: &mut Overlay<'_>, timer: &Timer, watch: &Watch) -> Result
         }
     }
     store_watched(state, &watch.actor, &watched);
-    state.put(
-        keys::watch_expiry_key(timer.expires_at, timer.seq),
-        Vec::new(),
-    );
     write_leaf(state, timer);
     Ok(())
 }
@@ -161,7 +156,6 @@ pub fn unregister(state: &mut Overlay<'_>, timer: &Timer, watch: &Watch) -> Resu
         }
     }
     store_watched(state, &watch.actor, &watched);
-    state.delete(keys::watch_expiry_key(timer.expires_at, timer.seq));
     state.delete(keys::watch_leaf_key(timer.seq));
     drop_hit(state, timer.seq)?;
     Ok(())
@@ -172,15 +166,6 @@ pub fn write_leaf(state: &mut Overlay<'_>, timer: &Timer) {
     state.put(
         keys::watch_leaf_key(timer.seq),
         record_hash(timer).as_bytes().to_vec(),
-    );
-}
-
-/// Moves a watch's expiry entry when its `expires_at` changes.
-pub fn move_expiry(state: &mut Overlay<'_>, before: &Timer, after: &Timer) {
-    state.delete(keys::watch_expiry_key(before.expires_at, before.seq));
-    state.put(
-        keys::watch_expiry_key(after.expires_at, after.seq),
-        Vec::new(),
     );
 }
 
@@ -285,23 +270,6 @@ pub fn waiting(
             let hit = timerhost_types::decode::<Hit>(&v)
                 .map_err(|e| corrupt(Hit::NAME, &k, &e.to_string()))?;
             Ok((seq, hit))
-        })
-        .collect()
-}
-
-/// Sequence numbers of up to `limit` watches whose `expires_at` is below
-/// `height`, soonest first.
-pub fn expired(state: &(impl StateRead + ?Sized), height: u64, limit: usize) -> Result<Vec<u64>> {
-    let start = keys::watch_expiry_key(0, 0);
-    let end = keys::watch_expiry_key(height, 0);
-    state
-        .scan(&start, Some(&end), limit)?
-        .into_iter()
-        .map(|(k, _)| {
-            k.get(10..18)
-                .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                .map(u64::from_be_bytes)
-                .ok_or_else(|| corrupt("watch expiry", &k, "no 8-byte sequence"))
         })
         .collect()
 }
