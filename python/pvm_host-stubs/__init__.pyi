@@ -69,9 +69,13 @@ def block_timestamp() -> int:
     """Timestamp of the block being executed, in whole unix seconds."""
 
 def trigger() -> dict[str, object] | None:
-    """Inside a timer fire, why it runs: ``{"kind": "height", "timer_id":
-    bytes, "fire_seq": 1, "due_height": h}``; ``None`` in a transaction and
-    in an actor reached through ``call`` (the fire ran the first actor)."""
+    """Inside a timer fire, why it runs: ``{"kind", "timer_id": bytes,
+    "fire_seq", ...}`` with ``"due_height": h`` (a height timer),
+    ``"due_timestamp_ms": t`` (a time timer) or ``"matched_keys": [...]``
+    (a state watch: the watched keys the block wrote, at most 32, and
+    ``fire_seq`` counts the watch's fires from 1); ``None`` in a transaction
+    and in an actor reached through ``call`` (the fire ran the first
+    actor)."""
 
 def block_timestamp_ms() -> int:
     """Timestamp of the block being executed, in unix milliseconds (block
@@ -124,6 +128,42 @@ def schedule_timer_ex(
     ``expires_at`` (≤ height + ``max_ttl_blocks``). The fee payer lends a
     refundable deposit (``deposit_per_byte`` × the timer's bytes)."""
 
+def schedule_timer_at(
+    timestamp_ms: int,
+    payload: bytes,
+    fee_payer: Optional[str] = None,
+    gas_limit: Optional[int] = None,
+    expires_at: Optional[int] = None,
+) -> bytes:
+    """A time timer: ``handle_timer(payload)`` runs at the *start* of the
+    first block whose timestamp is ≥ ``timestamp_ms`` (unix ms), before that
+    block's transactions; timers due together run by time, then in
+    scheduling order. ``timestamp_ms`` must be later than this block's
+    timestamp. ``expires_at`` is a height (default: this height +
+    ``max_ttl_blocks``); a timer whose TTL runs out before its time leaves
+    with its deposit refunded. The other options and the handler convention
+    are ``schedule_timer_ex``'s."""
+
+def watch(
+    keys: str | list[str],
+    payload: bytes = b"",
+    actor: Optional[str] = None,
+    handler: Optional[str] = None,
+    fee_payer: Optional[str] = None,
+    gas_limit: Optional[int] = None,
+    expires_at: Optional[int] = None,
+) -> bytes:
+    """A persistent state watch over storage ``keys`` of ``actor`` (default:
+    this actor; any actor's storage can be watched). Each entry is a key or a
+    prefix (``"price*"``); at most ``max_watch_keys`` (16) entries of at most
+    256 bytes. At the end of every block in which a committed execution
+    wrote a matched key, ``handler`` (default ``handle_timer``) of *this*
+    actor runs once with ``payload``, after the block's height timers,
+    pre-charged and refunded like any fire. Writes made at the end of a
+    block (by fires) count toward the next block, so a watch fires at most
+    once per block. It stays until ``cancel_timer``, ``expires_at`` (a
+    height) or its payer cannot pay. Returns its timer id."""
+
 def extend_timer(timer_id: bytes, new_expires_at: int) -> None:
     """Moves the expiry of one of this actor's timers."""
 
@@ -135,15 +175,21 @@ def revoke_timer_payments() -> None:
     payer: each is removed when it comes due, without running and without
     charging this actor, and its deposit is refunded."""
 
-def timer_quote(height: int | None = None, gas_limit: int | None = None) -> dict[str, int | bool]:
-    """What a timer at ``height`` (default: the next block) with ``gas_limit``
-    cycles per fire (default: ``max_cycles_per_fire``) would cost, before
-    scheduling it: ``{"height", "gas_limit", "max_cost", "deposit",
+def timer_quote(
+    height: int | None = None,
+    timestamp_ms: int | None = None,
+    gas_limit: int | None = None,
+) -> dict[str, int | bool | None]:
+    """What a timer at ``height`` (default: the next block), or a time timer
+    at ``timestamp_ms``, with ``gas_limit`` cycles per fire (default:
+    ``max_cycles_per_fire``) would cost, before scheduling it:
+    ``{"height", "timestamp_ms", "gas_limit", "max_cost", "deposit",
     "lane_budget", "reserved", "queued", "fits"}``. ``max_cost`` is what
     each fire pre-charges at this block's basefees, ``deposit`` the deposit
     of an empty payload with the default handler, ``reserved``/``queued``
-    the lane cycles and timers already queued for that height (carry-over
+    the lane cycles and timers already queued for that height or
+    millisecond (carry-over
     from earlier blocks not counted), ``fits`` whether one more would fire
     there without carry-over. Reads only; 10 cycles. Raises like
-    ``schedule_timer`` for a height not in the future or a gas limit out of
-    range."""
+    ``schedule_timer`` for a height or time not in the future, both at once,
+    or a gas limit out of range."""

@@ -282,14 +282,14 @@ impl Timer {
             }
             TimerKind::State(watch) => vec![
                 kind,
-                (Value::str("actor"), Value::str(&watch.actor.to_hex())),
+                (Value::str("actor"), Value::str(watch.actor.to_hex())),
                 (
                     Value::str("keys"),
                     Value::List(
                         watch
                             .keys
                             .iter()
-                            .map(|k| Value::str(&k.display()))
+                            .map(|k| Value::str(k.display()))
                             .collect(),
                     ),
                 ),
