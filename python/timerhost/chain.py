@@ -210,8 +210,9 @@ class Receipt:
 @dataclass(frozen=True)
 class Block:
     """A committed block and every receipt it produced, in execution order:
-    user transactions, then end-of-block work, then deferred transactions
-    (timer fires)."""
+    the start of block (due time timers: removals, then fires), user
+    transactions, then end-of-block work, then deferred transactions (the
+    fires of height timers and state watches)."""
 
     height: int
     timestamp: int

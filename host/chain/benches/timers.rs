@@ -4,9 +4,9 @@
 //! cargo bench -p timerhost-chain --bench timers --ignore-rust-version -- ratios
 //! ```
 //!
-//! With `ratios` the run ends with exactly three lines (issue 16):
+//! With `ratios` the run ends with exactly four lines (issues 16 and 17):
 //! `ratio end_of_block 1M/10k: <x>`, `ratio schedule 1M/1k: <y>`,
-//! `fires_per_s: <z>`.
+//! `ratio time_block 1M/10k: <t>`, `fires_per_s: <z>`.
 //!
 //! 1. End-to-end fires per second: 20,000 timers with a trivial Python
 //!    handler fire in one block on a sled store (execution, refunds, events,
@@ -16,8 +16,12 @@
 //!    per chain, the two chains measured alternately.
 //! 3. Cost of a block that schedules 1,000 timers with 1,000 vs 1,000,000
 //!    pending (target ratio ≤ 1.5); measured the same way.
+//! 4. The same two for time timers (#17): a block whose start fires 10,000
+//!    due time timers with 10,000 vs 1,000,000 time timers pending at a far
+//!    time (`time_block`, target ≤ 1.2), and a block scheduling 1,000 time
+//!    timers with 1,000 vs 1,000,000 pending (`time_schedule`, a table row).
 //!
-//! 2 and 3 use the deterministic mock runtime (the timer machinery, not
+//! 2–4 use the deterministic mock runtime (the timer machinery, not
 //! Python, is what scales with the pending count) on the in-memory store.
 //! Each ratio compares two measurements taken in the same run.
 
@@ -122,8 +126,17 @@ fn fires_per_second() -> (usize, Duration) {
     (n as usize, median(times))
 }
 
-/// A mock chain with `pending` timers at a far height.
-fn mock_chain_with(pending: u64) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Address) {
+/// Which queue the pending load sits in.
+#[derive(Clone, Copy)]
+enum Pending {
+    /// Height timers at a far height.
+    Height,
+    /// Time timers at a far time.
+    Time,
+}
+
+/// A mock chain with `pending` timers at a far height or time.
+fn mock_chain_with(pending: u64, kind: Pending) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Address) {
     let chain = Chain::open(
         MemoryBackend::new(),
         genesis(),
@@ -136,14 +149,39 @@ fn mock_chain_with(pending: u64) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Addre
     let far_actor = r[0].created_actor.unwrap();
     let (_, r) = produce(&chain, vec![b[1].deploy("mock", vec![], 10u128.pow(23))]);
     let near_actor = r[0].created_actor.unwrap();
-    let far = 1_000_000u64;
     let mut left = pending;
     while left > 0 {
         let n = left.min(100_000);
-        schedule_many(&chain, &mut b[0], far_actor, n, far);
+        match kind {
+            Pending::Height => schedule_many(&chain, &mut b[0], far_actor, n, 1_000_000),
+            Pending::Time => {
+                let far = chain.head().unwrap().timestamp_ms + 1_000_000_000;
+                schedule_many_at(&chain, &mut b[0], far_actor, n, far)
+            }
+        };
         left -= n;
     }
     (chain, b, near_actor)
+}
+
+/// A block in which `builder` has the mock `actor` schedule `n` time timers
+/// at `timestamp_ms` (1,000 cycles each); its time and receipts.
+fn schedule_many_at(
+    chain: &Chain<MemoryBackend>,
+    builder: &mut TxBuilder,
+    actor: Address,
+    n: u64,
+    timestamp_ms: u64,
+) -> (Duration, Vec<timerhost_types::Receipt>) {
+    produce(
+        chain,
+        vec![builder.call(
+            actor,
+            "schedule_many_at",
+            vec![Value::int(n), Value::int(timestamp_ms), Value::int(1_000)],
+            0,
+        )],
+    )
 }
 
 /// A block in which `builder` has the mock `actor` schedule `n` timers at
@@ -192,16 +230,38 @@ fn schedule_block(chain: &Chain<MemoryBackend>, b: &mut [TxBuilder], actor: Addr
     schedule_many(chain, &mut b[1], actor, 1_000, h).0
 }
 
+/// Schedules 10,000 time timers due two blocks on (blocks here are 1 ms
+/// apart; not measured), then times the block whose start fires them.
+fn time_block(chain: &Chain<MemoryBackend>, b: &mut [TxBuilder], actor: Address) -> Duration {
+    let due = chain.head().unwrap().timestamp_ms + 3;
+    schedule_many_at(chain, &mut b[1], actor, 10_000, due);
+    produce(chain, vec![]);
+    let (elapsed, receipts) = produce(chain, vec![]);
+    assert_eq!(fired(&receipts), 10_000);
+    elapsed
+}
+
+/// Times a block that schedules 1,000 time timers (500 ms on).
+fn time_schedule_block(
+    chain: &Chain<MemoryBackend>,
+    b: &mut [TxBuilder],
+    actor: Address,
+) -> Duration {
+    let due = chain.head().unwrap().timestamp_ms + 500;
+    schedule_many_at(chain, &mut b[1], actor, 1_000, due).0
+}
+
 /// Medians of `ROUNDS` blocks on a chain with `small` and one with `large`
 /// pending timers, measured alternately so that a slow stretch of the
 /// machine hits both.
 fn compare(
     small: u64,
     large: u64,
+    kind: Pending,
     block: fn(&Chain<MemoryBackend>, &mut [TxBuilder], Address) -> Duration,
 ) -> (Duration, Duration) {
-    let (small_chain, mut small_b, small_actor) = mock_chain_with(small);
-    let (large_chain, mut large_b, large_actor) = mock_chain_with(large);
+    let (small_chain, mut small_b, small_actor) = mock_chain_with(small, kind);
+    let (large_chain, mut large_b, large_actor) = mock_chain_with(large, kind);
     let mut small_times = Vec::new();
     let mut large_times = Vec::new();
     for _ in 0..ROUNDS {
@@ -227,14 +287,19 @@ fn main() {
     let fires = selected("fires").then(fires);
     let end_of_block = selected("end_of_block").then(end_of_block_ratio);
     let schedule = selected("schedule").then(schedule_ratio);
+    let time_block = selected("time_block").then(time_block_ratio);
+    if selected("time_schedule") {
+        time_schedule_ratio();
+    }
     if ratios {
-        // Last, exactly these three lines, each measured in this run.
+        // Last, exactly these four lines, each measured in this run.
         println!();
         println!(
             "ratio end_of_block 1M/10k: {:.2}",
             end_of_block.expect("run")
         );
         println!("ratio schedule 1M/1k: {:.2}", schedule.expect("run"));
+        println!("ratio time_block 1M/10k: {:.2}", time_block.expect("run"));
         println!("fires_per_s: {:.0}", fires.expect("run"));
     }
 }
@@ -250,7 +315,7 @@ fn fires() -> f64 {
 }
 
 fn end_of_block_ratio() -> f64 {
-    let (small, large) = compare(10_000, 1_000_000, end_of_block);
+    let (small, large) = compare(10_000, 1_000_000, Pending::Height, end_of_block);
     let ratio = large.as_secs_f64() / small.as_secs_f64();
     println!(
         "| end of block, 10,000 due, 10,000 vs 1,000,000 pending | {:.1} ms vs {:.1} ms | ratio {ratio:.2} |",
@@ -261,10 +326,32 @@ fn end_of_block_ratio() -> f64 {
 }
 
 fn schedule_ratio() -> f64 {
-    let (small, large) = compare(1_000, 1_000_000, schedule_block);
+    let (small, large) = compare(1_000, 1_000_000, Pending::Height, schedule_block);
     let ratio = large.as_secs_f64() / small.as_secs_f64();
     println!(
         "| block scheduling 1,000 timers, 1,000 vs 1,000,000 pending | {:.2} ms vs {:.2} ms | ratio {ratio:.2} |",
+        small.as_secs_f64() * 1e3,
+        large.as_secs_f64() * 1e3,
+    );
+    ratio
+}
+
+fn time_block_ratio() -> f64 {
+    let (small, large) = compare(10_000, 1_000_000, Pending::Time, time_block);
+    let ratio = large.as_secs_f64() / small.as_secs_f64();
+    println!(
+        "| start of block, 10,000 time timers due, 10,000 vs 1,000,000 time timers pending | {:.1} ms vs {:.1} ms | ratio {ratio:.2} |",
+        small.as_secs_f64() * 1e3,
+        large.as_secs_f64() * 1e3,
+    );
+    ratio
+}
+
+fn time_schedule_ratio() -> f64 {
+    let (small, large) = compare(1_000, 1_000_000, Pending::Time, time_schedule_block);
+    let ratio = large.as_secs_f64() / small.as_secs_f64();
+    println!(
+        "| block scheduling 1,000 time timers, 1,000 vs 1,000,000 pending | {:.2} ms vs {:.2} ms | ratio {ratio:.2} |",
         small.as_secs_f64() * 1e3,
         large.as_secs_f64() * 1e3,
     );

@@ -70,6 +70,11 @@ pub struct ReplayProgress {
     pub head: u64,
 }
 
+/// How far ahead of an accepting node's clock a block's timestamp may be by
+/// default ([`Chain::accept`]): 15 s, as Ethereum clients allowed for
+/// proof-of-work headers.
+pub const DEFAULT_MAX_FUTURE_DRIFT_MS: u64 = 15_000;
+
 /// A chain: store, genesis, actor runtime and end-of-block hooks.
 pub struct Chain<B: KvBackend> {
     store: ChainStore<B>,
@@ -268,6 +273,33 @@ impl<B: KvBackend> Chain<B> {
         executor.end_of_block()?;
         let executed = self.seal(&parent, &env, included, executor)?;
         Ok(ProposedBlock { executed, rejected })
+    }
+
+    /// Accepts a block proposed by someone else *now*: its timestamp may be
+    /// at most `max_future_drift_ms` ahead of this node's clock `now_ms`
+    /// (the proposer sets timestamps; the parent check is in
+    /// [`Self::execute`]), then it is strictly re-executed. The clock check
+    /// is not part of execution, so replaying old blocks never depends on
+    /// when it happens. [`DEFAULT_MAX_FUTURE_DRIFT_MS`] is the default drift.
+    pub fn accept(
+        &self,
+        block: &Block,
+        now_ms: u64,
+        max_future_drift_ms: u64,
+    ) -> Result<ExecutedBlock> {
+        let h = &block.header;
+        let ahead_ms = h.timestamp_ms.saturating_sub(now_ms);
+        if ahead_ms > max_future_drift_ms {
+            return Err(BlockError::TimestampTooFarAhead {
+                height: h.height,
+                timestamp_ms: h.timestamp_ms,
+                now_ms,
+                ahead_ms,
+                max_drift_ms: max_future_drift_ms,
+            }
+            .into());
+        }
+        self.execute(block)
     }
 
     /// Strictly re-executes a block proposed elsewhere and checks its header.

@@ -39,6 +39,21 @@ pub enum BlockError {
         /// Parent timestamp (unix ms).
         parent_timestamp_ms: u64,
     },
+    /// The timestamp is further ahead of the accepting node's clock than
+    /// its allowed future drift.
+    #[error("block {height} timestamp {timestamp_ms} ms is {ahead_ms} ms ahead of this node's clock ({now_ms} ms); at most {max_drift_ms} ms is allowed")]
+    TimestampTooFarAhead {
+        /// Height.
+        height: u64,
+        /// Block timestamp (unix ms).
+        timestamp_ms: u64,
+        /// The node's clock (unix ms).
+        now_ms: u64,
+        /// How far ahead it is.
+        ahead_ms: u64,
+        /// The allowed drift.
+        max_drift_ms: u64,
+    },
     /// The header's state root disagrees with re-execution.
     #[error("block {height}: header state_root is {claimed} but execution gives {computed}")]
     StateRootMismatch {

@@ -29,7 +29,7 @@ pub mod testing;
 pub mod validation;
 pub mod vm_runtime;
 
-pub use chain::{Chain, ExecutedBlock, ProposedBlock, ReplayProgress};
+pub use chain::{Chain, ExecutedBlock, ProposedBlock, ReplayProgress, DEFAULT_MAX_FUTURE_DRIFT_MS};
 pub use error::{BlockError, ChainError, Result};
 pub use executor::BlockEnv;
 pub use runtime::{

@@ -248,6 +248,32 @@ fn timestamps_must_increase() {
     assert!(err.contains("is not after its parent's"), "{err}");
 }
 
+/// A block from elsewhere is accepted only if its timestamp is at most the
+/// allowed drift ahead of the accepting node's clock; the same block is
+/// accepted once the clock catches up (execution itself never reads it).
+#[test]
+fn a_peers_block_from_too_far_in_the_future_is_refused() {
+    let proposer = dev_chain();
+    let follower = dev_chain();
+    let block = proposer
+        .propose(&[], T + 60_000, PROPOSER)
+        .unwrap()
+        .executed
+        .block;
+    let drift = timerhost_chain::DEFAULT_MAX_FUTURE_DRIFT_MS;
+    let early = T + 60_000 - drift - 1;
+    let err = follower
+        .accept(&block, early, drift)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("15001 ms ahead of this node's clock") && err.contains("at most 15000 ms"),
+        "{err}"
+    );
+    let executed = follower.accept(&block, early + 1, drift).unwrap();
+    assert_eq!(executed.block.header, block.header);
+}
+
 /// A hook that, at every block, pre-charges dev account 1 and schedules a
 /// deferred `set` on a fixed actor, then tags the receipt with an event.
 struct PingHook {

@@ -178,6 +178,10 @@ pub enum Command {
         /// could schedule, the next block's + 1).
         #[arg(long)]
         height: Option<u64>,
+        /// A time timer due at this unix millisecond instead (after the
+        /// head's timestamp).
+        #[arg(long, conflicts_with = "height")]
+        timestamp_ms: Option<u64>,
         /// Cycles per fire (default: `max_cycles_per_fire`).
         #[arg(long)]
         gas_limit: Option<u64>,
@@ -784,17 +788,21 @@ fn client_command(cli: &Cli) -> Result<()> {
         }
         Command::Quote {
             height,
+            timestamp_ms,
             gas_limit,
             node,
         } => {
             let q = Client::new(&node.rpc).call(
                 "th_quoteTimer",
-                json!([{ "height": height, "gas_limit": gas_limit }]),
+                json!([{ "height": height, "timestamp_ms": timestamp_ms, "gas_limit": gas_limit }]),
             )?;
             print(j, &q, |q| {
+                let at = match q["timestamp_ms"].as_u64() {
+                    Some(t) => format!("due at {t} ms"),
+                    None => format!("at height {}", q["height"]),
+                };
                 println!(
-                    "a timer at height {} with gas_limit {}: max_cost {} per fire, deposit {} (empty payload)",
-                    q["height"],
+                    "a timer {at} with gas_limit {}: max_cost {} per fire, deposit {} (empty payload)",
                     q["gas_limit"],
                     q["max_cost"].as_str().unwrap_or("?"),
                     q["deposit"].as_str().unwrap_or("?")

@@ -275,34 +275,67 @@ mod tests {
     /// The deposit and the schedule's cells are computed from `state_bytes`
     /// without storing the record: it must equal what is stored.
     #[test]
-    fn state_bytes_are_the_stored_record_its_lookup_and_two_index_entries() {
+    fn state_bytes_are_what_insert_writes_for_this_timer_alone() {
         let empty = EmptyState;
-        for (payload, handler) in [(vec![], "handle_timer"), (vec![9u8; 1000], "tick")] {
-            let mut state = Overlay::new(&empty);
-            let timer = Timer {
-                actor_address: Address([1; 20]),
-                height: 7,
-                payload,
-                timer_id: Hash([2; 32]),
-                handler: handler.into(),
-                fee_payer: Address([3; 20]),
-                gas_limit_per_fire: 10,
-                expires_at: 9,
-                seq: 4,
-                deposit: 123,
-                kind: timerhost_types::TimerKind::Height,
-            };
-            insert(&mut state, &timer).unwrap();
-            let key = keys::record_key(keys::BucketId::height(timer.height), timer.seq);
-            let stored = state.get(&key).unwrap().unwrap();
-            let lookup_key = keys::id_key(&timer.timer_id);
-            let lookup = state.get(&lookup_key).unwrap().unwrap();
-            assert_eq!(lookup, key);
-            assert_eq!(
-                state_bytes(&timer),
-                (key.len() + stored.len() + lookup_key.len() + lookup.len()) as u64
-                    + 2 * TIMER_INDEX_ENTRY_BYTES
-            );
+        let watch = timerhost_types::Watch {
+            actor: Address([5; 20]),
+            keys: vec![
+                timerhost_types::WatchKey::parse("price*"),
+                timerhost_types::WatchKey::parse("volume"),
+            ],
+            fires: 0,
+        };
+        let kinds = [
+            timerhost_types::TimerKind::Height,
+            timerhost_types::TimerKind::Time {
+                timestamp_ms: 1_767_225_600_000,
+            },
+            timerhost_types::TimerKind::State(watch),
+        ];
+        // Keys shared with other timers (index chunks and heads, bucket
+        // leaves, per-actor watch counts, accounts) are not the timer's.
+        let shared = [
+            keys::ACTOR_CHUNKS,
+            keys::ACTOR_HEADS,
+            keys::PAYER_CHUNKS,
+            keys::PAYER_HEADS,
+            keys::BUCKET,
+            keys::TIME_BUCKET,
+            keys::WATCHED_ACTOR,
+        ];
+        for kind in kinds {
+            for (payload, handler) in [(vec![], "handle_timer"), (vec![9u8; 1000], "tick")] {
+                let mut state = Overlay::new(&empty);
+                let timer = Timer {
+                    actor_address: Address([1; 20]),
+                    height: 7,
+                    payload,
+                    timer_id: Hash([2; 32]),
+                    handler: handler.into(),
+                    fee_payer: Address([3; 20]),
+                    gas_limit_per_fire: 10,
+                    expires_at: 9,
+                    seq: 4,
+                    deposit: 123,
+                    kind: kind.clone(),
+                };
+                insert(&mut state, &timer).unwrap();
+                let own: usize = state
+                    .changes()
+                    .iter()
+                    .filter(|(k, _)| {
+                        k[0] != timerhost_types::keys::ACCOUNT
+                            && !shared.iter().any(|p| k.starts_with(p))
+                    })
+                    .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+                    .sum();
+                assert_eq!(
+                    state_bytes(&timer),
+                    own as u64 + 2 * TIMER_INDEX_ENTRY_BYTES,
+                    "{}",
+                    kind.name()
+                );
+            }
         }
     }
 }

@@ -285,13 +285,7 @@ impl Timer {
                 (Value::str("actor"), Value::str(watch.actor.to_hex())),
                 (
                     Value::str("keys"),
-                    Value::List(
-                        watch
-                            .keys
-                            .iter()
-                            .map(|k| Value::str(k.display()))
-                            .collect(),
-                    ),
+                    Value::List(watch.keys.iter().map(|k| Value::str(k.display())).collect()),
                 ),
                 (Value::str("fires"), Value::int(watch.fires)),
             ],
