@@ -193,3 +193,27 @@ def test_a_watch_bills_only_a_consenting_payer_and_needs_a_real_actor(chain, acc
     assert not r.ok and "watch: fee_payer" in r.error.message
     nobody = chain.call(watcher, "watch", ["k"], accounts[2].address)
     assert not nobody.ok and "no actor at" in nobody.error.message
+
+
+def test_pause_keeps_watch_hits_and_shutdown_removes_every_kind(chain, watcher):
+    r = chain.call(watcher, "watch", ["k"]).raise_for_status()
+    watch_id, deposit = r.return_value, r.event("TimerScheduled")["deposit"]
+    clock = chain.deploy(
+        "import pvm_host\n\nclass Later:\n    def at(self, t):\n        return pvm_host.schedule_timer_at(t, b'')\n\n    def handle_timer(self, payload):\n        pass\n",
+        value=10**18,
+    )
+    chain.call(clock, "at", chain.timestamp + 3_600_000).raise_for_status()
+    chain.governance.pause_timers().raise_for_status()
+    chain.call(watcher, "write", "k").raise_for_status()
+    chain.mine(2)
+    assert log(chain, watcher) == [], "paused: nothing fires"
+    chain.governance.resume_timers().raise_for_status()
+    assert [entry[1] for entry in log(chain, watcher)] == [1], "the hit waited for the resume"
+    assert {t.trigger["kind"] for t in chain.timers()} == {"time", "state"}
+    held = chain.balance(watcher)
+    chain.governance.shutdown_timers().raise_for_status()
+    chain.mine(1)
+    assert chain.timers() == [] and chain.timer_status == "shutdown"
+    cancelled = [e["timer_id"] for e in chain.events(name="TimerCancelled")]
+    assert len(cancelled) == 2 and watch_id in cancelled
+    assert chain.balance(watcher) == held + deposit
