@@ -5,6 +5,9 @@ block's transactions, sharing one lane with the height timers."""
 import pytest
 
 CLOCK = '''
+import base64
+import json
+
 import pvm_host
 
 class Clock:
@@ -22,6 +25,15 @@ class Clock:
 
     def at_billing(self, timestamp_ms, payer):
         return pvm_host.schedule_timer_at(timestamp_ms, b"", fee_payer=payer)
+
+    def at_tick(self, timestamp_ms):
+        # The custom-handler convention: the payload names the handler.
+        payload = json.dumps({"_handler": "tick", "_payload": base64.b64encode(b"hi").decode()})
+        return pvm_host.schedule_timer_at(timestamp_ms, payload.encode())
+
+    @pvm_host.timer_handler
+    def tick(self, payload):
+        self.storage["ticked"] = payload.decode()
 
     def height(self, height, payload):
         return pvm_host.schedule_timer(height, payload)
@@ -170,6 +182,15 @@ def test_a_due_time_timer_whose_payer_revoked_is_removed_at_the_block_start(chai
     assert block.receipts[0].source == "start_of_block"
     assert block.receipts[0].event("TimerCancelledPaymentRevoked")["fee_payer"] == payer.address
     assert block.fires == [] and fired(chain, clock) == []
+
+
+def test_a_time_timer_may_name_its_handler_in_its_payload(chain, clock):
+    due = chain.timestamp + 10_000
+    chain.call(clock, "at_tick", due).raise_for_status()
+    (timer,) = chain.timers(kind="time")
+    assert timer.handler == "tick"
+    chain.warp(timestamp_ms=due)
+    assert chain.storage(clock, "ticked") == "hi"
 
 
 def test_the_pytest_clock_fires_time_timers_block_by_block(chain, clock):
