@@ -473,26 +473,16 @@ impl NativeChain {
         gas_limit: Option<u64>,
         timestamp_ms: Option<u64>,
     ) -> PyResult<String> {
-        let chain = self.chain()?;
-        let state = chain.store().state();
-        let config = timerhost_chain::accounts::timer_config(&state).map_err(chain_err)?;
-        let basefee = self.basefee()?;
-        let head = chain.head().map_err(chain_err)?;
         let request = timerhost_types::QuoteRequest {
             height,
             timestamp_ms,
             gas_limit,
         };
-        let quote = timerhost_timers::quote::quote(
-            &state,
-            &config,
-            &basefee,
-            head.height + 1,
-            head.timestamp_ms,
-            request,
-        )
-        .map_err(chain_err)?
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let quote = self
+            .chain()?
+            .quote_timer(request)
+            .map_err(chain_err)?
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         serde_json::to_string(&quote).map_err(chain_err)
     }
 

@@ -176,6 +176,27 @@ impl<B: KvBackend> Chain<B> {
         accounts::basefee_config(&self.store.state())
     }
 
+    /// The quote `pvm_host.timer_quote` would give a transaction in the
+    /// next block (RPC `th_quoteTimer`, the Python package's
+    /// `chain.quote_timer`): at the head's configs and basefees, a height
+    /// after the next block's, or a time after the head's timestamp.
+    pub fn quote_timer(
+        &self,
+        request: timerhost_types::QuoteRequest,
+    ) -> Result<std::result::Result<timerhost_types::TimerQuote, timerhost_timers::TimerError>>
+    {
+        let state = self.store.state();
+        let head = self.head()?;
+        Ok(timerhost_timers::quote::quote(
+            &state,
+            &accounts::timer_config(&state)?,
+            &accounts::basefee_config(&state)?,
+            head.height + 1,
+            head.timestamp_ms,
+            request,
+        )?)
+    }
+
     /// Balance and nonce of an account at the head.
     pub fn account(&self, address: &Address) -> Result<timerhost_types::keys::Account> {
         Ok(accounts::load(&self.store.state(), address)?)

@@ -143,26 +143,38 @@ impl<'a> BlockExecutor<'a> {
         )?;
         self.timer_stats.absorb(&plan.stats);
         if !plan.events.is_empty() {
-            self.receipts.push(Receipt {
-                tx_hash: keccak_concat(&[
-                    b"timerhost/start-of-block",
-                    &self.env.height.to_be_bytes(),
-                ]),
-                sender: Address::ZERO,
-                source: TxSource::StartOfBlock,
-                status: ReceiptStatus::Success,
-                error: None,
-                cycles_used: plan.stats.gc_cycles_used,
-                cells_used: 0,
-                fee_paid: 0,
-                burned: 0,
-                tip: 0,
-                events: plan.events,
-                return_value: None,
-                created_actor: None,
-            });
+            let receipt = self.protocol_receipt(
+                TxSource::StartOfBlock,
+                plan.stats.gc_cycles_used,
+                plan.events,
+            );
+            self.receipts.push(receipt);
         }
         self.execute_fires(plan.fires)
+    }
+
+    /// The receipt of protocol work at the start or the end of the block:
+    /// no sender, no fee, its events; its hash names the phase and height.
+    fn protocol_receipt(&self, source: TxSource, cycles_used: u64, events: Vec<Event>) -> Receipt {
+        let phase: &[u8] = match source {
+            TxSource::StartOfBlock => b"timerhost/start-of-block",
+            _ => b"timerhost/end-of-block",
+        };
+        Receipt {
+            tx_hash: keccak_concat(&[phase, &self.env.height.to_be_bytes()]),
+            sender: Address::ZERO,
+            source,
+            status: ReceiptStatus::Success,
+            error: None,
+            cycles_used,
+            cells_used: 0,
+            fee_paid: 0,
+            burned: 0,
+            tip: 0,
+            events,
+            return_value: None,
+            created_actor: None,
+        }
     }
 
     /// Executes admitted timer fires in order, each with its `TimerFired`.
@@ -610,24 +622,8 @@ impl<'a> BlockExecutor<'a> {
         let mut protocol_cycles = eob_cycles - plan.stats.gc_cycles_used;
         self.timer_stats.absorb(&plan.stats);
         if !eob_events.is_empty() || eob_cycles > 0 {
-            self.receipts.push(Receipt {
-                tx_hash: keccak_concat(&[
-                    b"timerhost/end-of-block",
-                    &self.env.height.to_be_bytes(),
-                ]),
-                sender: Address::ZERO,
-                source: TxSource::EndOfBlock,
-                status: ReceiptStatus::Success,
-                error: None,
-                cycles_used: eob_cycles,
-                cells_used: 0,
-                fee_paid: 0,
-                burned: 0,
-                tip: 0,
-                events: eob_events,
-                return_value: None,
-                created_actor: None,
-            });
+            let receipt = self.protocol_receipt(TxSource::EndOfBlock, eob_cycles, eob_events);
+            self.receipts.push(receipt);
         }
         self.execute_fires(plan.fires)?;
         for tx in &hook_deferred {

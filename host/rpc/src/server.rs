@@ -477,18 +477,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             timestamp_ms: number("timestamp_ms")?,
             gas_limit: number("gas_limit")?,
         };
-        let state = self.chain.store().state();
-        let config = timer_config(&state)?;
-        let basefee = self.chain.basefee_config()?;
-        let head = self.chain.head()?;
-        match timerhost_timers::quote::quote(
-            &state,
-            &config,
-            &basefee,
-            head.height + 1,
-            head.timestamp_ms,
-            request,
-        )? {
+        match self.chain.quote_timer(request)? {
             Ok(quote) => Ok(quote_json(&quote)),
             Err(e) => Err(RpcError::InvalidParams(e.to_string())),
         }

@@ -269,15 +269,7 @@ pub fn deliver_time(
         return Ok(plan);
     }
     let mut removals = Removals::default();
-    let mut walk = Walk {
-        config,
-        basefee,
-        height,
-        budgets,
-        plan: &mut plan,
-        removals: &mut removals,
-        marks: RevocationMarks::default(),
-    };
+    let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
     walk.queue(state, DueQueue::Time, timestamp_ms)?;
     removals.apply(state)?;
     Ok(plan)
@@ -352,15 +344,7 @@ pub fn deliver(
         return Ok(plan);
     }
 
-    let mut walk = Walk {
-        config,
-        basefee,
-        height,
-        budgets,
-        plan: &mut plan,
-        removals: &mut removals,
-        marks: RevocationMarks::default(),
-    };
+    let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
     walk.queue(state, DueQueue::Height, height)?;
     walk.watch_hits(state)?;
     walk.expired(state)?;
@@ -389,7 +373,26 @@ struct Walk<'w> {
     marks: RevocationMarks,
 }
 
-impl Walk<'_> {
+impl<'w> Walk<'w> {
+    fn new(
+        config: &'w TimerConfig,
+        basefee: &'w BasefeeConfig,
+        height: u64,
+        budgets: &'w mut BlockBudgets,
+        plan: &'w mut DeliveryPlan,
+        removals: &'w mut Removals,
+    ) -> Self {
+        Walk {
+            config,
+            basefee,
+            height,
+            budgets,
+            plan,
+            removals,
+            marks: RevocationMarks::default(),
+        }
+    }
+
     /// Classifies `timer` (§5.4's removal paths, then the fire quota and
     /// the lane). A timer that stays after firing (a watch) keeps its
     /// deposit, so only the balance pays its fire; a leaving timer's
