@@ -121,11 +121,14 @@ def schedule_timer_ex(
     fee_payer: Optional[str] = None,
     gas_limit: Optional[int] = None,
     expires_at: Optional[int] = None,
+    bid: Optional[int] = None,
 ) -> bytes:
     """``schedule_timer`` with every option: ``fee_payer`` (this actor, or
     ``tx_sender()`` — only when the transaction targets this actor directly,
     not through ``pvm_host.call``), ``gas_limit`` (≤ ``max_cycles_per_fire``),
-    ``expires_at`` (≤ height + ``max_ttl_blocks``). The fee payer lends a
+    ``expires_at`` (≤ height + ``max_ttl_blocks``), ``bid`` (a priority fee
+    per handler cycle ≤ ``max_bid``, paid to the proposer on the cycles used;
+    ``max_cost`` grows by ``gas_limit × bid``). The fee payer lends a
     refundable deposit (``deposit_per_byte`` × the timer's bytes)."""
 
 def schedule_timer_at(
@@ -134,6 +137,7 @@ def schedule_timer_at(
     fee_payer: Optional[str] = None,
     gas_limit: Optional[int] = None,
     expires_at: Optional[int] = None,
+    bid: Optional[int] = None,
 ) -> bytes:
     """A time timer: ``handle_timer(payload)`` runs at the *start* of the
     first block whose timestamp is ≥ ``timestamp_ms`` (unix ms), before that

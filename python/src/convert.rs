@@ -175,18 +175,20 @@ pub fn event_record<'py>(py: Python<'py>, rec: &EventRecord) -> PyResult<Bound<'
 
 /// A receipt as a dict; `height` is the block it was executed in.
 pub fn receipt<'py>(py: Python<'py>, r: &Receipt, height: u64) -> PyResult<Bound<'py, PyDict>> {
-    let (source, origin, fee_payer) = match &r.source {
-        TxSource::User => ("user", None, None),
+    let (source, origin, fee_payer, delivery) = match &r.source {
+        TxSource::User => ("user", None, None, None),
         TxSource::Deferred {
             origin_tx_hash,
             fee_payer,
+            delivery,
         } => (
             "deferred",
             Some(origin_tx_hash.to_hex()),
             Some(fee_payer.to_hex()),
+            *delivery,
         ),
-        TxSource::EndOfBlock => ("end_of_block", None, None),
-        TxSource::StartOfBlock => ("start_of_block", None, None),
+        TxSource::EndOfBlock => ("end_of_block", None, None, None),
+        TxSource::StartOfBlock => ("start_of_block", None, None, None),
     };
     let error = match &r.error {
         None => py.None().into_bound(py),
@@ -217,6 +219,12 @@ pub fn receipt<'py>(py: Python<'py>, r: &Receipt, height: u64) -> PyResult<Bound
             ("source", any(py, source)?),
             ("origin_tx_hash", any(py, origin)?),
             ("fee_payer", any(py, fee_payer)?),
+            ("deliver_seq", any(py, delivery.map(|d| d.deliver_seq))?),
+            ("fire_seq", any(py, delivery.map(|d| d.fire_seq))?),
+            (
+                "deliver_id",
+                any(py, delivery.map(|d| d.deliver_id.to_hex()))?,
+            ),
             (
                 "status",
                 any(
@@ -293,6 +301,7 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
             ("expires_at", any(py, t.expires_at)?),
             ("seq", any(py, t.seq)?),
             ("deposit", any(py, t.deposit)?),
+            ("bid", any(py, t.bid)?),
             ("trigger", value_to_py(py, &t.trigger_value())?),
         ],
     )

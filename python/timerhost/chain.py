@@ -161,6 +161,12 @@ class Receipt:
     height: int
     origin_tx_hash: Optional[str] = None
     fee_payer: Optional[str] = None
+    deliver_seq: Optional[int] = None
+    """For a timer fire: its global delivery number (monotonic, never reused)."""
+    fire_seq: Optional[int] = None
+    """For a timer fire: the timer's how-manieth fire (a watch counts them)."""
+    deliver_id: Optional[str] = None
+    """For a timer fire: ``keccak256(height ‖ parent_state_root ‖ timer_id ‖ fire_seq)``."""
     label: str = field(default="", compare=False, repr=False)
     """What the transaction was (``call Counter.bump``), for error messages."""
 
@@ -204,6 +210,9 @@ class Receipt:
             height=d["height"],
             origin_tx_hash=d["origin_tx_hash"],
             fee_payer=d["fee_payer"],
+            deliver_seq=d["deliver_seq"],
+            fire_seq=d["fire_seq"],
+            deliver_id=d["deliver_id"],
         )
 
 
@@ -266,6 +275,9 @@ class Timer:
     deposit: int
     """State-memory deposit the fee payer lent at scheduling; refunded to it
     in full whenever the timer leaves state."""
+    bid: int = 0
+    """Priority fee per handler cycle, paid to the proposer on the cycles a
+    fire uses (pre-charged on ``gas_limit_per_fire``)."""
     trigger: Dict[str, Any] = field(default_factory=dict)
     """What makes it due: ``{"kind": "height", "height": h}``, ``{"kind":
     "time", "timestamp_ms": t}`` or ``{"kind": "state", "actor": a, "keys":

@@ -229,6 +229,7 @@ impl<B: KvBackend> Chain<B> {
             height,
             timestamp_ms,
             proposer,
+            parent_state_root: parent.state_root,
         };
         Ok((parent, env))
     }

@@ -43,6 +43,8 @@ pub struct BlockEnv {
     pub timestamp_ms: u64,
     /// Its proposer (receives tips).
     pub proposer: Address,
+    /// The parent block's state root (a fire's `deliver_id` hashes it).
+    pub parent_state_root: Hash,
 }
 
 /// The result of executing a block's body.
@@ -180,6 +182,16 @@ impl<'a> BlockExecutor<'a> {
     /// Executes admitted timer fires in order, each with its `TimerFired`.
     fn execute_fires(&mut self, fires: Vec<Fire>) -> Result<()> {
         for fire in fires {
+            let delivery = timerhost_types::Delivery {
+                deliver_seq: fire.deliver_seq,
+                fire_seq: fire.info.fire_seq,
+                deliver_id: timerhost_types::Delivery::id(
+                    self.env.height,
+                    &self.env.parent_state_root,
+                    &fire.timer.timer_id,
+                    fire.info.fire_seq,
+                ),
+            };
             let tx = DeferredTx {
                 origin_tx_hash: Hash::ZERO,
                 sender: fire.timer.actor_address,
@@ -193,8 +205,10 @@ impl<'a> BlockExecutor<'a> {
                 invocation: Invocation::TimerFire(fire.info.clone()),
                 cycle_basefee: fire.cycle_basefee,
                 cell_basefee: fire.cell_basefee,
+                bid: u128::from(fire.bid),
                 prepaid: fire.max_cost,
                 tag: fire.timer.timer_id.0.to_vec(),
+                delivery: Some(delivery),
             };
             let mut receipt = self.execute_deferred(&tx)?;
             let outcome = timer_events::FireOutcome {
@@ -203,6 +217,8 @@ impl<'a> BlockExecutor<'a> {
                 cells_used: receipt.cells_used,
                 cost: receipt.fee_paid,
                 refund: fire.max_cost - receipt.fee_paid,
+                tip: receipt.tip,
+                delivery,
             };
             let fired = timer_events::timer_fired(&fire.timer, &outcome);
             receipt.events.push(fired);
@@ -664,11 +680,12 @@ impl<'a> BlockExecutor<'a> {
     fn execute_deferred(&mut self, tx: &DeferredTx) -> Result<Receipt> {
         let index = self.deferred_count;
         self.deferred_count += 1;
-        let quote = FeeQuote::new(
+        let quote = FeeQuote::for_fire(
             tx.cycle_basefee,
             tx.cell_basefee,
-            0,
-            tx.cycles_limit + tx.base_cycles,
+            tx.bid,
+            tx.cycles_limit,
+            tx.base_cycles,
             tx.cells_limit,
         )
         .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
@@ -737,6 +754,8 @@ impl<'a> BlockExecutor<'a> {
         let settlement = quote.settle(cycles_used, cells_used);
         accounts::credit(&mut self.overlay, &tx.fee_payer, settlement.refund)?;
         self.burned += settlement.burned;
+        // A timer's bid is a tip: paid to the proposer with the user tips.
+        self.tips += settlement.tip;
         self.extra_cycles_used += cycles_used;
         self.extra_cells_used += cells_used;
         Ok(Receipt {
@@ -745,6 +764,7 @@ impl<'a> BlockExecutor<'a> {
             source: TxSource::Deferred {
                 origin_tx_hash: tx.origin_tx_hash,
                 fee_payer: tx.fee_payer,
+                delivery: tx.delivery,
             },
             status,
             error,
@@ -752,7 +772,7 @@ impl<'a> BlockExecutor<'a> {
             cells_used,
             fee_paid: settlement.fee(),
             burned: settlement.burned,
-            tip: 0,
+            tip: settlement.tip,
             events,
             return_value,
             created_actor: None,

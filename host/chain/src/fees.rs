@@ -22,6 +22,9 @@ pub struct FeeQuote {
     pub tip_per_cycle: u128,
     /// Cycles reserved.
     pub cycles_limit: u64,
+    /// The first cycles used pay no tip (a timer fire's base charge: the
+    /// bid is a tip on the handler's cycles).
+    pub untipped_cycles: u64,
     /// Cells reserved.
     pub cells_limit: u64,
     /// Amount debited up front.
@@ -79,6 +82,33 @@ impl FeeQuote {
         )
     }
 
+    /// A timer fire's quote: `base_cycles + handler_cycles` at the cycle
+    /// basefee, `cells` at the cell basefee, and the bid as a tip on the
+    /// handler's cycles only — the pre-charge is delivery's `max_cost`.
+    pub fn for_fire(
+        cycle_basefee: u128,
+        cell_basefee: u128,
+        bid: u128,
+        handler_cycles: u64,
+        base_cycles: u64,
+        cells: u64,
+    ) -> Result<FeeQuote, TxError> {
+        let mut quote = Self::new(
+            cycle_basefee,
+            cell_basefee,
+            0,
+            handler_cycles + base_cycles,
+            cells,
+        )?;
+        quote.tip_per_cycle = bid;
+        quote.untipped_cycles = base_cycles;
+        quote.prepay = (handler_cycles as u128)
+            .checked_mul(bid)
+            .and_then(|t| t.checked_add(quote.prepay))
+            .ok_or_else(|| overflow("pre-charge"))?;
+        Ok(quote)
+    }
+
     /// A quote with explicit prices (deferred transactions use `tip = 0`).
     pub fn new(
         cycle_basefee: u128,
@@ -103,6 +133,7 @@ impl FeeQuote {
             cell_basefee,
             tip_per_cycle,
             cycles_limit,
+            untipped_cycles: 0,
             cells_limit,
             prepay,
         })
@@ -114,7 +145,7 @@ impl FeeQuote {
         let cells = cells_used.min(self.cells_limit) as u128;
         // Cannot overflow: each term is bounded by its part of `prepay`.
         let burned = cycles * self.cycle_basefee + cells * self.cell_basefee;
-        let tip = cycles * self.tip_per_cycle;
+        let tip = cycles.saturating_sub(self.untipped_cycles as u128) * self.tip_per_cycle;
         Settlement {
             burned,
             tip,

@@ -165,11 +165,16 @@ pub struct DeferredTx {
     pub cycle_basefee: u128,
     /// Cell basefee used for the pre-charge.
     pub cell_basefee: u128,
+    /// Tip per handler cycle used (a timer's bid; 0 for hooks), paid to the
+    /// proposer; the base cycles pay none.
+    pub bid: u128,
     /// Amount already debited from `fee_payer` (must equal the limits, base
-    /// cycles included, × basefees).
+    /// cycles included, × basefees, plus `cycles_limit × bid`).
     pub prepaid: u128,
     /// Identifies the work (e.g. the timer id) for the receipt hash and hooks.
     pub tag: Vec<u8>,
+    /// For a timer fire, which delivery it is (its receipt carries it).
+    pub delivery: Option<timerhost_types::Delivery>,
 }
 
 /// What an end-of-block hook can touch.

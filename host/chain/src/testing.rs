@@ -268,12 +268,14 @@ impl MockRuntime {
                 };
                 let gas_limit = try_exec!(arg_opt_u64(args, 3));
                 let expires_at = try_exec!(arg_opt_u64(args, 4));
+                let bid = try_exec!(arg_opt_u64(args, 5));
                 let request = TimerRequest {
                     trigger: RequestedTrigger::Height(height),
                     payload,
                     fee_payer,
                     gas_limit,
                     expires_at,
+                    bid,
                 };
                 let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 if handler == "schedule_then_fail" {
@@ -381,6 +383,7 @@ impl MockRuntime {
                         fee_payer,
                         gas_limit,
                         expires_at,
+                        bid: None,
                     };
                     try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 }

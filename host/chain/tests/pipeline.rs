@@ -311,8 +311,10 @@ impl BlockHooks for PingHook {
             invocation: timerhost_types::Invocation::Transaction,
             cycle_basefee: ctx.basefee.cycle_basefee,
             cell_basefee: ctx.basefee.cell_basefee,
+            bid: 0,
             prepaid,
             tag: b"ping".to_vec(),
+            delivery: None,
         }])
     }
 
@@ -359,7 +361,8 @@ fn end_of_block_hook_runs_deferred_transactions_with_refunds() {
         fired.source,
         TxSource::Deferred {
             origin_tx_hash: Hash::ZERO,
-            fee_payer: payer
+            fee_payer: payer,
+            delivery: None,
         }
     );
     assert!(fired.is_success());

@@ -652,17 +652,32 @@ fn cip5_5_2_deferred_transaction_fields() {
     let actor = n.deploy(0, 10u128.pow(21));
     let payer = n.b[3].address();
     let h = n.height() + 3;
-    n.schedule(3, actor, h, b"pay", Some(payer), Some(5_000), None);
+    let id = timer_id_of(&n.schedule(3, actor, h, b"pay", Some(payer), Some(5_000), None));
     let receipts = n.mine_to(h).pop().unwrap();
     let fire = receipts
         .iter()
         .find(|r| matches!(r.source, TxSource::Deferred { .. }))
         .unwrap();
+    // §9 (state-triggered CIP): the delivery's number, its fire number and
+    // deliver_id = H(height, parent_state_root, timer_id, fire_seq).
+    let parent_root = n
+        .chain
+        .store()
+        .block(h - 1)
+        .unwrap()
+        .unwrap()
+        .header
+        .state_root;
     assert_eq!(
         fire.source,
         TxSource::Deferred {
             origin_tx_hash: Hash::ZERO,
-            fee_payer: payer
+            fee_payer: payer,
+            delivery: Some(timerhost_types::Delivery {
+                deliver_seq: 0,
+                fire_seq: 1,
+                deliver_id: timerhost_types::Delivery::id(h, &parent_root, &id, 1),
+            }),
         }
     );
     assert_eq!(

@@ -316,8 +316,15 @@ pub fn receipt_json(r: &Receipt) -> Json {
         TxSource::Deferred {
             origin_tx_hash,
             fee_payer,
+            delivery,
         } => {
-            json!({ "type": "deferred", "origin_tx_hash": origin_tx_hash, "fee_payer": fee_payer })
+            let mut source = json!({ "type": "deferred", "origin_tx_hash": origin_tx_hash, "fee_payer": fee_payer });
+            if let Some(d) = delivery {
+                source["deliver_seq"] = json!(d.deliver_seq);
+                source["fire_seq"] = json!(d.fire_seq);
+                source["deliver_id"] = json!(d.deliver_id);
+            }
+            source
         }
         TxSource::EndOfBlock => json!({ "type": "end_of_block" }),
         TxSource::StartOfBlock => json!({ "type": "start_of_block" }),
@@ -352,6 +359,7 @@ pub fn timer_json(t: &Timer) -> Json {
         "expires_at": t.expires_at,
         "seq": t.seq,
         "deposit": amount(t.deposit),
+        "bid": t.bid,
         "trigger": value_to_json(&t.trigger_value()),
     })
 }

@@ -341,6 +341,7 @@ mod tests {
             expires_at: height + 100,
             seq,
             deposit: 0,
+            bid: 0,
             kind: timerhost_types::TimerKind::Height,
         }
     }

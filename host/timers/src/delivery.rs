@@ -94,8 +94,12 @@ pub struct Fire {
     pub cycle_basefee: u128,
     /// Cell basefee of the pre-charge.
     pub cell_basefee: u128,
+    /// The bid: tip per handler cycle used, paid to the proposer.
+    pub bid: u64,
     /// The pre-charge.
     pub max_cost: u128,
+    /// Its global delivery number.
+    pub deliver_seq: u64,
 }
 
 /// What happened at end of block.
@@ -142,12 +146,19 @@ pub struct DeliveryPlan {
     pub stats: DeliveryStats,
 }
 
-/// `max_cost` of one fire (§6.3 step 2), its base charge included; `None`
+/// `max_cost` of one fire (§6.3 step 2), its base charge included, plus
+/// its bid on `gas_limit` (#18: the bid is a tip per handler cycle); `None`
 /// on overflow (treated as unfundable).
-pub fn max_cost(gas_limit: u64, config: &TimerConfig, basefee: &BasefeeConfig) -> Option<u128> {
+pub fn max_cost(
+    gas_limit: u64,
+    bid: u64,
+    config: &TimerConfig,
+    basefee: &BasefeeConfig,
+) -> Option<u128> {
     (gas_limit as u128 + TIMER_FIRE_BASE_CYCLES as u128)
         .checked_mul(basefee.cycle_basefee)?
-        .checked_add((config.max_cells_per_fire as u128).checked_mul(basefee.cell_basefee)?)
+        .checked_add((config.max_cells_per_fire as u128).checked_mul(basefee.cell_basefee)?)?
+        .checked_add((gas_limit as u128).checked_mul(bid as u128)?)
 }
 
 impl DeliveryStats {
@@ -398,7 +409,12 @@ impl<'w> Walk<'w> {
     /// deposit, so only the balance pays its fire; a leaving timer's
     /// deposit comes back first and counts.
     fn classify(&mut self, state: &Overlay<'_>, timer: &Timer, stays: bool) -> Result<Verdict> {
-        let required = max_cost(timer.gas_limit_per_fire, self.config, self.basefee);
+        let required = max_cost(
+            timer.gas_limit_per_fire,
+            timer.bid,
+            self.config,
+            self.basefee,
+        );
         if self.marks.revoked(state, timer)? {
             return Ok(Verdict::Remove(RemovalReason::PaymentRevoked));
         }
@@ -493,6 +509,11 @@ impl<'w> Walk<'w> {
         let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
         self.budgets.lane_left = self.budgets.lane_left.saturating_sub(reserve);
         self.budgets.fires_left -= 1;
+        let deliver_seq = store::read_u64(state, &keys::next_delivery_key())?;
+        state.put(
+            keys::next_delivery_key(),
+            (deliver_seq + 1).to_be_bytes().to_vec(),
+        );
         self.plan.stats.lane_reserved += reserve;
         self.plan.stats.fired += 1;
         self.plan.fires.push(Fire {
@@ -503,7 +524,9 @@ impl<'w> Walk<'w> {
             cells_limit: self.config.max_cells_per_fire,
             cycle_basefee: self.basefee.cycle_basefee,
             cell_basefee: self.basefee.cell_basefee,
+            bid: timer.bid,
             max_cost,
+            deliver_seq,
             info,
             timer,
         });

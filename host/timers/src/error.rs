@@ -168,6 +168,16 @@ pub enum TimerError {
         /// The current block's timestamp.
         current_ms: u64,
     },
+    /// #18: a bid above `TimerConfig.max_bid`.
+    #[error("{call}: bid {bid} per cycle exceeds max_bid {max}")]
+    BidTooHigh {
+        /// Which call.
+        call: &'static str,
+        /// Requested.
+        bid: u64,
+        /// Limit.
+        max: u64,
+    },
     /// Arguments that contradict each other.
     #[error("{call}: {reason}")]
     InvalidArguments {
@@ -244,6 +254,7 @@ impl TimerError {
             | TooManyTimers { call, .. }
             | TimeNotInFuture { call, .. }
             | InvalidArguments { call, .. }
+            | BidTooHigh { call, .. }
             | Unauthorized { call, .. }
             | NotFound { call, .. }
             | AlreadyFinal { call, .. } => *call = name,

@@ -39,6 +39,7 @@ pub fn timer_scheduled(t: &Timer) -> Event {
             ("expires_at", Value::int(t.expires_at)),
             ("handler", Value::str(&t.handler)),
             ("deposit", Value::int(t.deposit)),
+            ("bid", Value::int(t.bid)),
             ("trigger", t.trigger_value()),
         ],
     )
@@ -57,9 +58,13 @@ pub struct FireOutcome<'a> {
     pub cost: u128,
     /// `max_cost − actual_cost` refunded.
     pub refund: u128,
+    /// The tip paid to the proposer (the bid on the handler's cycles used).
+    pub tip: u128,
+    /// Which delivery this fire is.
+    pub delivery: timerhost_types::Delivery,
 }
 
-/// `TimerFired {timer_id, actor, fee_payer, handler, success, error, cycles_used, cells_used, cost, refund}`.
+/// `TimerFired {timer_id, actor, fee_payer, handler, success, error, cycles_used, cells_used, cost, refund, tip, deliver_seq, fire_seq, deliver_id}`.
 pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
     let error = match o.error {
         None => Value::None,
@@ -79,6 +84,10 @@ pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
             ("cells_used", Value::int(o.cells_used)),
             ("cost", Value::int(o.cost)),
             ("refund", Value::int(o.refund)),
+            ("tip", Value::int(o.tip)),
+            ("deliver_seq", Value::int(o.delivery.deliver_seq)),
+            ("fire_seq", Value::int(o.delivery.fire_seq)),
+            ("deliver_id", id(&o.delivery.deliver_id)),
         ],
     )
 }
@@ -231,6 +240,7 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
             ("max_fires_per_block", Value::int(c.max_fires_per_block)),
             ("deposit_per_byte", Value::int(c.deposit_per_byte)),
             ("max_watch_keys", Value::int(c.max_watch_keys)),
+            ("max_bid", Value::int(c.max_bid)),
             (
                 "max_watch_matches_per_block",
                 Value::int(c.max_watch_matches_per_block),

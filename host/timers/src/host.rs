@@ -141,6 +141,7 @@ fn schedule_checked(
         fee_payer,
         gas_limit,
         expires_at,
+        bid,
         kind,
     } = match validate_schedule(state, config, caller, &request)? {
         Ok(v) => v,
@@ -178,6 +179,7 @@ fn schedule_checked(
         expires_at,
         seq: store::peek_seq(state)?,
         deposit: 0,
+        bid,
         kind,
     };
     let bytes = store::state_bytes(&timer);
@@ -226,6 +228,7 @@ struct Validated {
     fee_payer: Address,
     gas_limit: u64,
     expires_at: u64,
+    bid: u64,
     kind: TimerKind,
 }
 
@@ -347,6 +350,15 @@ fn validate_schedule(
             height: fires_no_earlier_than
         });
     }
+    // #18: the bid is bounded by governance.
+    let bid = request.bid.unwrap_or(0);
+    if bid > config.max_bid {
+        reject!(TimerError::BidTooHigh {
+            call: "schedule_timer",
+            bid,
+            max: config.max_bid
+        });
+    }
     // §4.2 per-actor cap.
     let live = store::live_count(state, &caller.actor)?;
     if live >= config.max_timers_per_actor {
@@ -362,6 +374,7 @@ fn validate_schedule(
         fee_payer,
         gas_limit,
         expires_at,
+        bid,
         kind,
     }))
 }

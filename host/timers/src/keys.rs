@@ -16,6 +16,7 @@
 //! | `t h ‖ height BE ‖ seq BE` | a watch hit waiting to be evaluated from block `height` on: its matched keys ([`crate::watch`]) | the tree |
 //! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry), with the record's hash | the tree |
 //! | `t s` | u64 BE: next sequence number | the tree |
+//! | `t n` | u64 BE: next delivery number (`deliver_seq`) | the tree |
 //! | `t v ‖ fee_payer` | u64 BE: revocation mark ([`crate::control`]) | the tree |
 //! | `u r ‖ height BE ‖ seq BE` | [`TimerRecord`](crate::record::TimerRecord): the timer and its listing slots. Key order is FIFO order: these records *are* the due queue ([`crate::queue`]) | its bucket |
 //! | `u t ‖ timestamp_ms BE ‖ seq BE` | the record of a queued time timer: the time queue, in (time, scheduling) order | its bucket |
@@ -54,6 +55,8 @@ pub const WATCH_HIT: Prefix = [TIMERS, b'h'];
 pub const BACKLOG: Prefix = [TIMERS, b'g'];
 /// `t s`: the next sequence number.
 pub const NEXT_SEQ: Prefix = [TIMERS, b's'];
+/// `t n`: the next delivery number (`deliver_seq`).
+pub const NEXT_DELIVERY: Prefix = [TIMERS, b'n'];
 /// `t v`: revocation marks.
 pub const REVOKED: Prefix = [TIMERS, b'v'];
 /// `u r`: records of queued height timers, by position (height, sequence).
@@ -271,6 +274,11 @@ pub fn next_seq_key() -> Vec<u8> {
     key(NEXT_SEQ, &[])
 }
 
+/// Key of the next delivery number.
+pub fn next_delivery_key() -> Vec<u8> {
+    key(NEXT_DELIVERY, &[])
+}
+
 /// Key of the GC backlog entry with sequence `seq`.
 pub fn backlog_key(seq: u64) -> Vec<u8> {
     key(BACKLOG, &[&seq.to_be_bytes()])
@@ -328,6 +336,7 @@ mod tests {
             WATCH_HIT,
             BACKLOG,
             NEXT_SEQ,
+            NEXT_DELIVERY,
             REVOKED,
         ];
         let derived = [

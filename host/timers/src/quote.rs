@@ -97,6 +97,7 @@ pub fn quote(
         expires_at: height,
         seq: 0,
         deposit: 0,
+        bid: 0,
         kind,
     };
     let deposit = config.deposit_per_byte * u128::from(store::state_bytes(&prototype));
@@ -111,7 +112,7 @@ pub fn quote(
         height,
         timestamp_ms: request.timestamp_ms,
         gas_limit,
-        max_cost: max_cost(gas_limit, config, basefee).unwrap_or(u128::MAX),
+        max_cost: max_cost(gas_limit, 0, config, basefee).unwrap_or(u128::MAX),
         deposit,
         lane_budget: lane,
         reserved,
@@ -139,6 +140,7 @@ mod tests {
             expires_at: height + 10,
             seq,
             deposit: 0,
+            bid: 0,
             kind: timerhost_types::TimerKind::Height,
         }
     }
@@ -169,7 +171,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!((q.queued, q.reserved, q.fits), (0, 0, true));
-        assert_eq!(q.max_cost, max_cost(4_000, &config, &basefee).unwrap());
+        assert_eq!(q.max_cost, max_cost(4_000, 0, &config, &basefee).unwrap());
         let mut prototype = timer(9, 0, 4_000);
         prototype.handler = "handle_timer".into();
         assert_eq!(

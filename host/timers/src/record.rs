@@ -129,6 +129,7 @@ mod tests {
             expires_at: 9,
             seq: 4,
             deposit: 123,
+            bid: 0,
             kind: TimerKind::Height,
         }
     }

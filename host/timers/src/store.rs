@@ -317,6 +317,7 @@ mod tests {
                     expires_at: 9,
                     seq: 4,
                     deposit: 123,
+                    bid: 0,
                     kind: kind.clone(),
                 };
                 insert(&mut state, &timer).unwrap();

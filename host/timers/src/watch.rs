@@ -319,6 +319,7 @@ mod tests {
             expires_at: 100,
             seq,
             deposit: 0,
+            bid: 0,
             kind: TimerKind::State(Watch {
                 actor: WATCHED,
                 keys,

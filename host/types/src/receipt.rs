@@ -100,6 +100,8 @@ pub enum TxSource {
         origin_tx_hash: Hash,
         /// Who paid for it.
         fee_payer: Address,
+        /// For a timer fire, which delivery it is.
+        delivery: Option<crate::timer::Delivery>,
     },
     /// Protocol work at end of block that is not a transaction (e.g. timers
     /// expired or destroyed for lack of funds); carries their events.

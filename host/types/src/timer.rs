@@ -173,6 +173,10 @@ pub struct Timer {
     /// the bytes the timer adds to state), refunded in full to `fee_payer`
     /// whenever the timer leaves state, however it leaves.
     pub deposit: u128,
+    /// Priority fee per cycle its fee payer offers (#18): pre-charged on
+    /// `gas_limit_per_fire` at each fire, paid to the block's proposer on
+    /// the handler's cycles actually used, the rest refunded.
+    pub bid: u64,
     /// What makes it due.
     pub kind: TimerKind,
 }
@@ -218,6 +222,8 @@ pub struct TimerRequest {
     pub gas_limit: Option<u64>,
     /// Last height at which the timer may fire; `None` means the protocol TTL.
     pub expires_at: Option<u64>,
+    /// Priority fee per cycle (≤ `TimerConfig.max_bid`); `None` means 0.
+    pub bid: Option<u64>,
 }
 
 /// What `timer_quote` is asked about: a height (default: the next block)
@@ -315,6 +321,33 @@ impl TimerQuote {
             (Value::str("fits"), Value::Bool(self.fits)),
         ])
         .expect("str keys are hashable")
+    }
+}
+
+/// Which delivery a timer fire is (CIP state-triggered timers §9): carried
+/// by its receipt and its `TimerFired` event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct Delivery {
+    /// Global delivery number: monotonic across blocks and restarts, never
+    /// reused.
+    pub deliver_seq: u64,
+    /// The timer's how-manieth fire (from 1).
+    pub fire_seq: u64,
+    /// `keccak256(height BE ‖ parent_state_root ‖ timer_id ‖ fire_seq BE)`:
+    /// what a handler can key idempotence on.
+    pub deliver_id: Hash,
+}
+
+impl Delivery {
+    /// The `deliver_id` of fire `fire_seq` of `timer_id` in block `height`
+    /// whose parent's state root is `parent_state_root`.
+    pub fn id(height: u64, parent_state_root: &Hash, timer_id: &Hash, fire_seq: u64) -> Hash {
+        keccak256_concat(&[
+            &height.to_be_bytes(),
+            parent_state_root.as_bytes(),
+            timer_id.as_bytes(),
+            &fire_seq.to_be_bytes(),
+        ])
     }
 }
 
@@ -466,6 +499,8 @@ pub struct TimerConfig {
     /// Most watch hits one block evaluates (fires or removes); the rest
     /// wait, in order, for the next block.
     pub max_watch_matches_per_block: u64,
+    /// Largest bid (priority fee per cycle) a timer may offer.
+    pub max_bid: u64,
 }
 
 impl Canonical for TimerConfig {
@@ -485,6 +520,7 @@ impl Default for TimerConfig {
             deposit_per_byte: 1_000,
             max_watch_keys: 16,
             max_watch_matches_per_block: 1_000,
+            max_bid: 1_000_000_000,
         }
     }
 }
@@ -581,6 +617,10 @@ impl TimerConfig {
                     self.max_cycles_per_fire, self.lane_cycles_per_block
                 ),
             );
+        }
+        // A bid of 2^40 per cycle on 2^40 lane cycles still fits in u128.
+        if self.max_bid > 1 << 40 {
+            return bad("max_bid", "must be at most 2^40".into());
         }
         if self.max_watch_keys > 1_024 {
             return bad("max_watch_keys", "must be at most 1,024".into());

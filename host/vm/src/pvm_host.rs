@@ -65,13 +65,13 @@ pub(crate) fn take_kwarg(args: &mut FuncArgs, name: &str) -> Option<PyObjectRef>
 /// positionally, then by keyword; `None` for an argument not given. Too
 /// many arguments, an unknown keyword or one given twice is a `TypeError`
 /// naming it; the first `required` parameters must be given.
-pub(crate) fn bind(
+pub(crate) fn bind<const N: usize>(
     mut args: FuncArgs,
     function: &str,
-    names: &[&str],
+    names: [&str; N],
     required: usize,
     vm: &VirtualMachine,
-) -> PyResult<Vec<Option<PyObjectRef>>> {
+) -> PyResult<[Option<PyObjectRef>; N]> {
     if args.args.len() > names.len() {
         return Err(vm.new_type_error(format!(
             "{function}() takes at most {} arguments ({}), {} given",
@@ -106,7 +106,7 @@ pub(crate) fn bind(
             names[missing]
         )));
     }
-    Ok(bound)
+    Ok(bound.try_into().expect("one slot per name"))
 }
 
 fn optional_u64(
@@ -308,6 +308,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         fee_payer: None,
                         gas_limit: None,
                         expires_at: None,
+                        bid: None,
                     };
                     schedule(request, vm)
                 },
@@ -318,45 +319,25 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             "schedule_timer_ex",
             vm.new_function(
                 "schedule_timer_ex",
-                |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult {
-                    let mut positional = args.args.clone().into_iter();
-                    let height = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "height"));
-                    let payload = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "payload"));
-                    let fee_payer = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "fee_payer"));
-                    let gas_limit = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "gas_limit"));
-                    let expires_at = positional
-                        .next()
-                        .or_else(|| take_kwarg(&mut args, "expires_at"));
-                    if let Some((name, _)) = args.kwargs.iter().next() {
-                        return Err(vm.new_type_error(format!(
-                            "schedule_timer_ex() got an unexpected keyword argument '{name}'"
-                        )));
-                    }
-                    let (Some(height), Some(payload)) = (height, payload) else {
-                        return Err(
-                            vm.new_type_error("schedule_timer_ex() needs height and payload")
-                        );
-                    };
+                |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                    let names = [
+                        "height",
+                        "payload",
+                        "fee_payer",
+                        "gas_limit",
+                        "expires_at",
+                        "bid",
+                    ];
+                    let [height, payload, fee_payer, gas_limit, expires_at, bid] =
+                        bind(args, "schedule_timer_ex", names, 2, vm)?;
+                    let height = parse_u64(height.as_ref().expect("required"), "height", vm)?;
                     let request = TimerRequest {
-                        trigger: RequestedTrigger::Height(parse_u64(&height, "height", vm)?),
-                        payload: payload_bytes(&payload, vm)?,
-                        fee_payer: optional(fee_payer.as_ref(), vm)
-                            .map(|a| parse_address(&a, vm))
-                            .transpose()?,
-                        gas_limit: optional(gas_limit.as_ref(), vm)
-                            .map(|g| parse_u64(&g, "gas_limit", vm))
-                            .transpose()?,
-                        expires_at: optional(expires_at.as_ref(), vm)
-                            .map(|e| parse_u64(&e, "expires_at", vm))
-                            .transpose()?,
+                        trigger: RequestedTrigger::Height(height),
+                        payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
+                        fee_payer: optional_address(&fee_payer, vm)?,
+                        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+                        expires_at: optional_u64(&expires_at, "expires_at", vm)?,
+                        bid: optional_u64(&bid, "bid", vm)?,
                     };
                     schedule(request, vm)
                 },
@@ -368,24 +349,16 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             vm.new_function(
                 "schedule_timer_at",
                 |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
-                    let [timestamp_ms, payload, fee_payer, gas_limit, expires_at]: [Option<
-                        PyObjectRef,
-                    >;
-                        5] = bind(
-                        args,
-                        "schedule_timer_at",
-                        &[
-                            "timestamp_ms",
-                            "payload",
-                            "fee_payer",
-                            "gas_limit",
-                            "expires_at",
-                        ],
-                        2,
-                        vm,
-                    )?
-                    .try_into()
-                    .expect("five parameters");
+                    let names = [
+                        "timestamp_ms",
+                        "payload",
+                        "fee_payer",
+                        "gas_limit",
+                        "expires_at",
+                        "bid",
+                    ];
+                    let [timestamp_ms, payload, fee_payer, gas_limit, expires_at, bid] =
+                        bind(args, "schedule_timer_at", names, 2, vm)?;
                     let request = TimerRequest {
                         trigger: RequestedTrigger::Time(parse_u64(
                             timestamp_ms.as_ref().expect("required"),
@@ -396,6 +369,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         fee_payer: optional_address(&fee_payer, vm)?,
                         gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
                         expires_at: optional_u64(&expires_at, "expires_at", vm)?,
+                        bid: optional_u64(&bid, "bid", vm)?,
                     };
                     schedule(request, vm)
                 },
@@ -405,26 +379,17 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
         (
             "watch",
             vm.new_function("watch", |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
-                let [keys, payload, actor, handler, fee_payer, gas_limit, expires_at]: [Option<
-                    PyObjectRef,
-                >;
-                    7] = bind(
-                    args,
-                    "watch",
-                    &[
-                        "keys",
-                        "payload",
-                        "actor",
-                        "handler",
-                        "fee_payer",
-                        "gas_limit",
-                        "expires_at",
-                    ],
-                    1,
-                    vm,
-                )?
-                .try_into()
-                .expect("seven parameters");
+                let names = [
+                    "keys",
+                    "payload",
+                    "actor",
+                    "handler",
+                    "fee_payer",
+                    "gas_limit",
+                    "expires_at",
+                ];
+                let [keys, payload, actor, handler, fee_payer, gas_limit, expires_at] =
+                    bind(args, "watch", names, 1, vm)?;
                 let handler = optional(handler.as_ref(), vm)
                     .map(|h| {
                         h.downcast_ref::<PyStr>()
@@ -446,6 +411,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                     fee_payer: optional_address(&fee_payer, vm)?,
                     gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
                     expires_at: optional_u64(&expires_at, "expires_at", vm)?,
+                    bid: None,
                 };
                 schedule(request, vm)
             })
@@ -499,15 +465,9 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             vm.new_function(
                 "timer_quote",
                 |args: FuncArgs, vm: &VirtualMachine| -> PyResult<PyObjectRef> {
-                    let [height, timestamp_ms, gas_limit]: [Option<PyObjectRef>; 3] = bind(
-                        args,
-                        "timer_quote",
-                        &["height", "timestamp_ms", "gas_limit"],
-                        0,
-                        vm,
-                    )?
-                    .try_into()
-                    .expect("three parameters");
+                    let names = ["height", "timestamp_ms", "gas_limit"];
+                    let [height, timestamp_ms, gas_limit] =
+                        bind(args, "timer_quote", names, 0, vm)?;
                     let request = timerhost_types::QuoteRequest {
                         height: optional_u64(&height, "height", vm)?,
                         timestamp_ms: optional_u64(&timestamp_ms, "timestamp_ms", vm)?,

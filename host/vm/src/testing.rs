@@ -417,6 +417,7 @@ mod tests {
             fee_payer: None,
             gas_limit: None,
             expires_at: None,
+            bid: None,
         };
         let call = host.schedule_timer(&a, false, request);
         assert_eq!(call.result.unwrap_err().kind, ErrorKind::InvalidInput);
