@@ -407,6 +407,33 @@ impl NativeChain {
         PyList::new(py, dicts)
     }
 
+    /// The Globalbox's entries in order, as JSON (`th_getGlobalbox`'s shape).
+    fn globalbox_json(&self) -> PyResult<String> {
+        let chain = self.chain()?;
+        let state = chain.store().state();
+        let config = timerhost_chain::accounts::timer_config(&state).map_err(chain_err)?;
+        let head = chain.head().map_err(chain_err)?.height;
+        let listed = timerhost_timers::globalbox::listing(&state, &config, head, usize::MAX)
+            .map_err(chain_err)?;
+        let entries: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|l| {
+                let e = &l.entry;
+                serde_json::json!({
+                    "position": l.position,
+                    "timer_id": e.timer_id.to_hex(),
+                    "actor": e.actor.to_hex(),
+                    "kind": l.kind,
+                    "due_height": e.due_height,
+                    "bid": e.bid,
+                    "score": e.score.to_string(),
+                    "score_now": l.score_now.to_string(),
+                })
+            })
+            .collect();
+        serde_json::to_string(&entries).map_err(chain_err)
+    }
+
     /// Events from committed blocks, oldest first.
     #[pyo3(signature = (name=None, actor=None, from_height=None, to_height=None))]
     fn events<'py>(

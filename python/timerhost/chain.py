@@ -396,9 +396,10 @@ class Governance:
         config.update(fields)
         return self._run(op, signer, config=json.dumps(to_json(config)))
 
-    def update_timer_config(self, *, signer: Optional[AddressLike] = None, **fields: int) -> Receipt:
+    def update_timer_config(self, *, signer: Optional[AddressLike] = None, **fields: Any) -> Receipt:
         """Changes ``TimerConfig`` fields (the rest keep their current
-        values); the new config applies from the next block (CIP-5 §7)."""
+        values); the new config applies from the next block (CIP-5 §7).
+        ``ordering`` is ``"fifo"`` or ``"priority"``; the other fields are ints."""
         __tracebackhide__ = True
         config = self._chain.timer_config
         del config["status"]  # governed by pause/resume/shutdown, not a config field
@@ -811,9 +812,10 @@ class Chain:
         fee_payer: Optional[AddressLike] = None,
         kind: Optional[str] = None,
     ) -> List[Timer]:
-        """Pending timers, filtered (all given filters apply): time timers
-        (by time, then FIFO), height timers (by firing height, then FIFO),
-        then state watches. ``height`` keeps the height timers firing there;
+        """Pending timers, filtered (all given filters apply), ordered by
+        ``height`` (a height timer's firing height, the scheduling height of
+        the other kinds), then scheduling order. ``height`` keeps the timers
+        whose ``height`` it is;
         ``kind`` keeps one trigger kind: ``"height"``, ``"time"`` or
         ``"state"``."""
         if kind is not None and kind not in _TRIGGER_KINDS:
@@ -871,6 +873,18 @@ class Chain:
         "queued", "fits"}``. Raises ``ValueError`` for a height or time not in
         the future, both at once, or a gas limit out of range."""
         return json.loads(self._native.quote_timer_json(height, gas_limit, timestamp_ms))
+
+    def globalbox(self) -> List[Dict[str, Any]]:
+        """The Globalbox (``TimerConfig.ordering == "priority"``, #18): the
+        due fires queued by score, head first, each ``{"position",
+        "timer_id", "actor", "kind", "due_height", "bid", "score",
+        "score_now"}`` (``score`` when it was enqueued, ``score_now`` at the
+        head: ``w_age × age + w_bid × bid``). Empty under FIFO."""
+        entries = json.loads(self._native.globalbox_json())
+        for e in entries:
+            e["score"] = int(e["score"])
+            e["score_now"] = int(e["score_now"])
+        return entries
 
     @property
     def timer_status(self) -> str:

@@ -619,6 +619,7 @@ impl<'a> BlockExecutor<'a> {
             &self.timer_config,
             &self.basefee,
             self.env.height,
+            self.env.timestamp_ms,
             &written,
             &mut self.timer_budgets,
         )?;

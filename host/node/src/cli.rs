@@ -170,6 +170,16 @@ pub enum Command {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// The Globalbox under priority ordering: the due fires queued by score,
+    /// in the order they will be materialised (`th_getGlobalbox`).
+    Globalbox {
+        /// Most entries to show.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// What a timer would cost before you schedule it: the pre-charge per
     /// fire at today's basefees, the deposit, the lane cycles already
     /// reserved at that height and whether one more fits (`th_quoteTimer`).
@@ -844,6 +854,27 @@ fn client_command(cli: &Cli) -> Result<()> {
                         t["fee_payer"].as_str().unwrap_or("?"),
                         t["expires_at"],
                         t["deposit"].as_str().unwrap_or("?")
+                    );
+                }
+            });
+        }
+        Command::Globalbox { limit, node } => {
+            let entries =
+                Client::new(&node.rpc).call("th_getGlobalbox", json!([{ "limit": limit }]))?;
+            print(j, &entries, |entries| {
+                let list = entries.as_array().cloned().unwrap_or_default();
+                println!("{} queued fire(s), head first", list.len());
+                for e in list {
+                    println!(
+                        "  #{}  {}  {} timer {}  due at {}  bid {}  score {} (at enqueue {})",
+                        e["position"],
+                        e["actor"].as_str().unwrap_or("?"),
+                        e["kind"].as_str().unwrap_or("?"),
+                        e["timer_id"].as_str().unwrap_or("?"),
+                        e["due_height"],
+                        e["bid"],
+                        e["score_now"].as_str().unwrap_or("?"),
+                        e["score"].as_str().unwrap_or("?"),
                     );
                 }
             });

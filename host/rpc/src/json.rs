@@ -309,6 +309,25 @@ pub fn event_record_json(r: &EventRecord) -> Json {
     j
 }
 
+/// A Globalbox entry as `th_getGlobalbox` lists it (amounts as numbers:
+/// scores fit JSON's integers only up to 2^53, so they are strings).
+pub fn globalbox_json(l: &timerhost_timers::globalbox::Listed) -> Json {
+    let e = &l.entry;
+    json!({
+        "position": l.position,
+        "timer_id": e.timer_id,
+        "actor": e.actor,
+        "kind": l.kind,
+        "due_height": e.due_height,
+        "bid": e.bid,
+        "score": e.score.to_string(),
+        "score_now": l.score_now.to_string(),
+        "matched_keys": e.matched_keys.as_ref().map(|keys| {
+            keys.iter().map(|k| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>()
+        }),
+    })
+}
+
 /// A receipt.
 pub fn receipt_json(r: &Receipt) -> Json {
     let source = match &r.source {

@@ -483,6 +483,26 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         }
     }
 
+    /// `th_getGlobalbox [{limit?}]`: the Globalbox's entries in order (at
+    /// most `limit`, default and cap `MAX_LIST`), with their score at the
+    /// enqueue and at the head.
+    fn globalbox(&self, a: &[Json]) -> Result<Json> {
+        let f = filter_obj(a, &["limit"])?;
+        let limit = f
+            .and_then(|m| m.get("limit"))
+            .filter(|v| !v.is_null())
+            .map(|v| u64_of(v, "limit"))
+            .transpose()?
+            .map_or(MAX_LIST, |l| (l as usize).min(MAX_LIST));
+        let state = self.chain.store().state();
+        let config = timer_config(&state)?;
+        let head = self.chain.head()?.height;
+        let listed = timerhost_timers::globalbox::listing(&state, &config, head, limit)?;
+        Ok(Json::Array(
+            listed.iter().map(crate::json::globalbox_json).collect(),
+        ))
+    }
+
     fn timer_config(&self) -> Result<Json> {
         Ok(timer_config_json(&timer_config(
             &self.chain.store().state(),
@@ -570,6 +590,7 @@ pub const METHODS: &[&str] = &[
     "th_getTimer",
     "th_getTimers",
     "th_quoteTimer",
+    "th_getGlobalbox",
     "th_getEvents",
     "th_getTimerConfig",
     "th_getBasefeeConfig",
@@ -607,6 +628,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getTimer", |c, a| c.get_timer(&a));
     method!("th_getTimers", |c, a| c.get_timers(&a));
     method!("th_quoteTimer", |c, a| c.quote_timer(&a));
+    method!("th_getGlobalbox", |c, a| c.globalbox(&a));
     method!("th_getEvents", |c, a| c.get_events(&a));
     method!("th_getTimerConfig", |c, a| c.timer_config());
     method!("th_getBasefeeConfig", |c, a| c.basefee_config());

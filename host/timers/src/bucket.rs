@@ -413,6 +413,7 @@ mod tests {
             &config,
             &BasefeeConfig::default(),
             10,
+            0,
             &[],
             &mut delivery::BlockBudgets::new(&config),
         )

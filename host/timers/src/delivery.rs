@@ -54,10 +54,12 @@ use std::collections::BTreeMap;
 use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::timer::{
-    GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, TIMER_FIRE_BASE_CYCLES,
+    GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, GLOBALBOX_ENQUEUE_PER_BLOCK,
+    TIMER_FIRE_BASE_CYCLES,
 };
 use timerhost_types::{
-    Address, BasefeeConfig, Event, FireDue, FireInfo, Timer, TimerConfig, TimerKind, TimerStatus,
+    Address, BasefeeConfig, Event, FireDue, FireInfo, Timer, TimerConfig, TimerKind, TimerOrdering,
+    TimerStatus,
 };
 
 use crate::error::Result;
@@ -67,7 +69,7 @@ use crate::keys::{BucketId, DueQueue};
 use crate::queue::{self, Queued, RemovalReason};
 use crate::record::TimerRecord;
 use crate::removal::Removals;
-use crate::{control, events, handler, store, watch};
+use crate::{control, events, globalbox, handler, store, watch};
 
 /// How many due entries are read per scan.
 const SCAN_CHUNK: usize = 256;
@@ -275,8 +277,13 @@ pub fn deliver_time(
     let mut plan = DeliveryPlan::default();
     plan.stats.status = status;
     // Only an active scheduler fires; a shutdown removes time timers at the
-    // end of the block with everything else.
-    if status != TimerStatus::Active {
+    // end of the block with everything else. Under priority ordering every
+    // kind is materialised from the Globalbox at the end, and after a switch
+    // back to FIFO the Globalbox drains before FIFO's placement resumes.
+    if status != TimerStatus::Active
+        || config.ordering == TimerOrdering::Priority
+        || !globalbox::is_empty(state)?
+    {
         return Ok(plan);
     }
     let mut removals = Removals::default();
@@ -292,11 +299,13 @@ pub fn deliver_time(
 /// actor and key; see [`watch::storage_writes`]) join the waiting hits,
 /// which are evaluated in order — and the expired watches, all under
 /// `budgets`.
+#[allow(clippy::too_many_arguments)]
 pub fn deliver(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
     basefee: &BasefeeConfig,
     height: u64,
+    timestamp_ms: u64,
     written: &[(Address, Vec<u8>)],
     budgets: &mut BlockBudgets,
 ) -> Result<DeliveryPlan> {
@@ -356,8 +365,19 @@ pub fn deliver(
     }
 
     let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
-    walk.queue(state, DueQueue::Height, height)?;
-    walk.watch_hits(state)?;
+    match config.ordering {
+        TimerOrdering::Priority => {
+            walk.enqueue(state, timestamp_ms)?;
+            walk.materialize(state)?;
+        }
+        TimerOrdering::Fifo => {
+            // Back from priority: the Globalbox drains, in its order, first.
+            if walk.materialize(state)? {
+                walk.queue(state, DueQueue::Height, height)?;
+                walk.watch_hits(state)?;
+            }
+        }
+    }
     walk.expired(state)?;
     removals.apply(state)?;
     Ok(plan)
@@ -462,13 +482,14 @@ impl<'w> Walk<'w> {
         &mut self,
         state: &mut Overlay<'_>,
         record: &TimerRecord,
+        from: Queued,
         reason: RemovalReason,
     ) -> Result<bool> {
         if self.budgets.gc_left >= GC_CYCLES_PER_REMOVAL {
             remove_for(
                 state,
                 record,
-                Queued::Due,
+                from,
                 &reason,
                 self.height,
                 self.plan,
@@ -476,7 +497,7 @@ impl<'w> Walk<'w> {
             )?;
             self.budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
         } else if self.budgets.moves_left > 0 {
-            queue::move_to_backlog(state, record, reason, self.removals)?;
+            queue::move_to_backlog(state, record, from, reason, self.removals)?;
             self.budgets.moves_left -= 1;
             self.plan.stats.backlogged += 1;
         } else {
@@ -548,7 +569,7 @@ impl<'w> Walk<'w> {
                 cursor = queue::DueCursor::after(bucket, &record.timer);
                 match self.classify(state, &record.timer, false)? {
                     Verdict::Remove(reason) => {
-                        if !self.remove(state, &record, reason)? {
+                        if !self.remove(state, &record, Queued::Due, reason)? {
                             return Ok(());
                         }
                     }
@@ -603,38 +624,173 @@ impl<'w> Walk<'w> {
             if hits.is_empty() {
                 return Ok(());
             }
-            for (seq, hit) in hits {
-                let key = keys::watch_record_key(seq);
-                let record = state
-                    .get_decoded::<TimerRecord>(&key)?
-                    .ok_or_else(|| keys::corrupt("watch hit", &key, "names no watch"))?;
+            for (_, seq, hit) in hits {
+                let record = watch_record(state, seq)?;
                 match self.classify(state, &record.timer, true)? {
                     Verdict::Remove(reason) => {
-                        if !self.remove(state, &record, reason)? {
+                        if !self.remove(state, &record, Queued::Due, reason)? {
                             return Ok(());
                         }
                     }
                     Verdict::Stop => return Ok(()),
                     Verdict::Fire(max_cost) => {
-                        watch::drop_hit(state, seq)?;
-                        let mut after = record.clone();
-                        let TimerKind::State(w) = &mut after.timer.kind else {
-                            return Err(keys::corrupt("watch record", &key, "not a watch"));
-                        };
-                        w.fires += 1;
-                        let fire_seq = w.fires;
-                        store::update(state, &record.timer, &after)?;
-                        let info = FireInfo {
-                            timer_id: after.timer.timer_id,
-                            fire_seq,
-                            due: FireDue::State(hit.matched_keys),
-                        };
-                        let payload = after.timer.payload.clone();
-                        self.fire(state, after.timer, max_cost, info, payload)?;
+                        self.fire_watch(state, record, hit.matched_keys, max_cost)?;
                     }
                 }
                 self.budgets.watch_hits_left -= 1;
                 self.plan.stats.watch_hits_evaluated += 1;
+            }
+        }
+    }
+
+    /// Fires watch `record` for a hit that matched `matched_keys`: its hit
+    /// leaves (waiting or queued), its fire count grows, the watch stays.
+    fn fire_watch(
+        &mut self,
+        state: &mut Overlay<'_>,
+        record: TimerRecord,
+        matched_keys: Vec<Vec<u8>>,
+        max_cost: u128,
+    ) -> Result<()> {
+        watch::drop_hit(state, record.timer.seq)?;
+        let mut after = record.clone();
+        let TimerKind::State(w) = &mut after.timer.kind else {
+            let key = keys::watch_record_key(record.timer.seq);
+            return Err(keys::corrupt("watch record", &key, "not a watch"));
+        };
+        w.fires += 1;
+        let fire_seq = w.fires;
+        store::update(state, &record.timer, &after)?;
+        let info = FireInfo {
+            timer_id: after.timer.timer_id,
+            fire_seq,
+            due: FireDue::State(matched_keys),
+        };
+        let payload = after.timer.payload.clone();
+        self.fire(state, after.timer, max_cost, info, payload)
+    }
+
+    /// Priority ordering's enqueue (§7): the due height and time timers and
+    /// the waiting watch hits join the Globalbox — at most
+    /// [`GLOBALBOX_ENQUEUE_PER_BLOCK`] per block, each queue in its own
+    /// order, so the work stays bounded; the rest join in later blocks,
+    /// their priority (which counts from their due height) unharmed.
+    fn enqueue(&mut self, state: &mut Overlay<'_>, timestamp_ms: u64) -> Result<()> {
+        let mut left = GLOBALBOX_ENQUEUE_PER_BLOCK as usize;
+        for (due, through) in [
+            (DueQueue::Time, timestamp_ms),
+            (DueQueue::Height, self.height),
+        ] {
+            if left == 0 {
+                return Ok(());
+            }
+            let records = queue::due_from(state, queue::DueCursor::start(due), through, left)?;
+            for record in records {
+                // A time timer became due at the first block reaching its time.
+                let due_height = match due {
+                    DueQueue::Height => record.timer.height,
+                    DueQueue::Time => self.height,
+                };
+                globalbox::enqueue_timer(
+                    state,
+                    self.config,
+                    &record,
+                    due_height,
+                    self.height,
+                    self.removals,
+                )?;
+                left -= 1;
+            }
+        }
+        if left > 0 {
+            for (hit_height, seq, hit) in watch::waiting(state, self.height, left)? {
+                let record = watch_record(state, seq)?;
+                globalbox::enqueue_hit(
+                    state,
+                    self.config,
+                    &record.timer,
+                    hit,
+                    hit_height,
+                    self.height,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Materialise from the Globalbox's head (§8.3 step 2, §9): each entry
+    /// is judged now (revoked, expired, unfunded → removed), then fires if
+    /// its target is under `max_fires_per_target` (else it keeps its place)
+    /// and the block's fire quota and lane have room (else materialising
+    /// stops: strict order). At most `2 × max_fires_per_block` entries are
+    /// examined per block. Returns whether the Globalbox is now empty.
+    fn materialize(&mut self, state: &mut Overlay<'_>) -> Result<bool> {
+        let mut per_target: BTreeMap<Address, u64> = BTreeMap::new();
+        let bound = self
+            .config
+            .max_fires_per_block
+            .saturating_mul(2)
+            .max(SCAN_CHUNK as u64);
+        let mut examined = 0u64;
+        let mut skipped = false;
+        let mut cursor: Option<Vec<u8>> = None;
+        loop {
+            let entries = globalbox::entries_from(state, cursor.as_deref(), SCAN_CHUNK)?;
+            if entries.is_empty() {
+                return Ok(!skipped);
+            }
+            for (key, entry) in entries {
+                examined += 1;
+                if examined > bound {
+                    return Ok(false);
+                }
+                let mut next = key;
+                next.push(0);
+                cursor = Some(next);
+                let record = globalbox::record_of(state, &entry)?;
+                let from = if entry.is_watch() {
+                    Queued::Due
+                } else {
+                    Queued::Globalbox
+                };
+                match self.classify(state, &record.timer, entry.is_watch())? {
+                    Verdict::Remove(reason) => {
+                        if !self.remove(state, &record, from, reason)? {
+                            return Ok(false);
+                        }
+                    }
+                    Verdict::Stop => return Ok(false),
+                    Verdict::Fire(max_cost) => {
+                        let fired = per_target.entry(entry.actor).or_default();
+                        if *fired >= self.config.max_fires_per_target {
+                            skipped = true;
+                            continue;
+                        }
+                        *fired += 1;
+                        match entry.matched_keys {
+                            Some(matched) => self.fire_watch(state, record, matched, max_cost)?,
+                            None => {
+                                store::remove_deferred(state, &record, from, self.removals)?;
+                                let timer = record.timer;
+                                let due = match timer.kind {
+                                    TimerKind::Time { timestamp_ms } => FireDue::Time(timestamp_ms),
+                                    _ => FireDue::Height(timer.height),
+                                };
+                                let resolved =
+                                    handler::resolve(&timer.payload).unwrap_or(handler::Resolved {
+                                        handler: timer.handler.clone(),
+                                        payload: timer.payload.clone(),
+                                    });
+                                let info = FireInfo {
+                                    timer_id: timer.timer_id,
+                                    fire_seq: 1,
+                                    due,
+                                };
+                                self.fire(state, timer, max_cost, info, resolved.payload)?;
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -675,6 +831,14 @@ impl<'w> Walk<'w> {
     }
 }
 
+/// The record of watch `seq`.
+fn watch_record(state: &Overlay<'_>, seq: u64) -> Result<TimerRecord> {
+    let key = keys::watch_record_key(seq);
+    state
+        .get_decoded::<TimerRecord>(&key)?
+        .ok_or_else(|| keys::corrupt("watch hit", &key, "names no watch"))
+}
+
 /// One block of a governance shutdown: removes queued timers — due or not,
 /// in queue order — under the GC budget, each with its deposit refunded and
 /// `TimerCancelled {reason: "shutdown"}`. Once none is left (and the backlog
@@ -687,7 +851,33 @@ fn shut_down(
     plan: &mut DeliveryPlan,
     removals: &mut Removals,
 ) -> Result<()> {
-    // Time timers, height timers, then watches: each in its own order.
+    // The Globalbox's timers, time timers, height timers, then watches
+    // (whose queued hits leave with them): each in its own order.
+    loop {
+        let page = StateRead::scan(
+            &*state,
+            &keys::globalbox_record_key(0),
+            Some(&keys::end_of(keys::GLOBALBOX_RECORD)),
+            SCAN_CHUNK,
+        )?;
+        if page.is_empty() {
+            break;
+        }
+        for (k, v) in page {
+            if budget.gc_left < GC_CYCLES_PER_REMOVAL {
+                return Ok(());
+            }
+            let record = crate::record::decode_record(&k, &v)?;
+            store::remove_deferred(state, &record, Queued::Globalbox, removals)?;
+            budget.gc_left -= GC_CYCLES_PER_REMOVAL;
+            plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
+            plan.stats.shut_down += 1;
+            plan.events.push(events::timer_cancelled(
+                &record.timer,
+                CancelReason::Shutdown,
+            ));
+        }
+    }
     for due in [DueQueue::Time, DueQueue::Height] {
         let mut cursor = queue::DueCursor::start(due);
         loop {

@@ -218,6 +218,15 @@ pub enum TimerError {
         /// The timer.
         timer_id: Hash,
     },
+    /// The timer is due and queued in the Globalbox: its TTL is judged when
+    /// it is materialised, and can no longer move.
+    #[error("{call}: timer {timer_id} is already due and queued in the Globalbox; it fires (or expires) when its turn comes")]
+    AlreadyDue {
+        /// Which call.
+        call: &'static str,
+        /// The timer.
+        timer_id: Hash,
+    },
     /// The timer was already classified for removal (expired, unfunded or revoked).
     #[error(
         "{call}: timer {timer_id} has already expired, run out of funds or lost its payer and is awaiting removal"
@@ -257,7 +266,8 @@ impl TimerError {
             | BidTooHigh { call, .. }
             | Unauthorized { call, .. }
             | NotFound { call, .. }
-            | AlreadyFinal { call, .. } => *call = name,
+            | AlreadyFinal { call, .. }
+            | AlreadyDue { call, .. } => *call = name,
             InvalidWatch { .. } | NoWatchedActor { .. } => {}
         }
         self

@@ -241,6 +241,10 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
             ("deposit_per_byte", Value::int(c.deposit_per_byte)),
             ("max_watch_keys", Value::int(c.max_watch_keys)),
             ("max_bid", Value::int(c.max_bid)),
+            ("ordering", Value::str(c.ordering.as_str())),
+            ("w_age", Value::int(c.w_age)),
+            ("w_bid", Value::int(c.w_bid)),
+            ("max_fires_per_target", Value::int(c.max_fires_per_target)),
             (
                 "max_watch_matches_per_block",
                 Value::int(c.max_watch_matches_per_block),

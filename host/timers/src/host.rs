@@ -454,6 +454,9 @@ pub fn set_expiry(
     if queue::in_backlog(state, &record.timer)? {
         return Ok(Err(TimerError::AlreadyFinal { call, timer_id }));
     }
+    if queue::in_globalbox(state, &record.timer)? {
+        return Ok(Err(TimerError::AlreadyDue { call, timer_id }));
+    }
     if requested <= height {
         return Ok(Err(TimerError::ExpiryNotInFuture {
             call,

@@ -25,7 +25,10 @@
 //! | `u x ‖ actor ‖ 0/1 ‖ len u16 BE ‖ key ‖ seq BE` | watch index: exact keys (0) and prefixes (1) of `actor` → watch | the records |
 //! | `u y ‖ actor` | [`WatchedActor`](crate::watch::WatchedActor): how many entries watch `actor`, and the prefix lengths in use | the records |
 //! | `u e ‖ expires_at BE ‖ seq BE` | expiry queue of time timers and watches → their record key ([`crate::expiry`]) | the records |
-//! | `u h ‖ seq BE` | height of a watch's waiting hit (`t h`) | the hits |
+//! | `u h ‖ seq BE` | height of a watch's waiting hit (`t h`), or its Globalbox key | the hits |
+//! | `t x ‖ order u128 BE ‖ due_height BE ‖ target ‖ seq BE` | a Globalbox entry ([`crate::globalbox`]) | the tree |
+//! | `u X ‖ seq BE` | the record of a height or time timer queued in the Globalbox | its entry |
+//! | `u q ‖ seq BE` | that timer's Globalbox key | the entries |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
 //! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
 //! | `u a ‖ actor ‖ chunk BE` / `u A ‖ actor` | chunked ids / head: per-actor listing | the records |
@@ -51,6 +54,8 @@ pub const TIME_BUCKET: Prefix = [TIMERS, b'e'];
 pub const WATCH_LEAF: Prefix = [TIMERS, b'w'];
 /// `t h`: watch hits waiting to be evaluated.
 pub const WATCH_HIT: Prefix = [TIMERS, b'h'];
+/// `t x`: the Globalbox, by order key.
+pub const GLOBALBOX: Prefix = [TIMERS, b'x'];
 /// `t g`: the GC backlog.
 pub const BACKLOG: Prefix = [TIMERS, b'g'];
 /// `t s`: the next sequence number.
@@ -73,6 +78,10 @@ pub const WATCHED_ACTOR: Prefix = [TIMERS_DERIVED, b'y'];
 pub const EXPIRY: Prefix = [TIMERS_DERIVED, b'e'];
 /// `u h`: a watch's waiting hit.
 pub const WATCH_HIT_LOOKUP: Prefix = [TIMERS_DERIVED, b'h'];
+/// `u X`: records of height and time timers queued in the Globalbox.
+pub const GLOBALBOX_RECORD: Prefix = [TIMERS_DERIVED, b'X'];
+/// `u q`: a Globalbox timer's order key, by sequence.
+pub const GLOBALBOX_LOOKUP: Prefix = [TIMERS_DERIVED, b'q'];
 /// `u b`: records of timers in the GC backlog, by sequence.
 pub const BACKLOG_RECORD: Prefix = [TIMERS_DERIVED, b'b'];
 /// `u i`: timer id → record key.
@@ -236,6 +245,30 @@ pub fn watch_hit_key(height: u64, seq: u64) -> Vec<u8> {
     key(WATCH_HIT, &[&height.to_be_bytes(), &seq.to_be_bytes()])
 }
 
+/// Key of the record of timer `seq` while it waits in the Globalbox.
+pub fn globalbox_record_key(seq: u64) -> Vec<u8> {
+    key(GLOBALBOX_RECORD, &[&seq.to_be_bytes()])
+}
+
+/// Key of timer `seq`'s Globalbox order-key lookup.
+pub fn globalbox_lookup_key(seq: u64) -> Vec<u8> {
+    key(GLOBALBOX_LOOKUP, &[&seq.to_be_bytes()])
+}
+
+/// A Globalbox entry's key: its order (see [`crate::globalbox`]), then the
+/// comparator's tie-breakers (due height, target, creation order).
+pub fn globalbox_key(order: u128, due_height: u64, target: &Address, seq: u64) -> Vec<u8> {
+    key(
+        GLOBALBOX,
+        &[
+            &order.to_be_bytes(),
+            &due_height.to_be_bytes(),
+            target.as_bytes(),
+            &seq.to_be_bytes(),
+        ],
+    )
+}
+
 /// Key of watch `seq`'s waiting-hit lookup.
 pub fn watch_hit_lookup_key(seq: u64) -> Vec<u8> {
     key(WATCH_HIT_LOOKUP, &[&seq.to_be_bytes()])
@@ -334,6 +367,7 @@ mod tests {
             TIME_BUCKET,
             WATCH_LEAF,
             WATCH_HIT,
+            GLOBALBOX,
             BACKLOG,
             NEXT_SEQ,
             NEXT_DELIVERY,
@@ -348,6 +382,8 @@ mod tests {
             WATCHED_ACTOR,
             EXPIRY,
             WATCH_HIT_LOOKUP,
+            GLOBALBOX_RECORD,
+            GLOBALBOX_LOOKUP,
             BACKLOG_RECORD,
             ID_LOOKUP,
             LATTICE,

@@ -29,6 +29,7 @@ pub mod delivery;
 pub mod error;
 pub mod events;
 pub mod expiry;
+pub mod globalbox;
 pub mod governance;
 pub mod handler;
 pub mod host;

@@ -98,20 +98,23 @@ pub fn dequeue(
             state.delete(backlog_key(record.timer.seq));
             Ok(None)
         }
+        Queued::Globalbox => Ok(Some(crate::globalbox::dequeue_timer(state, &record.timer)?)),
     }
 }
 
-/// Moves a classified timer from its due queue (its bucket through
-/// `removals`) or the watch registry to the GC backlog, its record to `u b`.
+/// Moves a classified timer from where it is queued (`from`: its due queue,
+/// the watch registry or the Globalbox) to the GC backlog, its record to
+/// `u b`.
 pub fn move_to_backlog(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
+    from: Queued,
     reason: RemovalReason,
     removals: &mut Removals,
 ) -> Result<()> {
     let record_hash =
-        dequeue(state, record, Queued::Due, removals)?.expect("a due timer leaves its bucket");
-    state.delete(record::record_key(&record.timer, Queued::Due));
+        dequeue(state, record, from, removals)?.expect("a queued timer leaves its place");
+    state.delete(record::record_key(&record.timer, from));
     record::put_record(state, record, Queued::Backlog);
     state.put_encoded(
         backlog_key(record.timer.seq),
@@ -122,6 +125,11 @@ pub fn move_to_backlog(
         },
     );
     Ok(())
+}
+
+/// Is this timer due and waiting in the Globalbox?
+pub fn in_globalbox(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bool> {
+    Ok(record::queued(state, &timer.timer_id)? == Some(Queued::Globalbox))
 }
 
 /// Is this timer waiting in the GC backlog?

@@ -48,6 +48,22 @@ pub enum Queued {
     Due,
     /// In the GC backlog (`t g`): its record is out of the due queue.
     Backlog,
+    /// Due and waiting in the Globalbox (`t x`) to be materialised.
+    Globalbox,
+}
+
+impl Queued {
+    /// Where the record whose key is `record_key` (the id lookup's value)
+    /// is queued.
+    pub fn of_record_key(record_key: &[u8]) -> Queued {
+        if record_key.starts_with(&keys::BACKLOG_RECORD) {
+            Queued::Backlog
+        } else if record_key.starts_with(&keys::GLOBALBOX_RECORD) {
+            Queued::Globalbox
+        } else {
+            Queued::Due
+        }
+    }
 }
 
 /// The due bucket of a height or time timer; `None` for a state watch,
@@ -66,7 +82,15 @@ pub fn record_key(timer: &Timer, queued: Queued) -> Vec<u8> {
         (Queued::Due, Some(bucket)) => keys::record_key(bucket, timer.seq),
         (Queued::Due, None) => keys::watch_record_key(timer.seq),
         (Queued::Backlog, _) => keys::backlog_record_key(timer.seq),
+        (Queued::Globalbox, _) => keys::globalbox_record_key(timer.seq),
     }
+}
+
+/// Where the timer `timer_id` is queued, if it exists.
+pub fn queued(state: &(impl StateRead + ?Sized), timer_id: &Hash) -> Result<Option<Queued>> {
+    Ok(state
+        .get(&keys::id_key(timer_id))?
+        .map(|k| Queued::of_record_key(&k)))
 }
 
 /// Reads a timer and its listing slots by id (through the id lookup).

@@ -141,11 +141,7 @@ pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> R
 /// Removes a timer, read with [`get_record`], from the store, every index
 /// and its bucket, wherever it is queued.
 pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
-    let queued = if queue::in_backlog(state, &record.timer)? {
-        Queued::Backlog
-    } else {
-        Queued::Due
-    };
+    let queued = record::queued(state, &record.timer.timer_id)?.unwrap_or(Queued::Due);
     let mut removals = Removals::default();
     remove_deferred(state, record, queued, &mut removals)?;
     removals.apply(state)
@@ -213,6 +209,7 @@ pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>
     let mut out = Vec::new();
     for prefix in [
         keys::BACKLOG_RECORD,
+        keys::GLOBALBOX_RECORD,
         keys::TIME_RECORD,
         keys::RECORD,
         keys::WATCH_RECORD,

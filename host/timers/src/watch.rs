@@ -233,26 +233,32 @@ pub fn enqueue(state: &mut Overlay<'_>, hits: BTreeMap<u64, Hit>, height: u64) -
     Ok(queued)
 }
 
-/// Removes watch `seq`'s waiting hit, if it has one.
+/// Removes watch `seq`'s waiting hit, if it has one (waiting in `t h` or
+/// queued in the Globalbox).
 pub fn drop_hit(state: &mut Overlay<'_>, seq: u64) -> Result<()> {
     let lookup = keys::watch_hit_lookup_key(seq);
     if let Some(v) = state.get(&lookup)? {
-        let height = <[u8; 8]>::try_from(v.as_slice())
-            .map(u64::from_be_bytes)
-            .map_err(|_| corrupt("watch hit lookup", &lookup, "not 8 bytes"))?;
-        state.delete(keys::watch_hit_key(height, seq));
+        if v.starts_with(&keys::GLOBALBOX) {
+            // Queued in the Globalbox: the value is its entry's key.
+            state.delete(v);
+        } else {
+            let height = <[u8; 8]>::try_from(v.as_slice())
+                .map(u64::from_be_bytes)
+                .map_err(|_| corrupt("watch hit lookup", &lookup, "not 8 bytes"))?;
+            state.delete(keys::watch_hit_key(height, seq));
+        }
         state.delete(lookup);
     }
     Ok(())
 }
 
 /// Up to `limit` waiting hits evaluable at `height` (queued for `height` or
-/// before), in (height, watch sequence) order: `(seq, hit)`.
+/// before), in (height, watch sequence) order: `(hit height, seq, hit)`.
 pub fn waiting(
     state: &(impl StateRead + ?Sized),
     height: u64,
     limit: usize,
-) -> Result<Vec<(u64, Hit)>> {
+) -> Result<Vec<(u64, u64, Hit)>> {
     let start = keys::watch_hit_key(0, 0);
     let end = match height.checked_add(1) {
         Some(next) => keys::watch_hit_key(next, 0),
@@ -262,14 +268,15 @@ pub fn waiting(
         .scan(&start, Some(&end), limit)?
         .into_iter()
         .map(|(k, v)| {
-            let seq = k
-                .get(10..18)
-                .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                .map(u64::from_be_bytes)
-                .ok_or_else(|| corrupt(Hit::NAME, &k, "no 8-byte sequence"))?;
+            let part = |range: std::ops::Range<usize>| {
+                k.get(range)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| corrupt(Hit::NAME, &k, "not height ‖ sequence"))
+            };
             let hit = timerhost_types::decode::<Hit>(&v)
                 .map_err(|e| corrupt(Hit::NAME, &k, &e.to_string()))?;
-            Ok((seq, hit))
+            Ok((part(2..10)?, part(10..18)?, hit))
         })
         .collect()
 }
@@ -417,7 +424,7 @@ mod tests {
         let order: Vec<u64> = waiting(&state, 7, 10)
             .unwrap()
             .into_iter()
-            .map(|(s, _)| s)
+            .map(|(_, s, _)| s)
             .collect();
         assert_eq!(order, vec![4, 9]);
     }

@@ -32,8 +32,8 @@ pub use primitives::{keccak256, keccak256_concat, Address, Hash};
 pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
 pub use timer::{
     check_handler_name, timer_id, Delivery, FireDue, FireInfo, Invocation, QuoteRequest,
-    RequestedTrigger, Timer, TimerConfig, TimerKind, TimerQuote, TimerRequest, TimerStatus, Watch,
-    WatchKey, TIMER_DEPOSIT_ESCROW,
+    RequestedTrigger, Timer, TimerConfig, TimerKind, TimerOrdering, TimerQuote, TimerRequest,
+    TimerStatus, Watch, WatchKey, TIMER_DEPOSIT_ESCROW,
 };
 pub use tx::{actor_address, SignedTransaction, SystemInstruction, Transaction, TxKind};
 pub use value::Value;

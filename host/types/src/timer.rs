@@ -501,6 +501,49 @@ pub struct TimerConfig {
     pub max_watch_matches_per_block: u64,
     /// Largest bid (priority fee per cycle) a timer may offer.
     pub max_bid: u64,
+    /// How due timers are ordered: CIP-5's FIFO or the Globalbox's priority.
+    pub ordering: TimerOrdering,
+    /// Priority weight of a block of age (`score = w_age × age + w_bid × bid`).
+    pub w_age: u64,
+    /// Priority weight of a unit of bid.
+    pub w_bid: u64,
+    /// Most fires one target actor gets per block under priority ordering.
+    pub max_fires_per_target: u64,
+}
+
+/// How due timers are ordered (#18).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    BorshSerialize,
+    BorshDeserialize,
+    Serialize,
+    Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum TimerOrdering {
+    /// CIP-5: each trigger kind in its own queue, FIFO, at its own place in
+    /// the block (time timers at the start, the rest at the end).
+    #[default]
+    Fifo,
+    /// The Globalbox: every due timer, of every kind, queued by score
+    /// (`w_age × age + w_bid × bid`) and materialised at the end of the
+    /// block under the block and per-target quotas.
+    Priority,
+}
+
+impl TimerOrdering {
+    /// `"fifo"` or `"priority"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimerOrdering::Fifo => "fifo",
+            TimerOrdering::Priority => "priority",
+        }
+    }
 }
 
 impl Canonical for TimerConfig {
@@ -521,6 +564,10 @@ impl Default for TimerConfig {
             max_watch_keys: 16,
             max_watch_matches_per_block: 1_000,
             max_bid: 1_000_000_000,
+            ordering: TimerOrdering::Fifo,
+            w_age: 1,
+            w_bid: 1,
+            max_fires_per_target: 10_000,
         }
     }
 }
@@ -569,6 +616,13 @@ impl TimerStatus {
 /// as a fee payer). Its balance is the sum of the live timers' deposits.
 pub const TIMER_DEPOSIT_ESCROW: Address = Address::system(0x0b);
 
+/// Most due timers and watch hits one block moves into the Globalbox under
+/// priority ordering (#18). Far above any block's fire quota, so everything
+/// due normally competes at once; it only bounds a block's work when a
+/// million timers fall due together. Those enqueued later lose nothing:
+/// their priority counts from their due height.
+pub const GLOBALBOX_ENQUEUE_PER_BLOCK: u64 = 50_000;
+
 /// Cycles the GC budget is charged for removing one expired or unfunded timer.
 pub const GC_CYCLES_PER_REMOVAL: u64 = 1_000;
 
@@ -583,7 +637,7 @@ impl TimerConfig {
     /// Rejects zero or absurd values, naming the field.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &'static str, reason: String| Err(Error::Config { field, reason });
-        let positive: [(&'static str, u64); 9] = [
+        let positive: [(&'static str, u64); 10] = [
             ("max_ttl_blocks", self.max_ttl_blocks),
             ("max_cycles_per_fire", self.max_cycles_per_fire),
             ("max_cells_per_fire", self.max_cells_per_fire),
@@ -596,6 +650,7 @@ impl TimerConfig {
                 "max_watch_matches_per_block",
                 self.max_watch_matches_per_block,
             ),
+            ("max_fires_per_target", self.max_fires_per_target),
         ];
         for (field, value) in positive {
             if value == 0 {
@@ -617,6 +672,12 @@ impl TimerConfig {
                     self.max_cycles_per_fire, self.lane_cycles_per_block
                 ),
             );
+        }
+        // Scores stay far inside i128: w ≤ 2^40, bid ≤ 2^40, height < 2^64.
+        for (field, w) in [("w_age", self.w_age), ("w_bid", self.w_bid)] {
+            if w > 1 << 40 {
+                return bad(field, "must be at most 2^40".into());
+            }
         }
         // A bid of 2^40 per cycle on 2^40 lane cycles still fits in u128.
         if self.max_bid > 1 << 40 {

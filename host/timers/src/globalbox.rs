@@ -1,0 +1,339 @@
+//! The Globalbox (#18; state-triggered CIP §5.3, §7–§9): under
+//! `TimerConfig.ordering = "priority"`, the persistent, committed queue of
+//! due fires, ordered by score.
+//!
+//! **Score** (§8.1): `score = w_age × age_blocks + w_bid × bid`, integers
+//! only, `age_blocks = h − due_height` (for a watch hit, the height of the
+//! block that wrote its keys).
+//!
+//! **Order frozen at enqueue, aging kept.** An entry's key holds its
+//! *priority* `w_bid × bid − w_age × due_height`, which for every height `h`
+//! differs from its score by the same `w_age × h`. So comparing two entries'
+//! frozen keys is comparing their scores *now*, whenever either was
+//! enqueued: an entry never moves (§5.3), yet a new high-bid entry lands
+//! behind an old low-bid one once `w_age × age` exceeds `w_bid × Δbid` —
+//! aging without re-sorting, and no starvation. (A governance change of the
+//! weights applies to entries enqueued afterwards; queued ones keep theirs.)
+//!
+//! **Comparator** (§8.2), as the key's byte order: score descending, then
+//! due height, target actor and creation order (the timer's sequence
+//! number: §8.2 allows "lexicographic / creation order"; creation order
+//! keeps equals FIFO) ascending. The optional priority
+//! bucket and round-robin cursor are dropped: `max_fires_per_target` already
+//! bounds one target's share of a block, and a cursor would be state that
+//! reorders entries after enqueue.
+//!
+//! Each entry is a tree leaf `t x ‖ order ‖ due_height ‖ target ‖ seq`
+//! holding an [`Entry`]. A height or time timer's record moves to
+//! `u X ‖ seq` (its entry carries the record's hash, as a GC entry does),
+//! leaving its bucket; a watch stays registered and its entry carries the
+//! hit's matched keys. Enqueueing, materialising and removing one entry is
+//! one leaf each: a block's cost follows the entries it touches, not the
+//! queue's length ([`crate::delivery`] bounds both per block).
+
+use borsh::{BorshDeserialize, BorshSerialize};
+use timerhost_state::{Overlay, StateRead, StateReadExt};
+use timerhost_types::encoding::Canonical;
+use timerhost_types::{Address, Hash, Timer, TimerConfig};
+
+use crate::error::Result;
+use crate::keys::{self, corrupt};
+use crate::record::{self, record_hash, Queued, TimerRecord};
+use crate::removal::Removals;
+use crate::watch::Hit;
+
+/// One queued fire.
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct Entry {
+    /// The timer (or watch).
+    pub timer_id: Hash,
+    /// Its sequence number (where its record is).
+    pub seq: u64,
+    /// The target actor.
+    pub actor: Address,
+    /// The height it became due at (a watch: the hit's).
+    pub due_height: u64,
+    /// Its bid.
+    pub bid: u64,
+    /// Its score when it was enqueued.
+    pub score: u128,
+    /// A height or time timer: its record's hash (the record left its
+    /// bucket). `None` for a watch, committed by its own leaf.
+    pub record_hash: Option<Hash>,
+    /// A watch hit: the matched keys.
+    pub matched_keys: Option<Vec<Vec<u8>>>,
+}
+
+impl Canonical for Entry {
+    const NAME: &'static str = "globalbox entry";
+}
+
+impl Entry {
+    /// Is this a watch hit?
+    pub fn is_watch(&self) -> bool {
+        self.matched_keys.is_some()
+    }
+
+    /// Its score at height `height` under `config`'s weights.
+    pub fn score_at(&self, config: &TimerConfig, height: u64) -> u128 {
+        score(config, self.bid, height.saturating_sub(self.due_height))
+    }
+}
+
+/// `w_age × age + w_bid × bid` (§8.1).
+pub fn score(config: &TimerConfig, bid: u64, age: u64) -> u128 {
+    u128::from(config.w_age) * u128::from(age) + u128::from(config.w_bid) * u128::from(bid)
+}
+
+/// The key of an entry: its priority `w_bid × bid − w_age × due_height`
+/// mapped order-preservingly onto u128 and inverted (higher first), then
+/// the tie-breakers.
+pub fn entry_key(
+    config: &TimerConfig,
+    bid: u64,
+    due_height: u64,
+    target: &Address,
+    seq: u64,
+) -> Vec<u8> {
+    // |w × bid| ≤ 2^80 and |w × height| ≤ 2^104: far inside i128.
+    let priority = i128::from(config.w_bid) * i128::from(bid)
+        - i128::from(config.w_age) * i128::from(due_height);
+    let order = !((priority as u128) ^ (1 << 127));
+    keys::globalbox_key(order, due_height, target, seq)
+}
+
+/// Moves a due height or time timer into the Globalbox: out of its bucket
+/// (through `removals`) and the expiry queue, its record to `u X`.
+pub fn enqueue_timer(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    record: &TimerRecord,
+    due_height: u64,
+    height: u64,
+    removals: &mut Removals,
+) -> Result<()> {
+    let timer = &record.timer;
+    let hash = record_hash(timer);
+    removals.buckets.remove(timer, hash);
+    crate::expiry::unregister(state, timer);
+    state.delete(record::record_key(timer, Queued::Due));
+    record::put_record(state, record, Queued::Globalbox);
+    let key = entry_key(
+        config,
+        timer.bid,
+        due_height,
+        &timer.actor_address,
+        timer.seq,
+    );
+    state.put(keys::globalbox_lookup_key(timer.seq), key.clone());
+    put_entry(
+        state,
+        config,
+        key,
+        timer,
+        due_height,
+        height,
+        Some(hash),
+        None,
+    );
+    Ok(())
+}
+
+/// Moves watch `watch`'s waiting hit (queued at `hit_height`) into the
+/// Globalbox; the watch's hit lookup now names its entry.
+pub fn enqueue_hit(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    watch: &Timer,
+    hit: Hit,
+    hit_height: u64,
+    height: u64,
+) {
+    state.delete(keys::watch_hit_key(hit_height, watch.seq));
+    let key = entry_key(
+        config,
+        watch.bid,
+        hit_height,
+        &watch.actor_address,
+        watch.seq,
+    );
+    state.put(keys::watch_hit_lookup_key(watch.seq), key.clone());
+    put_entry(
+        state,
+        config,
+        key,
+        watch,
+        hit_height,
+        height,
+        None,
+        Some(hit.matched_keys),
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn put_entry(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    key: Vec<u8>,
+    timer: &Timer,
+    due_height: u64,
+    height: u64,
+    record_hash: Option<Hash>,
+    matched_keys: Option<Vec<Vec<u8>>>,
+) {
+    state.put_encoded(
+        key,
+        &Entry {
+            timer_id: timer.timer_id,
+            seq: timer.seq,
+            actor: timer.actor_address,
+            due_height,
+            bid: timer.bid,
+            score: score(config, timer.bid, height.saturating_sub(due_height)),
+            record_hash,
+            matched_keys,
+        },
+    );
+}
+
+/// Takes a height or time timer's entry out of the Globalbox (its record is
+/// the caller's); returns its record's hash.
+pub fn dequeue_timer(state: &mut Overlay<'_>, timer: &Timer) -> Result<Hash> {
+    let lookup = keys::globalbox_lookup_key(timer.seq);
+    let key = state
+        .get(&lookup)?
+        .ok_or_else(|| keys::missing("globalbox lookup", &timer.timer_id))?;
+    state.delete(key);
+    state.delete(lookup);
+    Ok(record_hash(timer))
+}
+
+/// Up to `limit` entries at or after `from` (a key; `None`: the head), in
+/// order: `(key, entry)`.
+pub fn entries_from(
+    state: &(impl StateRead + ?Sized),
+    from: Option<&[u8]>,
+    limit: usize,
+) -> Result<Vec<(Vec<u8>, Entry)>> {
+    let start = from.map_or_else(|| keys::GLOBALBOX.to_vec(), <[u8]>::to_vec);
+    state
+        .scan(&start, Some(&keys::end_of(keys::GLOBALBOX)), limit)?
+        .into_iter()
+        .map(|(k, v)| {
+            let entry = timerhost_types::decode::<Entry>(&v)
+                .map_err(|e| corrupt(Entry::NAME, &k, &e.to_string()))?;
+            Ok((k, entry))
+        })
+        .collect()
+}
+
+/// One queued fire as the inspection calls show it (`th_getGlobalbox`,
+/// `timerhost globalbox`, `chain.globalbox()`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// Its place from the head (0 fires first).
+    pub position: usize,
+    /// The entry.
+    pub entry: Entry,
+    /// `"height"`, `"time"` or `"state"`.
+    pub kind: &'static str,
+    /// Its score at the given height under the current weights.
+    pub score_now: u128,
+}
+
+/// The first `limit` entries in order, with their score at `height`.
+pub fn listing(
+    state: &(impl StateRead + ?Sized),
+    config: &TimerConfig,
+    height: u64,
+    limit: usize,
+) -> Result<Vec<Listed>> {
+    entries_from(state, None, limit)?
+        .into_iter()
+        .enumerate()
+        .map(|(position, (_, entry))| {
+            let kind = record_of(state, &entry)?.timer.kind.name();
+            Ok(Listed {
+                position,
+                score_now: entry.score_at(config, height),
+                kind,
+                entry,
+            })
+        })
+        .collect()
+}
+
+/// Is the Globalbox empty?
+pub fn is_empty(state: &(impl StateRead + ?Sized)) -> Result<bool> {
+    Ok(entries_from(state, None, 1)?.is_empty())
+}
+
+/// The record an entry fires: a watch's registered record, or the
+/// Globalbox record of a height or time timer.
+pub fn record_of(state: &(impl StateRead + ?Sized), entry: &Entry) -> Result<TimerRecord> {
+    let key = if entry.is_watch() {
+        keys::watch_record_key(entry.seq)
+    } else {
+        keys::globalbox_record_key(entry.seq)
+    };
+    state
+        .get_decoded::<TimerRecord>(&key)?
+        .ok_or_else(|| keys::missing("globalbox entry", &entry.timer_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(config: &TimerConfig, bid: u64, due: u64) -> Vec<u8> {
+        entry_key(config, bid, due, &Address([1; 20]), 2)
+    }
+
+    #[test]
+    fn key_order_is_score_order_at_every_height() {
+        let config = TimerConfig {
+            w_age: 3,
+            w_bid: 2,
+            ..TimerConfig::default()
+        };
+        let cases = [
+            (0u64, 0u64),
+            (5, 10),
+            (100, 0),
+            (7, 40),
+            (0, 90),
+            (u32::MAX as u64, 1),
+        ];
+        for &(bid_a, due_a) in &cases {
+            for &(bid_b, due_b) in &cases {
+                for h in [90u64, 100, 1_000] {
+                    let (sa, sb) = (
+                        score(&config, bid_a, h - due_a.min(h)),
+                        score(&config, bid_b, h - due_b.min(h)),
+                    );
+                    if due_a > h || due_b > h || sa == sb {
+                        continue;
+                    }
+                    assert_eq!(
+                        sa > sb,
+                        order(&config, bid_a, due_a) < order(&config, bid_b, due_b),
+                        "({bid_a}, {due_a}) vs ({bid_b}, {due_b}) at {h}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ties_fall_to_due_height_then_target_then_creation_order() {
+        let config = TimerConfig::default();
+        // Same score (w = 1): bid 10 due at 5 vs bid 11 due at 6.
+        let a = entry_key(&config, 10, 5, &Address([9; 20]), 9);
+        let b = entry_key(&config, 11, 6, &Address([1; 20]), 1);
+        assert!(a < b, "earlier due height first");
+        let c = entry_key(&config, 10, 5, &Address([1; 20]), 9);
+        assert!(c < a, "then the target");
+        let d = entry_key(&config, 10, 5, &Address([1; 20]), 1);
+        assert!(d < c, "then creation order");
+    }
+}
