@@ -164,3 +164,26 @@ def test_time_timers_go_through_the_globalbox_at_the_end_of_the_block(chain, que
     assert block.receipts.index(fire) == len(block.receipts) - 1
     assert fire.event("TimerFired")["tip"] == (fire.cycles_used - 3_000) * 3
     assert fired(chain, queuer) == ["t"]
+
+
+def test_expiry_and_funds_are_judged_at_materialisation(chain, queuer):
+    src = QUEUER.replace(
+        "    def cancel(self, timer_id):",
+        "    def short(self, height, bid, label):\n"
+        "        return pvm_host.schedule_timer_ex(height, label.encode(), gas_limit=20000, bid=bid, expires_at=height)\n\n"
+        "    def cancel(self, timer_id):",
+    )
+    short = chain.deploy(src, value=10**19)
+    priority(chain, max_fires_per_block=1)
+    h = chain.height + 3
+    chain.call(short, "at", h, 9, "first").raise_for_status()
+    expiring = chain.call(short, "short", h, 1, "late").raise_for_status().return_value
+    chain.mine_until(h)
+    assert fired(chain, short) == ["first"]
+    (queued,) = chain.globalbox()
+    assert queued["timer_id"] == "0x" + expiring.hex()
+    block = chain.mine(1)[0]
+    # Its turn came at h + 1, past its expires_at: removed, not run.
+    (expired,) = [e for e in block.events if e.name == "TimerExpired"]
+    assert expired["timer_id"] == expiring and block.fires == []
+    assert chain.globalbox() == [] and fired(chain, short) == ["first"]

@@ -4,9 +4,10 @@
 //! cargo bench -p timerhost-chain --bench timers --ignore-rust-version -- ratios
 //! ```
 //!
-//! With `ratios` the run ends with exactly four lines (issues 16 and 17):
+//! With `ratios` the run ends with exactly five lines (issues 16–18):
 //! `ratio end_of_block 1M/10k: <x>`, `ratio schedule 1M/1k: <y>`,
-//! `ratio time_block 1M/10k: <t>`, `fires_per_s: <z>`.
+//! `ratio time_block 1M/10k: <t>`, `ratio priority_block 1M/10k: <p>`,
+//! `fires_per_s: <z>`.
 //!
 //! 1. End-to-end fires per second: 20,000 timers with a trivial Python
 //!    handler fire in one block on a sled store (execution, refunds, events,
@@ -20,8 +21,11 @@
 //!    due time timers with 10,000 vs 1,000,000 time timers pending at a far
 //!    time (`time_block`, target ≤ 1.2), and a block scheduling 1,000 time
 //!    timers with 1,000 vs 1,000,000 pending (`time_schedule`, a table row).
+//! 5. The end-of-block comparison under priority ordering (#18): the
+//!    10,000 due timers go through the Globalbox — enqueued and
+//!    materialised in the measured block (`priority_block`, target ≤ 1.5).
 //!
-//! 2–4 use the deterministic mock runtime (the timer machinery, not
+//! 2–5 use the deterministic mock runtime (the timer machinery, not
 //! Python, is what scales with the pending count) on the in-memory store.
 //! Each ratio compares two measurements taken in the same run.
 
@@ -126,20 +130,28 @@ fn fires_per_second() -> (usize, Duration) {
     (n as usize, median(times))
 }
 
-/// Which queue the pending load sits in.
+/// Which queue the pending load sits in, and the ordering.
 #[derive(Clone, Copy)]
 enum Pending {
     /// Height timers at a far height.
     Height,
     /// Time timers at a far time.
     Time,
+    /// Height timers at a far height, on a chain under priority ordering
+    /// (#18: due timers go through the Globalbox).
+    Priority,
 }
 
 /// A mock chain with `pending` timers at a far height or time.
 fn mock_chain_with(pending: u64, kind: Pending) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Address) {
+    let mut genesis = genesis();
+    if let Pending::Priority = kind {
+        genesis.timers.ordering = timerhost_types::TimerOrdering::Priority;
+        genesis.timers.max_fires_per_target = 1_000_000;
+    }
     let chain = Chain::open(
         MemoryBackend::new(),
-        genesis(),
+        genesis,
         Arc::new(MockRuntime),
         Arc::new(NoHooks),
     )
@@ -153,7 +165,9 @@ fn mock_chain_with(pending: u64, kind: Pending) -> (Chain<MemoryBackend>, Vec<Tx
     while left > 0 {
         let n = left.min(100_000);
         match kind {
-            Pending::Height => schedule_many(&chain, &mut b[0], far_actor, n, 1_000_000),
+            Pending::Height | Pending::Priority => {
+                schedule_many(&chain, &mut b[0], far_actor, n, 1_000_000)
+            }
             Pending::Time => {
                 let far = chain.head().unwrap().timestamp_ms + 1_000_000_000;
                 schedule_many_at(&chain, &mut b[0], far_actor, n, far)
@@ -288,6 +302,7 @@ fn main() {
     let end_of_block = selected("end_of_block").then(end_of_block_ratio);
     let schedule = selected("schedule").then(schedule_ratio);
     let time_block = selected("time_block").then(time_block_ratio);
+    let priority_block = selected("priority_block").then(priority_block_ratio);
     if selected("time_schedule") {
         time_schedule_ratio();
     }
@@ -300,6 +315,10 @@ fn main() {
         );
         println!("ratio schedule 1M/1k: {:.2}", schedule.expect("run"));
         println!("ratio time_block 1M/10k: {:.2}", time_block.expect("run"));
+        println!(
+            "ratio priority_block 1M/10k: {:.2}",
+            priority_block.expect("run")
+        );
         println!("fires_per_s: {:.0}", fires.expect("run"));
     }
 }
@@ -352,6 +371,17 @@ fn time_schedule_ratio() -> f64 {
     let ratio = large.as_secs_f64() / small.as_secs_f64();
     println!(
         "| block scheduling 1,000 time timers, 1,000 vs 1,000,000 pending | {:.2} ms vs {:.2} ms | ratio {ratio:.2} |",
+        small.as_secs_f64() * 1e3,
+        large.as_secs_f64() * 1e3,
+    );
+    ratio
+}
+
+fn priority_block_ratio() -> f64 {
+    let (small, large) = compare(10_000, 1_000_000, Pending::Priority, end_of_block);
+    let ratio = large.as_secs_f64() / small.as_secs_f64();
+    println!(
+        "| end of block under priority ordering, 10,000 due through the Globalbox, 10,000 vs 1,000,000 pending | {:.1} ms vs {:.1} ms | ratio {ratio:.2} |",
         small.as_secs_f64() * 1e3,
         large.as_secs_f64() * 1e3,
     );

@@ -293,8 +293,22 @@ fn snapshot_and_revert_restore_the_store_exactly_on_sled() {
 /// reproduces them.
 #[test]
 fn replay_over_the_timer_layout_reproduces_every_root() {
+    replay_over_timers(timerhost_types::TimerOrdering::Fifo);
+}
+
+/// The same blocks under priority ordering (#18): every due timer and watch
+/// hit goes through the Globalbox, timers bid, and a small fire quota keeps
+/// the Globalbox non-empty across blocks.
+#[test]
+fn replay_over_priority_blocks_reproduces_every_root() {
+    replay_over_timers(timerhost_types::TimerOrdering::Priority);
+}
+
+fn replay_over_timers(ordering: timerhost_types::TimerOrdering) {
     let mut genesis = Genesis::dev();
     genesis.timers.max_fires_per_block = 25;
+    genesis.timers.ordering = ordering;
+    genesis.timers.max_fires_per_target = 20;
     let dir = tempfile::tempdir().unwrap();
     let sled = Chain::open(
         SledBackend::open(dir.path()).unwrap(),
@@ -376,7 +390,14 @@ fn replay_over_the_timer_layout_reproduces_every_root() {
         txs.push(b[1].call(
             actor,
             "schedule",
-            vec![Value::int(height + 8), Value::Bytes(vec![height as u8])],
+            vec![
+                Value::int(height + 8),
+                Value::Bytes(vec![height as u8]),
+                Value::None,
+                Value::int(800),
+                Value::None,
+                Value::int(rng.gen_range(0..100u64)),
+            ],
             0,
         ));
         if let Some(id) = (height % 3 == 0).then(|| ids.pop()).flatten() {
@@ -426,6 +447,21 @@ fn replay_over_the_timer_layout_reproduces_every_root() {
     assert!(
         watch_fires.iter().all(|&n| n >= 5),
         "both watches fired: {watch_fires:?}"
+    );
+    let seqs: Vec<u64> = (1..=memory.head().unwrap().height)
+        .flat_map(|h| memory.store().receipts(h).unwrap())
+        .filter_map(|r| match r.source {
+            timerhost_types::TxSource::Deferred {
+                delivery: Some(d), ..
+            } => Some(d.deliver_seq),
+            _ => None,
+        })
+        .collect();
+    assert!(seqs.len() > 100);
+    assert_eq!(
+        seqs,
+        (0..seqs.len() as u64).collect::<Vec<_>>(),
+        "deliver_seq numbers every fire, in order"
     );
     assert_eq!(sled.replay(|_| {}).unwrap(), memory.head().unwrap().height);
     assert_eq!(memory.replay(|_| {}).unwrap(), sled.head().unwrap().height);

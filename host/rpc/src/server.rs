@@ -799,6 +799,15 @@ mod tests {
         let e = call(&m, "th_getTimers", json!([{}])).await.unwrap_err();
         assert!(e.contains("exactly one of"), "{e}");
         assert_eq!(
+            call(&m, "th_getGlobalbox", json!([{}])).await.unwrap(),
+            json!([]),
+            "FIFO: nothing queued"
+        );
+        let e = call(&m, "th_getGlobalbox", json!([{ "lmit": 3 }]))
+            .await
+            .unwrap_err();
+        assert!(e.contains("lmit"), "{e}");
+        assert_eq!(
             call(&m, "th_getTimers", json!([{ "height": 5 }]))
                 .await
                 .unwrap(),
