@@ -187,3 +187,20 @@ def test_expiry_and_funds_are_judged_at_materialisation(chain, queuer):
     (expired,) = [e for e in block.events if e.name == "TimerExpired"]
     assert expired["timer_id"] == expiring and block.fires == []
     assert chain.globalbox() == [] and fired(chain, short) == ["first"]
+
+
+def test_shutdown_empties_the_globalbox_and_refunds_its_deposits(chain, queuer):
+    priority(chain, max_fires_per_block=1)
+    h = chain.height + 3
+    chain.call(queuer, "many", h, 10, ["a", "b", "c"]).raise_for_status()
+    chain.mine_until(h)
+    queued = chain.globalbox()
+    assert len(queued) == 2
+    deposits = sum(chain.timer(bytes.fromhex(e["timer_id"][2:])).deposit for e in queued)
+    held = chain.balance(queuer)
+    chain.governance.shutdown_timers().raise_for_status()  # its block still fires "b"
+    fee = sum(f.fee for f in chain.get_block(chain.height).fires)
+    chain.mine(1)
+    assert chain.globalbox() == [] and chain.timers() == []
+    assert chain.timer_status == "shutdown"
+    assert chain.balance(queuer) == held + deposits - fee

@@ -853,30 +853,9 @@ fn shut_down(
 ) -> Result<()> {
     // The Globalbox's timers, time timers, height timers, then watches
     // (whose queued hits leave with them): each in its own order.
-    loop {
-        let page = StateRead::scan(
-            &*state,
-            &keys::globalbox_record_key(0),
-            Some(&keys::end_of(keys::GLOBALBOX_RECORD)),
-            SCAN_CHUNK,
-        )?;
-        if page.is_empty() {
-            break;
-        }
-        for (k, v) in page {
-            if budget.gc_left < GC_CYCLES_PER_REMOVAL {
-                return Ok(());
-            }
-            let record = crate::record::decode_record(&k, &v)?;
-            store::remove_deferred(state, &record, Queued::Globalbox, removals)?;
-            budget.gc_left -= GC_CYCLES_PER_REMOVAL;
-            plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
-            plan.stats.shut_down += 1;
-            plan.events.push(events::timer_cancelled(
-                &record.timer,
-                CancelReason::Shutdown,
-            ));
-        }
+    let globalbox = (keys::GLOBALBOX_RECORD, Queued::Globalbox);
+    if !shut_all(state, globalbox, budget, plan, removals)? {
+        return Ok(());
     }
     for due in [DueQueue::Time, DueQueue::Height] {
         let mut cursor = queue::DueCursor::start(due);
@@ -891,26 +870,18 @@ fn shut_down(
                 }
                 let bucket = crate::record::bucket_of(&record.timer).expect("a queued timer");
                 cursor = queue::DueCursor::after(bucket, &record.timer);
-                shut_one(state, &record, budget, plan, removals)?;
+                shut_one(state, &record, Queued::Due, budget, plan, removals)?;
             }
         }
     }
-    let mut start = keys::watch_record_key(0);
-    let end = keys::end_of(keys::WATCH_RECORD);
-    loop {
-        let page = StateRead::scan(&*state, &start, Some(&end), SCAN_CHUNK)?;
-        if page.is_empty() {
-            break;
-        }
-        for (k, v) in page {
-            if budget.gc_left < GC_CYCLES_PER_REMOVAL {
-                return Ok(());
-            }
-            let record = crate::record::decode_record(&k, &v)?;
-            start = k;
-            start.push(0);
-            shut_one(state, &record, budget, plan, removals)?;
-        }
+    if !shut_all(
+        state,
+        (keys::WATCH_RECORD, Queued::Due),
+        budget,
+        plan,
+        removals,
+    )? {
+        return Ok(());
     }
     if backlog_cleared {
         control::set_status(state, TimerStatus::Shutdown);
@@ -920,14 +891,43 @@ fn shut_down(
     Ok(())
 }
 
+/// Shuts down every record under `prefix` (queued at `from`), in key
+/// order; `false` when the GC budget ran out first.
+fn shut_all(
+    state: &mut Overlay<'_>,
+    (prefix, from): (keys::Prefix, Queued),
+    budget: &mut Budgets,
+    plan: &mut DeliveryPlan,
+    removals: &mut Removals,
+) -> Result<bool> {
+    let mut start = prefix.to_vec();
+    let end = keys::end_of(prefix);
+    loop {
+        let page = StateRead::scan(&*state, &start, Some(&end), SCAN_CHUNK)?;
+        if page.is_empty() {
+            return Ok(true);
+        }
+        for (k, v) in page {
+            if budget.gc_left < GC_CYCLES_PER_REMOVAL {
+                return Ok(false);
+            }
+            let record = crate::record::decode_record(&k, &v)?;
+            start = k;
+            start.push(0);
+            shut_one(state, &record, from, budget, plan, removals)?;
+        }
+    }
+}
+
 fn shut_one(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
+    from: Queued,
     budget: &mut Budgets,
     plan: &mut DeliveryPlan,
     removals: &mut Removals,
 ) -> Result<()> {
-    store::remove_deferred(state, record, Queued::Due, removals)?;
+    store::remove_deferred(state, record, from, removals)?;
     budget.gc_left -= GC_CYCLES_PER_REMOVAL;
     plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
     plan.stats.shut_down += 1;
