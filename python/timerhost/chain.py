@@ -814,8 +814,8 @@ class Chain:
     ) -> List[Timer]:
         """Pending timers, filtered (all given filters apply), ordered by
         ``height`` (a height timer's firing height, the scheduling height of
-        the other kinds), then scheduling order. ``height`` keeps the timers
-        whose ``height`` it is;
+        the other kinds), then scheduling order. ``height`` lists the height
+        timers due at that height;
         ``kind`` keeps one trigger kind: ``"height"``, ``"time"`` or
         ``"state"``."""
         if kind is not None and kind not in _TRIGGER_KINDS:
