@@ -10,18 +10,22 @@
 //! | a batch of removals applied once | [`removal`] |
 //! | the quote before scheduling (#17) | [`quote`] |
 //! | §3.2 height index and the other chunked indexes | [`index`] |
-//! | §3.2 FIFO due queue, carry-over, GC backlog | [`queue`] |
+//! | §3.2 FIFO due queues (height and time), carry-over, GC backlog | [`queue`] |
 //! | §4.1–4.3 host calls and their constraints | [`host`] |
 //! | §4.2 custom handler convention | [`handler`] |
 //! | §5.1–5.4, §6.2–6.3, §6.5 end-of-block classification, pre-charge, budgets | [`delivery`] |
 //! | §5.4, §6.4 governance instructions; AIP-125 pause, resume, shutdown | [`governance`] |
 //! | governance status, fee-payer revocation (CAD018) | [`control`] |
 //! | event names and fields | [`events`] |
-//! | every `t…` key, and how a bad one is reported | [`keys`] |
+//! | every `t…`/`u…` key, and how a bad one is reported | [`keys`] |
+//! | state watches: registration, matching written keys, waiting hits (#17) | [`watch`] |
+//! | the expiry queue of time timers and watches (#17) | [`expiry`] |
+//! | priority ordering: the Globalbox, scores and the comparator (#18) | [`globalbox`] |
 //!
-//! The chain crate calls [`delivery::deliver`] at end of block, executes the
-//! returned fires as deferred transactions, and reports each outcome back
-//! through [`events::timer_fired`].
+//! The chain crate calls [`delivery::deliver_time`] at the start of a block
+//! and [`delivery::deliver`] at its end (one [`delivery::BlockBudgets`] for
+//! both), executes the returned fires as deferred transactions, and reports
+//! each outcome back through [`events::timer_fired`].
 
 pub mod bucket;
 pub mod control;
