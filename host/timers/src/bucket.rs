@@ -14,7 +14,7 @@
 //! incremental hash Solana's validators use for their accounts state,
 //! `solana-lattice-hash`): the sum, lane by lane modulo 2¹⁶, of one
 //! 2,048-byte element per timer, each expanded (blake3 XOF) from the
-//! timer's [`record_hash`](crate::record::record_hash). Why this and not a
+//! timer's [`record_hash`]. Why this and not a
 //! hash over the bucket's index chunks:
 //!
 //! - *It depends on the pending timers only.* Chunk boundaries and slots
