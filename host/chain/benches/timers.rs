@@ -333,57 +333,72 @@ fn fires() -> f64 {
     per_second
 }
 
-fn end_of_block_ratio() -> f64 {
-    let (small, large) = compare(10_000, 1_000_000, Pending::Height, end_of_block);
+/// Runs `block` on a chain with `small` and one with `large` pending timers
+/// of `kind` ([`compare`]), prints the table row `what` and returns the
+/// ratio of the medians.
+fn ratio(
+    what: &str,
+    small: u64,
+    large: u64,
+    kind: Pending,
+    block: fn(&Chain<MemoryBackend>, &mut [TxBuilder], Address) -> Duration,
+) -> f64 {
+    let (small, large) = compare(small, large, kind, block);
     let ratio = large.as_secs_f64() / small.as_secs_f64();
     println!(
-        "| end of block, 10,000 due, 10,000 vs 1,000,000 pending | {:.1} ms vs {:.1} ms | ratio {ratio:.2} |",
+        "| {what} | {:.2} ms vs {:.2} ms | ratio {ratio:.2} |",
         small.as_secs_f64() * 1e3,
         large.as_secs_f64() * 1e3,
     );
     ratio
+}
+
+fn end_of_block_ratio() -> f64 {
+    ratio(
+        "end of block, 10,000 due, 10,000 vs 1,000,000 pending",
+        10_000,
+        1_000_000,
+        Pending::Height,
+        end_of_block,
+    )
 }
 
 fn schedule_ratio() -> f64 {
-    let (small, large) = compare(1_000, 1_000_000, Pending::Height, schedule_block);
-    let ratio = large.as_secs_f64() / small.as_secs_f64();
-    println!(
-        "| block scheduling 1,000 timers, 1,000 vs 1,000,000 pending | {:.2} ms vs {:.2} ms | ratio {ratio:.2} |",
-        small.as_secs_f64() * 1e3,
-        large.as_secs_f64() * 1e3,
-    );
-    ratio
+    ratio(
+        "block scheduling 1,000 timers, 1,000 vs 1,000,000 pending",
+        1_000,
+        1_000_000,
+        Pending::Height,
+        schedule_block,
+    )
 }
 
 fn time_block_ratio() -> f64 {
-    let (small, large) = compare(10_000, 1_000_000, Pending::Time, time_block);
-    let ratio = large.as_secs_f64() / small.as_secs_f64();
-    println!(
-        "| start of block, 10,000 time timers due, 10,000 vs 1,000,000 time timers pending | {:.1} ms vs {:.1} ms | ratio {ratio:.2} |",
-        small.as_secs_f64() * 1e3,
-        large.as_secs_f64() * 1e3,
-    );
-    ratio
+    ratio(
+        "start of block, 10,000 time timers due, 10,000 vs 1,000,000 time timers pending",
+        10_000,
+        1_000_000,
+        Pending::Time,
+        time_block,
+    )
 }
 
 fn time_schedule_ratio() -> f64 {
-    let (small, large) = compare(1_000, 1_000_000, Pending::Time, time_schedule_block);
-    let ratio = large.as_secs_f64() / small.as_secs_f64();
-    println!(
-        "| block scheduling 1,000 time timers, 1,000 vs 1,000,000 pending | {:.2} ms vs {:.2} ms | ratio {ratio:.2} |",
-        small.as_secs_f64() * 1e3,
-        large.as_secs_f64() * 1e3,
-    );
-    ratio
+    ratio(
+        "block scheduling 1,000 time timers, 1,000 vs 1,000,000 pending",
+        1_000,
+        1_000_000,
+        Pending::Time,
+        time_schedule_block,
+    )
 }
 
 fn priority_block_ratio() -> f64 {
-    let (small, large) = compare(10_000, 1_000_000, Pending::Priority, end_of_block);
-    let ratio = large.as_secs_f64() / small.as_secs_f64();
-    println!(
-        "| end of block under priority ordering, 10,000 due through the Globalbox, 10,000 vs 1,000,000 pending | {:.1} ms vs {:.1} ms | ratio {ratio:.2} |",
-        small.as_secs_f64() * 1e3,
-        large.as_secs_f64() * 1e3,
-    );
-    ratio
+    ratio(
+        "end of block under priority ordering, 10,000 due through the Globalbox, 10,000 vs 1,000,000 pending",
+        10_000,
+        1_000_000,
+        Pending::Priority,
+        end_of_block,
+    )
 }

@@ -660,21 +660,13 @@ impl<'a> BlockExecutor<'a> {
         self.extra_cycles_used += protocol_cycles;
         // Writes made here wake watches from the next block on, so a watch
         // fires at most once per block and cannot loop within one.
-        let written = watch::storage_writes(
-            self.overlay
-                .keys_written_since(end_of_block_writes)
-                .into_iter()
-                .filter(|k| k.first() == Some(&timerhost_types::keys::STORAGE)),
-        );
+        let written = watch::storage_writes(self.overlay.keys_written_since(end_of_block_writes));
         self.overlay.release(end_of_block_writes);
-        let watching = matches!(
-            self.timer_stats.status,
-            timerhost_types::TimerStatus::Active | timerhost_types::TimerStatus::Paused
-        );
-        if !written.is_empty() && watching {
-            let hits = watch::hits(&self.overlay, &written)?;
-            watch::enqueue(&mut self.overlay, hits, self.env.height + 1)?;
-        }
+        timerhost_timers::delivery::queue_end_of_block_writes(
+            &mut self.overlay,
+            &written,
+            self.env.height + 1,
+        )?;
         Ok(())
     }
 

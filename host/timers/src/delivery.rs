@@ -64,8 +64,8 @@ use timerhost_types::{
 
 use crate::error::Result;
 use crate::events::CancelReason;
+use crate::keys::DueQueue;
 use crate::keys::{self, missing};
-use crate::keys::{BucketId, DueQueue};
 use crate::queue::{self, Queued, RemovalReason};
 use crate::record::TimerRecord;
 use crate::removal::Removals;
@@ -315,11 +315,7 @@ pub fn deliver(
     if status == TimerStatus::Shutdown {
         return Ok(plan);
     }
-    // A watch hit is recorded even while paused: it fires once timers resume.
-    if status != TimerStatus::ShuttingDown {
-        let hits = watch::hits(state, written)?;
-        watch::enqueue(state, hits, height)?;
-    }
+    queue_watch_hits(state, status, written, height)?;
     if status == TimerStatus::Paused {
         return Ok(plan);
     }
@@ -381,6 +377,38 @@ pub fn deliver(
     walk.expired(state)?;
     removals.apply(state)?;
     Ok(plan)
+}
+
+/// Queues the watch hits of `written` (storage keys written by committed
+/// executions, sorted) to be evaluated from block `height` on. A hit is
+/// recorded even while timers are paused — it fires once they resume — but
+/// not while they shut down. The end of block calls this for the keys its
+/// fires and hooks wrote, with the next height ([`deliver`] does it for the
+/// keys written before).
+pub fn queue_end_of_block_writes(
+    state: &mut Overlay<'_>,
+    written: &[(Address, Vec<u8>)],
+    height: u64,
+) -> Result<()> {
+    if written.is_empty() {
+        return Ok(());
+    }
+    let status = control::status(state)?;
+    queue_watch_hits(state, status, written, height)
+}
+
+fn queue_watch_hits(
+    state: &mut Overlay<'_>,
+    status: TimerStatus,
+    written: &[(Address, Vec<u8>)],
+    height: u64,
+) -> Result<()> {
+    if matches!(status, TimerStatus::ShuttingDown | TimerStatus::Shutdown) {
+        return Ok(());
+    }
+    let hits = watch::hits(state, written)?;
+    watch::enqueue(state, hits, height)?;
+    Ok(())
 }
 
 /// What a walk over due timers decided for one of them.
@@ -575,30 +603,7 @@ impl<'w> Walk<'w> {
                     }
                     Verdict::Stop => return Ok(()),
                     Verdict::Fire(max_cost) => {
-                        // Removal first: its deposit is part of what pays.
-                        store::remove_deferred(state, &record, Queued::Due, self.removals)?;
-                        let timer = record.timer;
-                        let resolved =
-                            handler::resolve(&timer.payload).unwrap_or(handler::Resolved {
-                                handler: timer.handler.clone(),
-                                payload: timer.payload.clone(),
-                            });
-                        let due = match bucket {
-                            BucketId {
-                                queue: DueQueue::Height,
-                                at,
-                            } => FireDue::Height(at),
-                            BucketId {
-                                queue: DueQueue::Time,
-                                at,
-                            } => FireDue::Time(at),
-                        };
-                        let info = FireInfo {
-                            timer_id: timer.timer_id,
-                            fire_seq: 1,
-                            due,
-                        };
-                        self.fire(state, timer, max_cost, info, resolved.payload)?;
+                        self.fire_one_shot(state, record, Queued::Due, max_cost)?;
                     }
                 }
             }
@@ -641,6 +646,33 @@ impl<'w> Walk<'w> {
                 self.plan.stats.watch_hits_evaluated += 1;
             }
         }
+    }
+
+    /// Fires a height or time timer queued at `from`: it leaves the store
+    /// first (its deposit is part of what pays), then its handler runs once.
+    fn fire_one_shot(
+        &mut self,
+        state: &mut Overlay<'_>,
+        record: TimerRecord,
+        from: Queued,
+        max_cost: u128,
+    ) -> Result<()> {
+        store::remove_deferred(state, &record, from, self.removals)?;
+        let timer = record.timer;
+        let due = match timer.kind {
+            TimerKind::Time { timestamp_ms } => FireDue::Time(timestamp_ms),
+            _ => FireDue::Height(timer.height),
+        };
+        let resolved = handler::resolve(&timer.payload).unwrap_or(handler::Resolved {
+            handler: timer.handler.clone(),
+            payload: timer.payload.clone(),
+        });
+        let info = FireInfo {
+            timer_id: timer.timer_id,
+            fire_seq: 1,
+            due,
+        };
+        self.fire(state, timer, max_cost, info, resolved.payload)
     }
 
     /// Fires watch `record` for a hit that matched `matched_keys`: its hit
@@ -769,25 +801,7 @@ impl<'w> Walk<'w> {
                         *fired += 1;
                         match entry.matched_keys {
                             Some(matched) => self.fire_watch(state, record, matched, max_cost)?,
-                            None => {
-                                store::remove_deferred(state, &record, from, self.removals)?;
-                                let timer = record.timer;
-                                let due = match timer.kind {
-                                    TimerKind::Time { timestamp_ms } => FireDue::Time(timestamp_ms),
-                                    _ => FireDue::Height(timer.height),
-                                };
-                                let resolved =
-                                    handler::resolve(&timer.payload).unwrap_or(handler::Resolved {
-                                        handler: timer.handler.clone(),
-                                        payload: timer.payload.clone(),
-                                    });
-                                let info = FireInfo {
-                                    timer_id: timer.timer_id,
-                                    fire_seq: 1,
-                                    due,
-                                };
-                                self.fire(state, timer, max_cost, info, resolved.payload)?;
-                            }
+                            None => self.fire_one_shot(state, record, from, max_cost)?,
                         }
                     }
                 }

@@ -25,8 +25,9 @@ use timerhost_types::{
 };
 
 use crate::error::{Result, TimerError};
+use crate::record::Queued;
 use crate::store::TimerRecord;
-use crate::{control, events, handler, queue, store};
+use crate::{control, events, handler, store};
 
 /// Who is calling, and when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,7 +255,7 @@ fn validate_schedule(
     // What it is due on, and its handler: height and time timers follow
     // §4.2's custom-handler convention (a payload naming its handler); a
     // watch names its handler outright.
-    let (kind, handler, fires_no_earlier_than) = match &request.trigger {
+    let (kind, named_handler, fires_no_earlier_than) = match &request.trigger {
         RequestedTrigger::Height(height) => {
             // §4.2 future height only; §5.3 same-block prohibition follows.
             if *height <= caller.height {
@@ -264,11 +265,7 @@ fn validate_schedule(
                     current: caller.height
                 });
             }
-            let resolved = match handler::resolve(&request.payload) {
-                Ok(r) => r,
-                Err(e) => reject!(e),
-            };
-            (TimerKind::Height, resolved.handler, *height)
+            (TimerKind::Height, None, *height)
         }
         RequestedTrigger::Time(timestamp_ms) => {
             if *timestamp_ms <= caller.timestamp_ms {
@@ -278,14 +275,10 @@ fn validate_schedule(
                     current_ms: caller.timestamp_ms
                 });
             }
-            let resolved = match handler::resolve(&request.payload) {
-                Ok(r) => r,
-                Err(e) => reject!(e),
-            };
             let kind = TimerKind::Time {
                 timestamp_ms: *timestamp_ms,
             };
-            (kind, resolved.handler, caller.height + 1)
+            (kind, None, caller.height + 1)
         }
         RequestedTrigger::State {
             actor,
@@ -310,8 +303,15 @@ fn validate_schedule(
             if let Err(e) = handler::validate_handler(&handler) {
                 reject!(e);
             }
-            (TimerKind::State(watch), handler, caller.height + 1)
+            (TimerKind::State(watch), Some(handler), caller.height + 1)
         }
+    };
+    let handler = match named_handler {
+        Some(h) => h,
+        None => match handler::resolve(&request.payload) {
+            Ok(r) => r.handler,
+            Err(e) => reject!(e),
+        },
     };
     // §4.2 fee_payer rules.
     let fee_payer = request.fee_payer.unwrap_or(caller.actor);
@@ -451,11 +451,10 @@ pub fn set_expiry(
     requested: u64,
 ) -> Result<std::result::Result<Timer, TimerError>> {
     let timer_id = record.timer.timer_id;
-    if queue::in_backlog(state, &record.timer)? {
-        return Ok(Err(TimerError::AlreadyFinal { call, timer_id }));
-    }
-    if queue::in_globalbox(state, &record.timer)? {
-        return Ok(Err(TimerError::AlreadyDue { call, timer_id }));
+    match crate::record::queued(state, &timer_id)? {
+        Some(Queued::Backlog) => return Ok(Err(TimerError::AlreadyFinal { call, timer_id })),
+        Some(Queued::Globalbox) => return Ok(Err(TimerError::AlreadyDue { call, timer_id })),
+        _ => {}
     }
     if requested <= height {
         return Ok(Err(TimerError::ExpiryNotInFuture {

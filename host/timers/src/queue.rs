@@ -127,11 +127,6 @@ pub fn move_to_backlog(
     Ok(())
 }
 
-/// Is this timer due and waiting in the Globalbox?
-pub fn in_globalbox(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bool> {
-    Ok(record::queued(state, &timer.timer_id)? == Some(Queued::Globalbox))
-}
-
 /// Is this timer waiting in the GC backlog?
 pub fn in_backlog(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bool> {
     Ok(state.get(&backlog_key(timer.seq))?.is_some())

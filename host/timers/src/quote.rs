@@ -156,20 +156,18 @@ mod tests {
             ..TimerConfig::default()
         };
         let basefee = BasefeeConfig::default();
-        let q = quote(
-            &state,
-            &config,
-            &basefee,
-            5,
-            T,
-            QuoteRequest {
-                height: Some(9),
+        // A quote at `height` with 4,000 cycles per fire, asked at height 5.
+        let quote_at = |state: &Overlay<'_>, height| {
+            let request = QuoteRequest {
+                height: Some(height),
                 timestamp_ms: None,
                 gas_limit: Some(4_000),
-            },
-        )
-        .unwrap()
-        .unwrap();
+            };
+            quote(state, &config, &basefee, 5, T, request)
+                .unwrap()
+                .unwrap()
+        };
+        let q = quote_at(&state, 9);
         assert_eq!((q.queued, q.reserved, q.fits), (0, 0, true));
         assert_eq!(q.max_cost, max_cost(4_000, 0, &config, &basefee).unwrap());
         let mut prototype = timer(9, 0, 4_000);
@@ -180,51 +178,12 @@ mod tests {
             "the deposit of an empty payload with the default handler"
         );
         store::insert(&mut state, &timer(9, 1, 4_000)).unwrap();
-        let q = quote(
-            &state,
-            &config,
-            &basefee,
-            5,
-            T,
-            QuoteRequest {
-                height: Some(9),
-                timestamp_ms: None,
-                gas_limit: Some(4_000),
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let q = quote_at(&state, 9);
         assert_eq!((q.queued, q.reserved, q.fits), (1, 7_000, true));
         store::insert(&mut state, &timer(9, 2, 9_000)).unwrap();
-        let q = quote(
-            &state,
-            &config,
-            &basefee,
-            5,
-            T,
-            QuoteRequest {
-                height: Some(9),
-                timestamp_ms: None,
-                gas_limit: Some(4_000),
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let q = quote_at(&state, 9);
         assert_eq!((q.reserved, q.fits), (19_000, false), "the lane is full");
-        let other = quote(
-            &state,
-            &config,
-            &basefee,
-            5,
-            T,
-            QuoteRequest {
-                height: Some(10),
-                timestamp_ms: None,
-                gas_limit: Some(4_000),
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let other = quote_at(&state, 10);
         assert!(other.fits, "another height has its own lane");
     }
 

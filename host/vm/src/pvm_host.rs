@@ -320,26 +320,13 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             vm.new_function(
                 "schedule_timer_ex",
                 |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
-                    let names = [
+                    schedule_one_shot(
+                        args,
+                        "schedule_timer_ex",
                         "height",
-                        "payload",
-                        "fee_payer",
-                        "gas_limit",
-                        "expires_at",
-                        "bid",
-                    ];
-                    let [height, payload, fee_payer, gas_limit, expires_at, bid] =
-                        bind(args, "schedule_timer_ex", names, 2, vm)?;
-                    let height = parse_u64(height.as_ref().expect("required"), "height", vm)?;
-                    let request = TimerRequest {
-                        trigger: RequestedTrigger::Height(height),
-                        payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
-                        fee_payer: optional_address(&fee_payer, vm)?,
-                        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
-                        expires_at: optional_u64(&expires_at, "expires_at", vm)?,
-                        bid: optional_u64(&bid, "bid", vm)?,
-                    };
-                    schedule(request, vm)
+                        RequestedTrigger::Height,
+                        vm,
+                    )
                 },
             )
             .into(),
@@ -349,29 +336,13 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             vm.new_function(
                 "schedule_timer_at",
                 |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
-                    let names = [
+                    schedule_one_shot(
+                        args,
+                        "schedule_timer_at",
                         "timestamp_ms",
-                        "payload",
-                        "fee_payer",
-                        "gas_limit",
-                        "expires_at",
-                        "bid",
-                    ];
-                    let [timestamp_ms, payload, fee_payer, gas_limit, expires_at, bid] =
-                        bind(args, "schedule_timer_at", names, 2, vm)?;
-                    let request = TimerRequest {
-                        trigger: RequestedTrigger::Time(parse_u64(
-                            timestamp_ms.as_ref().expect("required"),
-                            "timestamp_ms",
-                            vm,
-                        )?),
-                        payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
-                        fee_payer: optional_address(&fee_payer, vm)?,
-                        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
-                        expires_at: optional_u64(&expires_at, "expires_at", vm)?,
-                        bid: optional_u64(&bid, "bid", vm)?,
-                    };
-                    schedule(request, vm)
+                        RequestedTrigger::Time,
+                        vm,
+                    )
                 },
             )
             .into(),
@@ -499,6 +470,38 @@ pub(crate) fn payload_bytes(payload: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         .downcast_ref::<PyBytes>()
         .map(|b| b.as_bytes().to_vec())
         .ok_or_else(|| vm.new_type_error("timer payload must be bytes"))
+}
+
+/// `schedule_timer_ex(height, payload, fee_payer=None, gas_limit=None,
+/// expires_at=None, bid=None)` and `schedule_timer_at(timestamp_ms, …)` with
+/// the same options: `due` names the first parameter, `trigger` makes it
+/// the request's trigger.
+fn schedule_one_shot(
+    args: FuncArgs,
+    function: &str,
+    due: &'static str,
+    trigger: fn(u64) -> RequestedTrigger,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let names = [
+        due,
+        "payload",
+        "fee_payer",
+        "gas_limit",
+        "expires_at",
+        "bid",
+    ];
+    let [at, payload, fee_payer, gas_limit, expires_at, bid] = bind(args, function, names, 2, vm)?;
+    let at = parse_u64(at.as_ref().expect("required"), due, vm)?;
+    let request = TimerRequest {
+        trigger: trigger(at),
+        payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
+        fee_payer: optional_address(&fee_payer, vm)?,
+        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+        expires_at: optional_u64(&expires_at, "expires_at", vm)?,
+        bid: optional_u64(&bid, "bid", vm)?,
+    };
+    schedule(request, vm)
 }
 
 pub(crate) fn schedule(request: TimerRequest, vm: &VirtualMachine) -> PyResult {
