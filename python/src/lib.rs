@@ -324,6 +324,22 @@ impl NativeChain {
         Ok((a.balance, a.nonce))
     }
 
+    /// Up to `limit` keys of an actor's storage that start with `prefix`,
+    /// in key order (a range scan of committed state; no block is mined).
+    fn storage_keys(&self, actor: &str, prefix: &str, limit: usize) -> PyResult<Vec<String>> {
+        use timerhost_state::StateRead;
+        let actor = convert::address(actor, "actor")?;
+        let state = self.chain()?.store().state();
+        let base = timerhost_types::keys::storage_prefix(&actor).len();
+        let (start, end) =
+            timerhost_types::keys::storage_scan_range(&actor, prefix.as_bytes(), None);
+        let found = state.scan(&start, Some(&end), limit).map_err(chain_err)?;
+        Ok(found
+            .into_iter()
+            .map(|(k, _)| String::from_utf8_lossy(&k[base..]).into_owned())
+            .collect())
+    }
+
     /// An actor's storage value, `None` if absent.
     fn storage<'py>(&self, py: Python<'py>, actor: &str, key: &str) -> PyResult<Bound<'py, PyAny>> {
         use timerhost_state::StateRead;
@@ -581,5 +597,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("ChainError", m.py().get_type::<ChainError>())?;
     m.add("TRIGGER_KINDS", timerhost_types::TimerKind::NAMES.to_vec())?;
+    m.add(
+        "CRON_REGISTRY_ADDRESS",
+        timerhost_types::CRON_REGISTRY_ADDRESS.to_hex(),
+    )?;
     Ok(())
 }

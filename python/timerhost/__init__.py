@@ -16,6 +16,7 @@ for writing actors.
 """
 
 from timerhost.chain import (
+    CRON_REGISTRY,
     DEFAULT_CELLS_LIMIT,
     DEFAULT_CYCLES_LIMIT,
     Account,
@@ -39,6 +40,7 @@ from timerhost.errors import (
 )
 
 __all__ = [
+    "CRON_REGISTRY",
     "Account",
     "Actor",
     "Block",

@@ -313,6 +313,9 @@ def load_source(source: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
 #: (used by the pytest plugin's ``--timerhost-gas`` table).
 _observers: List[Callable[["Chain", Receipt, str, str], None]] = []
 
+CRON_REGISTRY: str = _native.CRON_REGISTRY_ADDRESS
+"""ARC-21's cron registry, installed by every genesis (``actors/system/cron.py``)."""
+
 
 class BlockBuilder:
     """Collects transactions for one block (see :meth:`Chain.block`).
@@ -500,7 +503,8 @@ class Chain:
         self.cells_limit = cells_limit
         self.accounts: List[Account] = [Account(a, k) for a, k in self._native.dev_keys()]
         self._keys: Dict[str, str] = {a.address: a.private_key for a in self.accounts}
-        self._names: Dict[str, str] = {}
+        self._names: Dict[str, str] = {CRON_REGISTRY: "CronRegistry"}
+        self._block_hooks: List[Callable[["Chain", "Block"], None]] = []
         deployers = self._native.system_deployers()
         self.governance_account: Account = next(a for a in self.accounts if a.address in deployers)
 
@@ -621,7 +625,23 @@ class Chain:
                 block.receipts[i] = dataclasses.replace(r, label=next(labels))
         if _observers:
             self._notify(block, specs)
+        for hook in self._block_hooks:
+            hook(self, block)
         return block
+
+    def on_block(self, hook: Callable[["Chain", "Block"], None]) -> None:
+        """Calls ``hook(chain, block)`` after every block this chain mines
+        (an invariant checked after every block, a log). Hooks run in the
+        order they were added; one that raises stops the caller."""
+        self._block_hooks.append(hook)
+
+    @property
+    def cron(self) -> "Cron":
+        """ARC-21's cron registry at ``0x…06``, usable from a wallet:
+        schedule a call, top it up, cancel it, read jobs."""
+        from .cron import Cron
+
+        return Cron(self)
 
     def _label(self, spec: Dict[str, Any]) -> str:
         op = spec["op"]
@@ -797,6 +817,11 @@ class Chain:
 
     def nonce(self, address: AddressLike) -> int:
         return self._native.account(_address(address))[1]
+
+    def storage_keys(self, actor: AddressLike, prefix: str = "", *, limit: int = 1000) -> List[str]:
+        """Up to ``limit`` keys of ``actor``'s storage starting with
+        ``prefix``, in key order, read from committed state (no block)."""
+        return self._native.storage_keys(_address(actor, "actor"), prefix, limit)
 
     def storage(self, actor: AddressLike, key: str) -> Any:
         """An actor's storage value (``None`` if absent)."""

@@ -209,6 +209,7 @@ impl<'a> BlockExecutor<'a> {
                 prepaid: fire.max_cost,
                 tag: fire.timer.timer_id.0.to_vec(),
                 delivery: Some(delivery),
+                escrow_key: fire.timer.escrow_key.clone(),
             };
             let mut receipt = self.execute_deferred(&tx)?;
             let outcome = timer_events::FireOutcome {
@@ -469,6 +470,8 @@ impl<'a> BlockExecutor<'a> {
             cycles_limit: cycles,
             cells_limit: cells - code_cells,
             invocation: Invocation::Transaction,
+            value,
+            escrow_release: None,
         };
         let mut outcome = self.runtime.deploy(&mut ctx, actor, code, args)?;
         outcome.cells_used += code_cells;
@@ -506,6 +509,8 @@ impl<'a> BlockExecutor<'a> {
             cycles_limit: cycles,
             cells_limit: cells,
             invocation: Invocation::Transaction,
+            value,
+            escrow_release: None,
         };
         self.runtime.call(&mut ctx, actor, handler, args)
     }
@@ -707,6 +712,7 @@ impl<'a> BlockExecutor<'a> {
             timer_config: self.timer_config.clone(),
         };
         let checkpoint = self.overlay.checkpoint();
+        let mut escrow_release = None;
         let outcome = if payload_cells > tx.cells_limit {
             ExecOutcome {
                 result: Err(ExecError::new(
@@ -729,10 +735,13 @@ impl<'a> BlockExecutor<'a> {
                 cycles_limit: tx.cycles_limit,
                 cells_limit: tx.cells_limit - payload_cells,
                 invocation: tx.invocation.clone(),
+                value: 0,
+                escrow_release: None,
             };
             let mut o = self
                 .runtime
                 .call(&mut ctx, tx.actor, &tx.handler, &tx.args)?;
+            escrow_release = ctx.escrow_release;
             o.cells_used += payload_cells;
             o
         };
@@ -746,6 +755,14 @@ impl<'a> BlockExecutor<'a> {
         let cells_used = outcome.cells_used.min(tx.cells_limit);
         let settlement = quote.settle(cycles_used, cells_used);
         accounts::credit(&mut self.overlay, &tx.fee_payer, settlement.refund)?;
+        // #19: an escrow-funded fire is charged to its escrow once its cost
+        // is known; a release asked for by a fire that failed died with it.
+        if let Some(key) = &tx.escrow_key {
+            timerhost_timers::escrow::settle(&mut self.overlay, &tx.actor, key, settlement.fee())?;
+            if let (Some(to), None) = (escrow_release, &error) {
+                timerhost_timers::escrow::release(&mut self.overlay, &tx.actor, key, &to)?;
+            }
+        }
         self.burned += settlement.burned;
         // A timer's bid is a tip: paid to the proposer with the user tips.
         self.tips += settlement.tip;

@@ -1,5 +1,5 @@
-//! Genesis: the initial state (funded accounts, chain params, basefee
-//! config, supply) and block 0.
+//! Genesis: the initial state (funded accounts, the system actors, chain
+//! params, basefee config, supply) and block 0.
 
 use timerhost_state::{ChangeSet, EmptyState, Overlay};
 use timerhost_types::keys::{self, Account, HeadMeta, SupplyMeta};
@@ -23,6 +23,7 @@ pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
             },
         );
     }
+    crate::system_actors::install(&mut overlay);
     overlay.put_encoded(
         keys::chain_params(),
         &ChainParams {

@@ -15,6 +15,8 @@
 //! - [`chain`]: [`Chain`], which owns a store and drives
 //!   propose → execute → commit, plus genesis and [`replay`](Chain::replay).
 //! - [`vm_runtime`]: the Python actor VM ([`VmRuntime`]) behind [`ActorRuntime`].
+//! - [`system_actors`]: the actors every genesis installs (ARC-21's cron
+//!   registry at `0x…06`).
 //! - [`testing`]: a deterministic mock runtime and transaction builders, behind
 //!   one import path, for tests across the workspace.
 
@@ -25,6 +27,7 @@ pub mod executor;
 pub mod fees;
 pub mod genesis;
 pub mod runtime;
+pub mod system_actors;
 pub mod testing;
 pub mod validation;
 pub mod vm_runtime;

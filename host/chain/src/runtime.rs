@@ -57,6 +57,13 @@ pub struct ExecContext<'s, 'a> {
     /// Who invokes the handler: a transaction, or a timer fire (which may
     /// reach timer handlers and whose payload is already paid for).
     pub invocation: Invocation,
+    /// What the transaction sent to the actor (already credited to it):
+    /// `pvm_host.value()`.
+    pub value: u128,
+    /// Set by the handler of an escrow-funded fire through
+    /// `pvm_host.release_escrow(to)`: once the fire is settled, what is
+    /// left in its escrow goes to this address.
+    pub escrow_release: Option<Address>,
 }
 
 /// The result of running actor code.
@@ -175,6 +182,9 @@ pub struct DeferredTx {
     pub tag: Vec<u8>,
     /// For a timer fire, which delivery it is (its receipt carries it).
     pub delivery: Option<timerhost_types::Delivery>,
+    /// The firing timer's escrow (#19): its settled cost is subtracted from
+    /// that integer of the actor's storage.
+    pub escrow_key: Option<Vec<u8>>,
 }
 
 /// What an end-of-block hook can touch.

@@ -276,6 +276,7 @@ impl MockRuntime {
                     gas_limit,
                     expires_at,
                     bid,
+                    escrow_key: None,
                 };
                 let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 if handler == "schedule_then_fail" {
@@ -384,6 +385,7 @@ impl MockRuntime {
                         gas_limit,
                         expires_at,
                         bid: None,
+                        escrow_key: None,
                     };
                     try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 }

@@ -92,6 +92,15 @@ impl Host for ChainHost<'_, '_, '_> {
         self.ctx.env.sender
     }
 
+    fn call_value(&self) -> u128 {
+        self.ctx.value
+    }
+
+    fn release_escrow(&mut self, to: &Address) -> HostCall<()> {
+        self.ctx.escrow_release = Some(*to);
+        HostCall::ok((), Cost::cycles(costs::host::CONTEXT_READ))
+    }
+
     fn actor_record(&mut self, actor: &Address) -> HostCall<Option<ActorRecord>> {
         let cost = Cost::cycles(costs::host::ACTOR_LOOKUP);
         match self.ctx.state.get_decoded::<ActorMeta>(&keys::code(actor)) {

@@ -315,6 +315,7 @@ impl BlockHooks for PingHook {
             prepaid,
             tag: b"ping".to_vec(),
             delivery: None,
+            escrow_key: None,
         }])
     }
 

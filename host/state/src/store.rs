@@ -55,7 +55,9 @@ const META: u8 = b'M';
 /// and GC entries their record's hash; block timestamps are unix ms.
 /// 6: timers carry their kind (height, time, state) and `TimerConfig` the
 /// watch limits; time timers and state watches have their own keys.
-pub const STORE_FORMAT: u32 = 6;
+/// 7: timers carry their bid and escrow key, `TimerConfig` the ordering
+/// fields, and the Globalbox and the ARC-21 registry exist.
+pub const STORE_FORMAT: u32 = 7;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -702,10 +704,11 @@ mod tests {
             "{e}"
         );
         let mut batch = WriteBatch::new();
-        batch.put(ns_key(META, b"format"), 7u32.to_be_bytes().to_vec());
+        let other = STORE_FORMAT + 1;
+        batch.put(ns_key(META, b"format"), other.to_be_bytes().to_vec());
         store.backend().write(batch).unwrap();
         let e = store.check_format().unwrap_err().to_string();
-        assert!(e.contains("store format 7"), "{e}");
+        assert!(e.contains(&format!("store format {other}")), "{e}");
     }
 
     fn receipt_with(events: &[(&str, u8)]) -> Receipt {

@@ -343,6 +343,7 @@ mod tests {
             deposit: 0,
             bid: 0,
             kind: timerhost_types::TimerKind::Height,
+            escrow_key: None,
         }
     }
 

@@ -69,7 +69,7 @@ use crate::keys::{self, missing};
 use crate::queue::{self, Queued, RemovalReason};
 use crate::record::TimerRecord;
 use crate::removal::Removals;
-use crate::{control, events, globalbox, handler, store, watch};
+use crate::{control, escrow, events, globalbox, handler, store, watch};
 
 /// How many due entries are read per scan.
 const SCAN_CHUNK: usize = 256;
@@ -471,12 +471,14 @@ impl<'w> Walk<'w> {
                 classified_at: self.height,
             }));
         }
+        let returning = if stays { 0 } else { timer.deposit };
         let balance = accounts::load(state, &timer.fee_payer)?.balance;
-        let available = if stays {
-            balance
-        } else {
-            balance.saturating_add(timer.deposit)
-        };
+        let mut available = balance.saturating_add(returning);
+        // #19: an escrow-funded timer must also be covered by its escrow.
+        if let Some(key) = &timer.escrow_key {
+            let escrowed = escrow::available(state, &timer.actor_address, key)?;
+            available = available.min(escrowed.saturating_add(returning));
+        }
         let required = match required {
             Some(r) if available >= r => r,
             _ => {
@@ -671,6 +673,7 @@ impl<'w> Walk<'w> {
             timer_id: timer.timer_id,
             fire_seq: 1,
             due,
+            escrow_key: timer.escrow_key.clone(),
         };
         self.fire(state, timer, max_cost, info, resolved.payload)
     }
@@ -697,6 +700,7 @@ impl<'w> Walk<'w> {
             timer_id: after.timer.timer_id,
             fire_seq,
             due: FireDue::State(matched_keys),
+            escrow_key: after.timer.escrow_key.clone(),
         };
         let payload = after.timer.payload.clone();
         self.fire(state, after.timer, max_cost, info, payload)

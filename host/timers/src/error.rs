@@ -90,6 +90,18 @@ pub enum TimerError {
         /// The payer's balance.
         available: u128,
     },
+    /// An `escrow=` timer whose escrow cannot lend its deposit.
+    #[error("{call}: the escrow at storage key {key:?} holds {available}, less than the timer's deposit of {deposit}; put at least that int there before scheduling")]
+    EscrowUnfunded {
+        /// Which call.
+        call: &'static str,
+        /// The escrow's storage key.
+        key: String,
+        /// The deposit.
+        deposit: u128,
+        /// What the escrow holds (0 if it is not an int).
+        available: u128,
+    },
     /// Governance paused or shut timers down.
     #[error("{call}: timers are {status} by governance; no timer can be scheduled until governance resumes them (ResumeTimers)")]
     TimersSuspended {
@@ -254,6 +266,7 @@ impl TimerError {
             | FeePayerNotAllowed { call, .. }
             | FeePayerNotConsenting { call, .. }
             | DepositUnfunded { call, .. }
+            | EscrowUnfunded { call, .. }
             | TimersSuspended { call, .. }
             | GasLimitTooHigh { call, .. }
             | GasLimitZero { call }

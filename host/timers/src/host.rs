@@ -17,7 +17,8 @@ use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Overlay, StateReadExt};
 use timerhost_types::keys::{self, Account};
 use timerhost_types::timer::{
-    RequestedTrigger, ACCOUNT_WRITE_CELLS, MAX_TIMER_PAYLOAD, MAX_WATCH_KEY_BYTES,
+    RequestedTrigger, ACCOUNT_WRITE_CELLS, MAX_ESCROW_KEY_BYTES, MAX_TIMER_PAYLOAD,
+    MAX_WATCH_KEY_BYTES,
 };
 use timerhost_types::{
     timer_id, Address, Event, Hash, Timer, TimerConfig, TimerKind, TimerRequest, Watch, WatchKey,
@@ -27,7 +28,7 @@ use timerhost_types::{
 use crate::error::{Result, TimerError};
 use crate::record::Queued;
 use crate::store::TimerRecord;
-use crate::{control, events, handler, store};
+use crate::{control, escrow, events, handler, store};
 
 /// Who is calling, and when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +72,9 @@ pub fn check_fee_payer(
     if fee_payer.is_zero() {
         return Err(TimerError::FeePayerZero { call: CALL });
     }
-    if fee_payer.is_system_reserved() {
+    // A system actor (the cron registry) pays its own timers; no other
+    // address of the band can pay anything.
+    if fee_payer.is_system_reserved() && fee_payer != caller.actor {
         return Err(TimerError::FeePayerSystemReserved {
             call: CALL,
             fee_payer,
@@ -182,11 +185,24 @@ fn schedule_checked(
         deposit: 0,
         bid,
         kind,
+        escrow_key: request.escrow_key,
     };
     let bytes = store::state_bytes(&timer);
     // Fits: deposit_per_byte ≤ 2^96 (validated) and bytes < 2^21.
     timer.deposit = config.deposit_per_byte * u128::from(bytes);
-    // The deposit moves first: refused, it leaves nothing behind.
+    // The deposit moves first: refused, it leaves nothing behind. An
+    // escrow-funded timer's deposit is also the escrow's.
+    if let Some(key) = &timer.escrow_key {
+        let available = escrow::available(state, &caller.actor, key)?;
+        if available < timer.deposit {
+            return Ok(Err(TimerError::EscrowUnfunded {
+                call: "schedule_timer",
+                key: String::from_utf8_lossy(key).into_owned(),
+                deposit: timer.deposit,
+                available,
+            }));
+        }
+    }
     if let Debit::Insufficient { available } =
         accounts::transfer(state, &fee_payer, &TIMER_DEPOSIT_ESCROW, timer.deposit)?
     {
@@ -198,6 +214,9 @@ fn schedule_checked(
             per_byte: config.deposit_per_byte,
             available,
         }));
+    }
+    if let Some(key) = &timer.escrow_key {
+        escrow::debit(state, &caller.actor, key, timer.deposit)?;
     }
     // The actor's account is read again only if the deposit came from it.
     if fee_payer == caller.actor && timer.deposit > 0 {
@@ -349,6 +368,28 @@ fn validate_schedule(
             expires_at,
             height: fires_no_earlier_than
         });
+    }
+    // #19: an escrow is part of the actor's own balance, so only the actor
+    // itself can be the fee payer of a timer it funds.
+    if let Some(key) = &request.escrow_key {
+        let reason = if fee_payer != caller.actor {
+            Some(format!(
+                "escrow= funds a timer from the actor's own balance, so fee_payer must be the actor itself, not {fee_payer}"
+            ))
+        } else if key.is_empty() || key.len() > MAX_ESCROW_KEY_BYTES {
+            Some(format!(
+                "escrow= must be a storage key of 1 to {MAX_ESCROW_KEY_BYTES} bytes, got {}",
+                key.len()
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            reject!(TimerError::InvalidArguments {
+                call: "schedule_timer",
+                reason
+            });
+        }
     }
     // #18: the bid is bounded by governance.
     let bid = request.bid.unwrap_or(0);

@@ -21,6 +21,7 @@
 //! | state watches: registration, matching written keys, waiting hits (#17) | [`watch`] |
 //! | the expiry queue of time timers and watches (#17) | [`expiry`] |
 //! | priority ordering: the Globalbox, scores and the comparator (#18) | [`globalbox`] |
+//! | escrow-funded timers: the integer in actor storage that pays them (#19) | [`escrow`] |
 //!
 //! The chain crate calls [`delivery::deliver_time`] at the start of a block
 //! and [`delivery::deliver`] at its end (one [`delivery::BlockBudgets`] for
@@ -31,6 +32,7 @@ pub mod bucket;
 pub mod control;
 pub mod delivery;
 pub mod error;
+pub mod escrow;
 pub mod events;
 pub mod expiry;
 pub mod globalbox;

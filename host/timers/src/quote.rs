@@ -99,6 +99,7 @@ pub fn quote(
         deposit: 0,
         bid: 0,
         kind,
+        escrow_key: None,
     };
     let deposit = config.deposit_per_byte * u128::from(store::state_bytes(&prototype));
     let leaf = bucket::leaf(state, bucket)?;
@@ -142,6 +143,7 @@ mod tests {
             deposit: 0,
             bid: 0,
             kind: timerhost_types::TimerKind::Height,
+            escrow_key: None,
         }
     }
 

@@ -155,6 +155,7 @@ mod tests {
             deposit: 123,
             bid: 0,
             kind: TimerKind::Height,
+            escrow_key: None,
         }
     }
 

@@ -172,6 +172,9 @@ pub fn remove_deferred(
             ),
         ));
     }
+    if let Some(key) = &timer.escrow_key {
+        crate::escrow::credit(state, &timer.actor_address, key, timer.deposit)?;
+    }
     record::delete_record(state, timer, queued);
     queue::dequeue(state, record, queued, removals)?;
     removals
@@ -316,6 +319,7 @@ mod tests {
                     deposit: 123,
                     bid: 0,
                     kind: kind.clone(),
+                    escrow_key: None,
                 };
                 insert(&mut state, &timer).unwrap();
                 let own: usize = state

@@ -332,6 +332,7 @@ mod tests {
                 keys,
                 fires: 0,
             }),
+            escrow_key: None,
         }
     }
 

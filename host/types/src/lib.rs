@@ -41,6 +41,10 @@ pub use value::Value;
 /// System address that emits governance events (CIP-5's reserved band, slot 0x0a).
 pub const GOVERNANCE_ADDRESS: Address = Address::system(0x0a);
 
+/// ARC-21's cron registry (#19): the system actor `actors/system/cron.py`,
+/// installed by every genesis at the address ARC-21 reserves for it.
+pub const CRON_REGISTRY_ADDRESS: Address = Address::system(0x06);
+
 /// Chain id reserved for development chains. Dev account keys are public, so
 /// transactions they sign are only accepted on a chain with this id.
 pub const DEV_CHAIN_ID: u64 = 1337;

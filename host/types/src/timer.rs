@@ -53,6 +53,9 @@ pub const ACCOUNT_WRITE_CELLS: u64 = 32 + 21 + 33;
 /// each entry (a key, or a prefix ending in `*`) is at most this many bytes.
 pub const MAX_WATCH_KEY_BYTES: usize = 256;
 
+/// Longest storage key an `escrow=` may name ([`Timer::escrow_key`]).
+pub const MAX_ESCROW_KEY_BYTES: usize = 256;
+
 /// Most matched keys `pvm_host.trigger()["matched_keys"]` reports for one
 /// watch fire (the first ones in key order): a prefix watch can match every
 /// key a block wrote.
@@ -179,6 +182,13 @@ pub struct Timer {
     pub bid: u64,
     /// What makes it due.
     pub kind: TimerKind,
+    /// The key of an integer in the actor's own storage that funds this
+    /// timer (`escrow=` at scheduling, #19): its deposit is taken from that
+    /// integer and returned to it, each fire must be covered by it and its
+    /// settled cost is subtracted from it. The coins stay in the actor's
+    /// balance; the integer says whose they are. `None`: the fee payer's
+    /// balance alone funds the timer (CIP-5).
+    pub escrow_key: Option<Vec<u8>>,
 }
 
 /// What a schedule request asks to be due on.
@@ -224,6 +234,9 @@ pub struct TimerRequest {
     pub expires_at: Option<u64>,
     /// Priority fee per cycle (≤ `TimerConfig.max_bid`); `None` means 0.
     pub bid: Option<u64>,
+    /// A key of the actor's own storage holding the integer that funds the
+    /// timer ([`Timer::escrow_key`]); only with the actor as fee payer.
+    pub escrow_key: Option<Vec<u8>>,
 }
 
 /// What `timer_quote` is asked about: a height (default: the next block)
@@ -373,6 +386,10 @@ pub struct FireInfo {
     pub fire_seq: u64,
     /// What made it due.
     pub due: FireDue,
+    /// The firing timer's [`Timer::escrow_key`]: a fire funded by one may
+    /// ask for what is left in it to be paid out once its cost is settled
+    /// (`pvm_host.release_escrow`).
+    pub escrow_key: Option<Vec<u8>>,
 }
 
 impl FireInfo {

@@ -82,6 +82,14 @@ impl Value {
         Value::Int(i.into())
     }
 
+    /// The value as a `u128` if it is an `int` in `0..2^128`.
+    pub fn as_u128(&self) -> Option<u128> {
+        match self {
+            Value::Int(i) => u128::try_from(i).ok(),
+            _ => None,
+        }
+    }
+
     /// Can this value be a dict key?
     pub fn is_hashable(&self) -> bool {
         match self {

@@ -62,6 +62,8 @@ scoped_thread_local!(pub(crate) static mut HOST: for<'a> HostSlot<'a>);
 pub(crate) struct Frame {
     pub(crate) actor: Address,
     pub(crate) caller: Address,
+    /// What the caller sent along (`pvm_host.value()`).
+    pub(crate) value: u128,
 }
 
 /// Everything one execution (with its nested calls) needs besides the host.

@@ -123,6 +123,9 @@ pub trait Host {
     fn block(&self) -> BlockInfo;
     /// The signer of the transaction (for a timer fire, the timer's actor).
     fn tx_sender(&self) -> Address;
+    /// What the transaction sent to the actor it calls (already credited):
+    /// `pvm_host.value()` of the outermost frame. 0 for a fire.
+    fn call_value(&self) -> u128;
 
     /// The record of a deployed actor, if `actor` has code.
     fn actor_record(&mut self, actor: &Address) -> HostCall<Option<ActorRecord>>;
@@ -191,4 +194,9 @@ pub trait Host {
     /// refused like scheduling for a height or time not in the future or a
     /// gas limit out of range.
     fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote>;
+    /// `release_escrow(to)` in the handler of a fire funded by an escrow
+    /// (the VM checked that): once the fire's cost is settled against the
+    /// escrow, what is left in it is paid to `to` and the key deleted. The
+    /// request dies with the fire if the fire fails.
+    fn release_escrow(&mut self, to: &Address) -> HostCall<()>;
 }

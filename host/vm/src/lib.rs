@@ -21,8 +21,10 @@
 //! — [`Vm::new`] refuses to run without it.
 
 pub mod alloc;
+mod args;
 mod builtin_natives;
 mod builtin_types;
+mod call_native;
 mod code_cache;
 pub mod compile;
 mod convert;

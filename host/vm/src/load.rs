@@ -66,6 +66,7 @@ pub(crate) fn run_load<R>(
             frames: vec![Frame {
                 actor: Address::ZERO,
                 caller: Address::ZERO,
+                value: 0,
             }],
             events: Vec::new(),
             fire: None,
@@ -112,6 +113,12 @@ impl Host for LoadHost {
     }
     fn tx_sender(&self) -> Address {
         Address::ZERO
+    }
+    fn call_value(&self) -> u128 {
+        0
+    }
+    fn release_escrow(&mut self, _: &Address) -> HostCall<()> {
+        refused()
     }
     fn actor_record(&mut self, _: &Address) -> HostCall<Option<ActorRecord>> {
         refused()

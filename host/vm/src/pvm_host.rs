@@ -4,126 +4,16 @@
 use rustpython_vm::builtins::{PyBytes, PyStr};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
-use timerhost_types::{
-    Address, ErrorKind, Event, Hash, Invocation, RequestedTrigger, TimerRequest, Value,
-};
+use timerhost_types::{ErrorKind, Event, RequestedTrigger, TimerRequest};
 
+use crate::args::{
+    bind, optional, optional_address, optional_u64, parse_address, parse_timer_id, parse_u128,
+    parse_u64,
+};
 use crate::convert::{py_to_value, value_to_py};
 use crate::costs;
-use crate::exec::{
-    abort_exception, charge, current_actor, host_error, host_error_kind, host_result, with_exec,
-    Frame, HOST,
-};
+use crate::exec::{charge, current_actor, host_error, host_result, with_exec, HOST};
 use crate::sizes::*;
-
-/// Deepest chain of nested `pvm_host.call`s (the outermost handler is depth 1).
-pub const MAX_CALL_DEPTH: usize = 32;
-
-pub(crate) fn parse_address(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Address> {
-    if let Some(text) = obj.downcast_ref::<PyStr>() {
-        let text = text.to_str().unwrap_or_default();
-        return text
-            .parse::<Address>()
-            .map_err(|e| vm.new_value_error(format!("bad address: {e}")));
-    }
-    if let Some(bytes) = obj.downcast_ref::<PyBytes>() {
-        return Address::from_slice(bytes.as_bytes())
-            .map_err(|e| vm.new_value_error(format!("bad address: {e}")));
-    }
-    Err(vm.new_type_error("an address is a '0x…' str or 20 bytes"))
-}
-
-pub(crate) fn parse_u64(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> PyResult<u64> {
-    int_value(obj)
-        .and_then(|i| u64::try_from(int_to_i128(i)?).ok())
-        .ok_or_else(|| vm.new_value_error(format!("{what} must be a non-negative int below 2**64")))
-}
-
-pub(crate) fn parse_u128(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> PyResult<u128> {
-    int_value(obj)
-        .and_then(|i| u128::try_from(int_to_i128(i)?).ok())
-        .ok_or_else(|| {
-            vm.new_value_error(format!("{what} must be a non-negative int below 2**128"))
-        })
-}
-
-pub(crate) fn parse_timer_id(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Hash> {
-    obj.downcast_ref::<PyBytes>()
-        .and_then(|b| Hash::from_slice(b.as_bytes()).ok())
-        .ok_or_else(|| vm.new_value_error("a timer id is 32 bytes"))
-}
-
-pub(crate) fn optional(obj: Option<&PyObjectRef>, vm: &VirtualMachine) -> Option<PyObjectRef> {
-    obj.filter(|o| !vm.is_none(o)).cloned()
-}
-
-pub(crate) fn take_kwarg(args: &mut FuncArgs, name: &str) -> Option<PyObjectRef> {
-    args.kwargs.swap_remove(name)
-}
-
-/// Binds `args` to the parameters `names` of `function` as Python would:
-/// positionally, then by keyword; `None` for an argument not given. Too
-/// many arguments, an unknown keyword or one given twice is a `TypeError`
-/// naming it; the first `required` parameters must be given.
-pub(crate) fn bind<const N: usize>(
-    mut args: FuncArgs,
-    function: &str,
-    names: [&str; N],
-    required: usize,
-    vm: &VirtualMachine,
-) -> PyResult<[Option<PyObjectRef>; N]> {
-    if args.args.len() > names.len() {
-        return Err(vm.new_type_error(format!(
-            "{function}() takes at most {} arguments ({}), {} given",
-            names.len(),
-            names.join(", "),
-            args.args.len()
-        )));
-    }
-    let mut bound: Vec<Option<PyObjectRef>> = std::mem::take(&mut args.args)
-        .into_iter()
-        .map(Some)
-        .collect();
-    bound.resize(names.len(), None);
-    for (slot, name) in bound.iter_mut().zip(names) {
-        if let Some(value) = take_kwarg(&mut args, name) {
-            if slot.is_some() {
-                return Err(vm.new_type_error(format!(
-                    "{function}() got multiple values for argument '{name}'"
-                )));
-            }
-            *slot = Some(value);
-        }
-    }
-    if let Some((name, _)) = args.kwargs.iter().next() {
-        return Err(vm.new_type_error(format!(
-            "{function}() got an unexpected keyword argument '{name}'"
-        )));
-    }
-    if let Some(missing) = bound[..required].iter().position(Option::is_none) {
-        return Err(vm.new_type_error(format!(
-            "{function}() missing required argument '{}'",
-            names[missing]
-        )));
-    }
-    Ok(bound.try_into().expect("one slot per name"))
-}
-
-fn optional_u64(
-    obj: &Option<PyObjectRef>,
-    what: &str,
-    vm: &VirtualMachine,
-) -> PyResult<Option<u64>> {
-    optional(obj.as_ref(), vm)
-        .map(|v| parse_u64(&v, what, vm))
-        .transpose()
-}
-
-fn optional_address(obj: &Option<PyObjectRef>, vm: &VirtualMachine) -> PyResult<Option<Address>> {
-    optional(obj.as_ref(), vm)
-        .map(|v| parse_address(&v, vm))
-        .transpose()
-}
 
 /// `watch(keys, ...)`'s `keys`: a str or a list/tuple of str.
 fn watch_entries(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<String>> {
@@ -242,6 +132,54 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             .into(),
         ),
         (
+            // What the transaction or the calling actor sent along with
+            // this call (already in this actor's balance): ARC-21's
+            // `msg.value`. 0 in a timer fire.
+            "value",
+            vm.new_function("value", move |vm: &VirtualMachine| -> PyResult {
+                context_read(vm)?;
+                let value = with_exec(|s| s.frames.last().expect("a frame").value);
+                Ok(vm.ctx.new_int(value).into())
+            })
+            .into(),
+        ),
+        (
+            // Cycles this execution has used so far, nested calls included:
+            // the difference around a `pvm_host.call` is what it used.
+            "cycles_used",
+            vm.new_function(
+                "cycles_used",
+                move |vm: &VirtualMachine| -> PyResult<u64> {
+                    context_read(vm)?;
+                    Ok(with_exec(|s| s.meter.cycles_used))
+                },
+            )
+            .into(),
+        ),
+        (
+            "release_escrow",
+            vm.new_function(
+                "release_escrow",
+                |to: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let to = parse_address(&to, vm)?;
+                    let funded = with_exec(|s| {
+                        s.frames.len() == 1
+                            && s.fire.as_ref().is_some_and(|f| f.escrow_key.is_some())
+                    });
+                    if !funded {
+                        return Err(host_error(
+                            ErrorKind::InvalidInput,
+                            "release_escrow: only the handler of a fire whose timer was scheduled with escrow= can release its escrow",
+                            vm,
+                        ));
+                    }
+                    let call = HOST.with(|slot| slot.host.release_escrow(&to));
+                    host_result(call, vm)
+                },
+            )
+            .into(),
+        ),
+        (
             "balance",
             vm.new_function(
                 "balance",
@@ -296,7 +234,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             )
             .into(),
         ),
-        ("call", vm.new_function("call", call_native).into()),
+        ("call", vm.new_function("call", crate::call_native::call_native).into()),
         (
             "schedule_timer",
             vm.new_function(
@@ -309,6 +247,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         gas_limit: None,
                         expires_at: None,
                         bid: None,
+                        escrow_key: None,
                     };
                     schedule(request, vm)
                 },
@@ -383,6 +322,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                     gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
                     expires_at: optional_u64(&expires_at, "expires_at", vm)?,
                     bid: None,
+                    escrow_key: None,
                 };
                 schedule(request, vm)
             })
@@ -490,8 +430,10 @@ fn schedule_one_shot(
         "gas_limit",
         "expires_at",
         "bid",
+        "escrow",
     ];
-    let [at, payload, fee_payer, gas_limit, expires_at, bid] = bind(args, function, names, 2, vm)?;
+    let [at, payload, fee_payer, gas_limit, expires_at, bid, escrow] =
+        bind(args, function, names, 2, vm)?;
     let at = parse_u64(at.as_ref().expect("required"), due, vm)?;
     let request = TimerRequest {
         trigger: trigger(at),
@@ -500,6 +442,9 @@ fn schedule_one_shot(
         gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
         expires_at: optional_u64(&expires_at, "expires_at", vm)?,
         bid: optional_u64(&bid, "bid", vm)?,
+        escrow_key: optional(escrow.as_ref(), vm)
+            .map(|key| crate::storage_natives::storage_key(&key, vm))
+            .transpose()?,
     };
     schedule(request, vm)
 }
@@ -511,136 +456,4 @@ pub(crate) fn schedule(request: TimerRequest, vm: &VirtualMachine) -> PyResult {
     let call = HOST.with(|slot| slot.host.schedule_timer(&actor, nested, request));
     let timer_id = host_result(call, vm)?;
     Ok(vm.ctx.new_bytes(timer_id.as_bytes().to_vec()).into())
-}
-
-/// `pvm_host.call(actor, handler, *args, value=0)`: runs another actor's
-/// handler synchronously inside a host checkpoint. Its failure reverts its
-/// effects and raises `HostError` in the caller (or re-raises an abort,
-/// which the whole execution shares).
-pub(crate) fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
-    let value = take_kwarg(&mut args, "value");
-    if let Some((name, _)) = args.kwargs.iter().next() {
-        return Err(vm.new_type_error(format!(
-            "call() got an unexpected keyword argument '{name}'"
-        )));
-    }
-    if args.args.len() < 2 {
-        return Err(vm.new_type_error("call(actor, handler, *args, value=0)"));
-    }
-    let target = parse_address(&args.args[0], vm)?;
-    let handler = args.args[1]
-        .downcast_ref::<PyStr>()
-        .and_then(|s| s.to_str().map(str::to_owned))
-        .ok_or_else(|| vm.new_type_error("handler must be str"))?;
-    let call_args: Vec<Value> = args.args[2..]
-        .iter()
-        .map(|a| py_to_value(a, vm))
-        .collect::<PyResult<_>>()?;
-    // Converted here and rebuilt as objects in the callee.
-    for arg in &call_args {
-        charge_conversion(arg, 2, vm)?;
-    }
-    let amount = match &value {
-        Some(v) => parse_u128(v, "value", vm)?,
-        None => 0,
-    };
-    let payload_cells =
-        Value::List(call_args.clone()).to_bytes().len() as u64 + handler.len() as u64;
-    charge(costs::host::CALL, payload_cells, vm)?;
-
-    let caller = current_actor();
-    let depth = with_exec(|s| s.frames.len());
-    if depth >= MAX_CALL_DEPTH {
-        return Err(host_error(
-            ErrorKind::CallDepthExceeded,
-            &format!("nested calls are limited to depth {MAX_CALL_DEPTH}"),
-            vm,
-        ));
-    }
-    if let Some((kind, message)) = crate::compile::refuse_name(&handler) {
-        return Err(host_error(kind, &message, vm));
-    }
-    let record = host_result(HOST.with(|slot| slot.host.actor_record(&target)), vm)?
-        .ok_or_else(|| host_error(ErrorKind::NotFound, &format!("no actor at {target}"), vm))?;
-    let code_cache = with_exec(|s| s.code_cache.clone());
-    let compiled = HOST
-        .with(|slot| code_cache.get_or_compile(&record.code_hash, &mut *slot.host))
-        .ok_or_else(|| {
-            host_error(
-                ErrorKind::NotFound,
-                &format!("code of {target} is unavailable"),
-                vm,
-            )
-        })?;
-
-    if let Some((kind, message)) =
-        crate::compile::refuse_timer_handler(&compiled, &handler, &Invocation::Transaction)
-    {
-        return Err(host_error(kind, &message, vm));
-    }
-
-    let checkpoint = HOST.with(|slot| slot.host.checkpoint());
-    let events_before = with_exec(|s| s.events.len());
-    let result = (|| -> PyResult {
-        if amount > 0 {
-            host_result(
-                HOST.with(|slot| slot.host.transfer(&caller, &target, amount)),
-                vm,
-            )?;
-        }
-        with_exec(|s| {
-            s.frames.push(Frame {
-                actor: target,
-                caller,
-            })
-        });
-        let invoke = with_exec(|s| s.invoke);
-        let outcome = invoke(
-            &compiled,
-            &target,
-            &record.deployer,
-            &handler,
-            &call_args,
-            vm,
-        );
-        with_exec(|s| s.frames.pop());
-        let returned = outcome?.ok_or_else(|| {
-            host_error(
-                ErrorKind::NotFound,
-                &format!("actor {target} has no handler '{handler}'"),
-                vm,
-            )
-        })?;
-        // Values cross actor boundaries by copy, never by reference; the
-        // copy is paid by size like any other conversion.
-        let value = py_to_value(&returned, vm)?;
-        charge(costs::for_bytes(value.to_bytes().len() as u64), 0, vm)?;
-        charge_conversion(&value, 2, vm)?;
-        Ok(value_to_py(&value, vm))
-    })();
-    match result {
-        Ok(value) => {
-            HOST.with(|slot| slot.host.commit(checkpoint));
-            Ok(value)
-        }
-        Err(exc) => {
-            HOST.with(|slot| slot.host.revert(checkpoint));
-            with_exec(|s| s.events.truncate(events_before));
-            if let Some(abort) = with_exec(|s| s.meter.abort) {
-                return Err(abort_exception(abort, vm));
-            }
-            // A HostError escaping the callee (a host rejection or a deeper
-            // call's failure) already names the root cause and its kind:
-            // pass it up unchanged instead of nesting messages 32 deep.
-            if host_error_kind(&exc, vm).is_some() {
-                return Err(exc);
-            }
-            let message = crate::exec::exception_message(&exc, vm);
-            Err(host_error(
-                ErrorKind::Revert,
-                &format!("call to {target}.{handler} failed: {message}"),
-                vm,
-            ))
-        }
-    }
 }

@@ -29,7 +29,7 @@ use crate::exec::{install_error_types, ErrorTypes};
 use crate::guards::Guard;
 use crate::{builtin_natives, guard_natives, pvm_host, storage_natives};
 
-pub use crate::pvm_host::MAX_CALL_DEPTH;
+pub use crate::call_native::MAX_CALL_DEPTH;
 
 thread_local! {
     static RUNTIME: RefCell<Option<&'static Runtime>> = const { RefCell::new(None) };

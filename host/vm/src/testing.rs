@@ -24,6 +24,7 @@ pub const TEST_FIRE: timerhost_types::FireInfo = timerhost_types::FireInfo {
     timer_id: Hash([7; 32]),
     fire_seq: 1,
     due: timerhost_types::FireDue::Height(1),
+    escrow_key: None,
 };
 
 /// A timer the mock accepted.
@@ -63,6 +64,10 @@ pub struct MockHost {
     pub block: BlockInfo,
     /// The transaction signer.
     pub tx_sender: Address,
+    /// What the transaction sent to the actor it calls.
+    pub call_value: u128,
+    /// The last `release_escrow` request, if any.
+    pub escrow_release: Option<Address>,
 }
 
 impl MockHost {
@@ -162,6 +167,15 @@ impl Host for MockHost {
 
     fn tx_sender(&self) -> Address {
         self.tx_sender
+    }
+
+    fn call_value(&self) -> u128 {
+        self.call_value
+    }
+
+    fn release_escrow(&mut self, to: &Address) -> HostCall<()> {
+        self.escrow_release = Some(*to);
+        HostCall::ok((), Cost::default())
     }
 
     fn actor_record(&mut self, actor: &Address) -> HostCall<Option<ActorRecord>> {
@@ -418,6 +432,7 @@ mod tests {
             gas_limit: None,
             expires_at: None,
             bid: None,
+            escrow_key: None,
         };
         let call = host.schedule_timer(&a, false, request);
         assert_eq!(call.result.unwrap_err().kind, ErrorKind::InvalidInput);

@@ -287,6 +287,7 @@ impl Vm {
                 frames: vec![Frame {
                     actor: *actor,
                     caller: tx_sender,
+                    value: host.call_value(),
                 }],
                 events: Vec::new(),
                 code_cache: self.cache.clone(),
