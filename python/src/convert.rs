@@ -302,6 +302,15 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
             ("seq", any(py, t.seq)?),
             ("deposit", any(py, t.deposit)?),
             ("bid", any(py, t.bid)?),
+            (
+                "escrow_key",
+                any(
+                    py,
+                    t.escrow_key
+                        .as_deref()
+                        .map(|k| String::from_utf8_lossy(k).into_owned()),
+                )?,
+            ),
             ("trigger", value_to_py(py, &t.trigger_value())?),
         ],
     )

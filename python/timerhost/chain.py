@@ -278,6 +278,9 @@ class Timer:
     bid: int = 0
     """Priority fee per handler cycle, paid to the proposer on the cycles a
     fire uses (pre-charged on ``gas_limit_per_fire``)."""
+    escrow_key: Optional[str] = None
+    """The storage key of the actor's escrow that funds it (``escrow=`` at
+    scheduling), or ``None``."""
     trigger: Dict[str, Any] = field(default_factory=dict)
     """What makes it due: ``{"kind": "height", "height": h}``, ``{"kind":
     "time", "timestamp_ms": t}`` or ``{"kind": "state", "actor": a, "keys":

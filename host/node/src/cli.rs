@@ -13,22 +13,18 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 use timerhost_chain::ChainError;
 use timerhost_rpc::Client;
-use timerhost_types::{actor_address, dev_accounts, Genesis, TxKind, Value, DEV_CHAIN_ID};
+use timerhost_types::{Genesis, TxKind, DEV_CHAIN_ID};
 
 use crate::client;
 use crate::client_args::{pretty, print, send_and_report, NodeArgs, TxArgs};
 use crate::config::{parse_duration, NodeConfig};
+use crate::cron::{cron, CronAction};
+use crate::dev::{dev, dev_account_rows};
 use crate::error::{NodeError, Result};
 use crate::gov::{gov, GovAction};
 use crate::home::{parse_genesis, Home, DEFAULT_GENESIS_TOML};
 use crate::producer::Schedule;
 use crate::run::RunOptions;
-
-/// The example actors `timerhost dev` deploys.
-pub const HEARTBEAT_PY: &str = include_str!("../../../actors/heartbeat/heartbeat.py");
-/// The deployer-funded heartbeat example.
-pub const HEARTBEAT_DEPLOYER_FUNDED_PY: &str =
-    include_str!("../../../actors/heartbeat/heartbeat_deployer_funded.py");
 
 /// timerhost: a node for Python actors with native, protocol-level timers.
 #[derive(Debug, Parser)]
@@ -311,6 +307,13 @@ pub enum Command {
         #[command(subcommand)]
         action: GovAction,
     },
+    /// ARC-21's cron registry (0x…06): schedule a call, top up or cancel
+    /// a job, list an owner's jobs.
+    Cron {
+        /// The cron action.
+        #[command(subcommand)]
+        action: CronAction,
+    },
     /// Call any JSON-RPC method: `timerhost rpc th_getTimers '[{"actor":"0x…"}]'`.
     Rpc {
         /// Method name.
@@ -488,143 +491,6 @@ fn node(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn dev(
-    as_json: bool,
-    home: Option<&PathBuf>,
-    block_time: &str,
-    manual: bool,
-    rpc: SocketAddr,
-    metrics: Option<SocketAddr>,
-    no_examples: bool,
-) -> Result<()> {
-    let schedule = if manual {
-        Schedule::Manual
-    } else {
-        Schedule::Interval(parse_duration(block_time).map_err(NodeError::Usage)?)
-    };
-    // A temporary home lives as long as this function.
-    let temp;
-    let root = match home {
-        Some(h) => h.clone(),
-        None => {
-            temp = tempfile::Builder::new()
-                .prefix("timerhost-dev-")
-                .tempdir()
-                .map_err(|source| NodeError::Io {
-                    action: "creating a temporary home in",
-                    path: std::env::temp_dir(),
-                    source,
-                })?;
-            temp.path().join("home")
-        }
-    };
-    let home = Home::new(&root);
-    let chain = if home.genesis_path().exists() {
-        let chain = home.open()?;
-        if !chain.genesis().is_dev() {
-            return Err(NodeError::Usage(format!(
-                "{} holds chain {}, not a dev chain; use `timerhost node` for it",
-                root.display(),
-                chain.genesis().chain_id
-            )));
-        }
-        chain
-    } else {
-        home.init(&Genesis::dev())?
-    };
-    let fresh = chain.head()?.height == 0;
-    let keys = dev_accounts();
-    let mut prelude = Vec::new();
-    let mut examples = Vec::new();
-    if fresh && !no_examples {
-        let deployer = &keys[0];
-        let start_nonce = chain.account(&deployer.address())?.nonce;
-        let basefee = chain.basefee_config()?;
-        let list: [(&str, &str, Vec<Value>, u128); 2] = [
-            // Self-funded: beats every 5 blocks, paid from the 1,000 tokens it holds.
-            (
-                "heartbeat",
-                HEARTBEAT_PY,
-                vec![Value::int(5)],
-                1_000 * 10u128.pow(18),
-            ),
-            // Deployer-funded: 10 beats, every 10 blocks, paid by dev account 0.
-            (
-                "heartbeat_deployer_funded",
-                HEARTBEAT_DEPLOYER_FUNDED_PY,
-                vec![Value::int(10), Value::int(10)],
-                0,
-            ),
-        ];
-        for (i, (name, code, args, value)) in list.into_iter().enumerate() {
-            let nonce = start_nonce + i as u64;
-            let tx = timerhost_types::Transaction {
-                chain_id: DEV_CHAIN_ID,
-                nonce,
-                cycles_limit: 5_000_000,
-                cells_limit: 1_000_000,
-                max_fee_per_cycle: basefee.cycle_basefee * 2 + 1,
-                max_fee_per_cell: basefee.cell_basefee * 2,
-                priority_fee_per_cycle: 1,
-                kind: TxKind::DeployActor {
-                    code: code.to_string(),
-                    args,
-                    value,
-                },
-            }
-            .sign(deployer);
-            examples.push(json!({
-                "name": name,
-                "address": actor_address(&deployer.address(), nonce),
-                "tx_hash": tx.hash(),
-            }));
-            prelude.push(tx);
-        }
-    }
-    let accounts = dev_account_rows();
-    if as_json {
-        println!(
-            "{}",
-            json!({ "event": "dev", "home": root, "dev_accounts": accounts, "examples": examples })
-        );
-    } else {
-        println!(
-            "timerhost dev: chain {DEV_CHAIN_ID}, home {}",
-            root.display()
-        );
-        println!("Dev accounts (keys are public; only accepted on chain {DEV_CHAIN_ID}):");
-        for a in &accounts {
-            println!(
-                "  #{:<2} {}  key {}",
-                a["index"],
-                a["address"].as_str().unwrap_or(""),
-                a["private_key"].as_str().unwrap_or("")
-            );
-        }
-        for e in &examples {
-            println!(
-                "Deploying example {} at {} (in the first block)",
-                e["name"].as_str().unwrap_or(""),
-                e["address"].as_str().unwrap_or("")
-            );
-        }
-    }
-    crate::run::run(
-        chain,
-        RunOptions {
-            rpc,
-            schedule,
-            metrics,
-            proposer: keys[0].address(),
-            mempool: Default::default(),
-            json: as_json,
-            prelude,
-        },
-    )?;
-    Ok(())
-}
-
 /// Normalises a snapshot id (`0x1`, or decimal `1`) to the node's form (`0x1`).
 fn parse_snapshot_id(id: &str) -> Result<String> {
     let t = id.trim();
@@ -658,14 +524,6 @@ fn print_event(e: &serde_json::Value) {
         e["emitter"].as_str().unwrap_or("?"),
         e["data"]
     );
-}
-
-fn dev_account_rows() -> Vec<serde_json::Value> {
-    dev_accounts()
-        .iter()
-        .enumerate()
-        .map(|(i, k)| json!({ "index": i, "address": k.address(), "private_key": k.to_hex() }))
-        .collect()
 }
 
 fn keys(j: bool, action: &KeysAction) -> Result<()> {
@@ -1019,6 +877,7 @@ fn client_command(cli: &Cli) -> Result<()> {
             }
         }
         Command::Gov { action } => gov(j, action)?,
+        Command::Cron { action } => cron(j, action)?,
         Command::Receipt { hash, node } => {
             let r = Client::new(&node.rpc).call("th_getReceipt", json!([hash]))?;
             if r.is_null() {

@@ -15,6 +15,8 @@
 //! - [`client_args`]: the node and signer options every client command
 //!   shares, sending a transaction and printing its receipt.
 //! - [`gov`]: `timerhost gov …`, the governance commands.
+//! - [`cron`]: `timerhost cron …`, ARC-21's cron registry from a wallet.
+//! - [`dev`]: `timerhost dev`, the one-command devnet and its examples.
 //! - [`follow`]: `events --follow`, streaming events as blocks arrive.
 //! - [`keys`]: `keys new|list`, key files for `--key FILE`.
 
@@ -22,6 +24,8 @@ pub mod cli;
 pub mod client;
 pub mod client_args;
 pub mod config;
+pub mod cron;
+pub mod dev;
 pub mod error;
 pub mod follow;
 pub mod gov;

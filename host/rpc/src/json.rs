@@ -379,6 +379,7 @@ pub fn timer_json(t: &Timer) -> Json {
         "seq": t.seq,
         "deposit": amount(t.deposit),
         "bid": t.bid,
+        "escrow_key": t.escrow_key.as_deref().map(String::from_utf8_lossy),
         "trigger": value_to_json(&t.trigger_value()),
     })
 }

@@ -354,6 +354,28 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         })
     }
 
+    /// `th_getStorageKeys(actor, prefix, limit?)`: the keys of an actor's
+    /// storage starting with `prefix`, in key order (at most `limit`, ≤
+    /// [`MAX_LIST`]). How a wallet lists its cron jobs (`owner:<addr>:`).
+    fn get_storage_keys(&self, a: &[Json]) -> Result<Json> {
+        let addr = parse_address(arg_str(a, 0, "actor address")?)?;
+        let prefix = arg_str(a, 1, "key prefix")?;
+        let limit = match a.get(2) {
+            None | Some(Json::Null) => MAX_LIST,
+            Some(v) => (u64_of(v, "limit")? as usize).clamp(1, MAX_LIST),
+        };
+        let state = self.chain.store().state();
+        let base = keys::storage_prefix(&addr).len();
+        let (start, end) = keys::storage_scan_range(&addr, prefix.as_bytes(), None);
+        let found = state.scan(&start, Some(&end), limit)?;
+        Ok(Json::Array(
+            found
+                .into_iter()
+                .map(|(k, _)| Json::String(String::from_utf8_lossy(&k[base..]).into_owned()))
+                .collect(),
+        ))
+    }
+
     fn get_timer(&self, a: &[Json]) -> Result<Json> {
         let id = parse_hash("timer id", arg_str(a, 0, "timer id")?)?;
         let state = self.chain.store().state();
@@ -587,6 +609,7 @@ pub const METHODS: &[&str] = &[
     "th_getAccount",
     "th_getCode",
     "th_getStorage",
+    "th_getStorageKeys",
     "th_getTimer",
     "th_getTimers",
     "th_quoteTimer",
@@ -625,6 +648,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getAccount", |c, a| c.get_account(&a));
     method!("th_getCode", |c, a| c.get_code(&a));
     method!("th_getStorage", |c, a| c.get_storage(&a));
+    method!("th_getStorageKeys", |c, a| c.get_storage_keys(&a));
     method!("th_getTimer", |c, a| c.get_timer(&a));
     method!("th_getTimers", |c, a| c.get_timers(&a));
     method!("th_quoteTimer", |c, a| c.quote_timer(&a));

@@ -320,14 +320,84 @@ fn dev_examples_and_governance_through_the_cli() {
     let out = node.out.lock().unwrap().clone();
     let banner: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     let examples = banner["examples"].as_array().unwrap().clone();
-    assert_eq!(examples.len(), 2, "{banner}");
-    // The examples are deployed by the first block.
+    let names: Vec<&str> = examples
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "heartbeat",
+            "heartbeat_deployer_funded",
+            "arc20_token",
+            "subscriptions",
+            "cron_registry"
+        ],
+        "{banner}"
+    );
+    // The examples are deployed by the first block (the registry is in genesis).
     node.cli_json(&["mine"]);
-    for e in &examples {
+    for e in examples.iter().filter(|e| !e["tx_hash"].is_null()) {
         let r = node.rpc("th_getReceipt", json!([e["tx_hash"]]));
         assert_eq!(r["status"], "success", "{r}");
         assert_eq!(r["created_actor"], e["address"]);
     }
+    // The sample subscription's cron job waits in the registry.
+    let subscriptions = examples[3]["address"].as_str().unwrap();
+    let jobs = node.cli_json(&["cron", "jobs", subscriptions]);
+    assert_eq!(jobs[0]["method"], "chargeSubscription", "{jobs}");
+    assert_eq!(jobs[0]["intervalSec"], 60, "{jobs}");
+
+    // A wallet schedules, tops up and cancels a job of its own.
+    let token = examples[2]["address"].as_str().unwrap();
+    let now_s = node.cli_json(&["status"])["timestamp"].as_u64().unwrap() / 1000;
+    let at = (now_s + 3600).to_string();
+    let r = node.cli_json(&[
+        "cron",
+        "schedule",
+        token,
+        "balanceOf",
+        "[\"0x893e3d59bbbcd581d9fd28cb7a7827f62023a335\"]",
+        "--at",
+        &at,
+        "--interval",
+        "60",
+        "--escrow",
+        "10000000000000000",
+        "--dev-account",
+        "4",
+        "--no-wait",
+    ]);
+    node.cli_json(&["mine"]);
+    let r = node.rpc("th_getReceipt", json!([r["tx_hash"]]));
+    assert_eq!(r["status"], "success", "{r}");
+    let id = r["return_value"].as_str().unwrap().to_string();
+    let dev4 = "0x55fe20239088b5e1ae5b4d3c2cf8c33a4cc5ccff";
+    let jobs = node.cli_json(&["cron", "jobs", dev4]);
+    assert_eq!(jobs[0]["id"], id.as_str(), "{jobs}");
+    let r = node.cli_json(&[
+        "cron",
+        "top-up",
+        &id,
+        "5",
+        "--dev-account",
+        "5",
+        "--no-wait",
+    ]);
+    node.cli_json(&["mine"]);
+    assert_eq!(
+        node.rpc("th_getReceipt", json!([r["tx_hash"]]))["status"],
+        "success"
+    );
+    // A stranger cannot cancel it; its owner can.
+    let out = node.cli(&["cron", "cancel", &id, "--dev-account", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let r = node.cli_json(&["cron", "cancel", &id, "--dev-account", "4", "--no-wait"]);
+    node.cli_json(&["mine"]);
+    let r = node.rpc("th_getReceipt", json!([r["tx_hash"]]));
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(r["events"][0]["name"], "JobCancelled", "{r}");
+    assert_eq!(node.cli_json(&["cron", "jobs", dev4]), json!([]));
     let beat = examples[0]["address"].as_str().unwrap().to_string();
     let funded = examples[1]["address"].as_str().unwrap().to_string();
     assert_eq!(
