@@ -103,11 +103,25 @@ def transfer(to: str, amount: int) -> None:
 def emit(name: str, data: ActorValue) -> None:
     """Emits an event (kept only if the execution succeeds); costs cells for its bytes."""
 
-def call(actor: str, handler: str, *args: ActorValue, value: int = 0) -> ActorValue:
+def call(actor: str, handler: str, *args: ActorValue, value: int = 0, gas_limit: Optional[int] = None) -> ActorValue:
     """Calls another actor synchronously (depth ≤ 32). The callee has its own
     storage; ``tx_sender()`` is unchanged and ``caller()`` is this actor. A
     failing callee reverts this execution unless the ``HostError`` is caught,
-    in which case only the callee's effects are discarded."""
+    in which case only the callee's effects are discarded. ``gas_limit`` caps
+    the callee's cycles: running out of it raises ``HostError`` (kind
+    ``out_of_cycles``) here, and this execution goes on."""
+
+def value() -> int:
+    """What the transaction or the calling actor sent with this call (already
+    in this actor's balance); 0 in a timer fire."""
+
+def cycles_used() -> int:
+    """Cycles this execution has used so far, nested calls included."""
+
+def release_escrow(to: str) -> None:
+    """In the handler of a fire funded by ``escrow=``: once the fire's cost
+    is settled against the escrow, pay what is left to ``to`` and delete the
+    key. ``HostError`` anywhere else."""
 
 def schedule_timer(height: int, payload: bytes) -> bytes:
     """Schedules ``handle_timer(payload)`` at a future ``height``, paid by this
@@ -122,6 +136,7 @@ def schedule_timer_ex(
     gas_limit: Optional[int] = None,
     expires_at: Optional[int] = None,
     bid: Optional[int] = None,
+    escrow: Optional[str] = None,
 ) -> bytes:
     """``schedule_timer`` with every option: ``fee_payer`` (this actor, or
     ``tx_sender()`` — only when the transaction targets this actor directly,
@@ -138,6 +153,7 @@ def schedule_timer_at(
     gas_limit: Optional[int] = None,
     expires_at: Optional[int] = None,
     bid: Optional[int] = None,
+    escrow: Optional[str] = None,
 ) -> bytes:
     """A time timer: ``handle_timer(payload)`` runs at the *start* of the
     first block whose timestamp is ≥ ``timestamp_ms`` (unix ms), before that
@@ -146,7 +162,11 @@ def schedule_timer_at(
     timestamp. ``expires_at`` is a height (default: this height +
     ``max_ttl_blocks``); a timer whose TTL runs out before its time leaves
     with its deposit refunded. The other options and the handler convention
-    are ``schedule_timer_ex``'s."""
+    are ``schedule_timer_ex``'s.
+    ``escrow`` (also on ``schedule_timer_ex``) names an int in this actor's
+    storage that pays the timer: its deposit comes from it and goes back to
+    it, a fire runs only if it covers the fire's maximum cost, and the settled
+    cost is subtracted after the fire. This actor must be the fee payer."""
 
 def watch(
     keys: str | list[str],

@@ -78,6 +78,31 @@ struct TxSpec {
     kind: TxKind,
 }
 
+/// Signs one transaction spec with `nonce`. Wallet-style fee defaults
+/// (EIP-1559 practice): twice the current basefee plus the tip, so the
+/// basefee may rise for a while before the transaction stops being
+/// includable.
+fn sign_spec(
+    spec: TxSpec,
+    chain_id: u64,
+    nonce: u64,
+    cycle_basefee: u128,
+    cell_basefee: u128,
+) -> SignedTransaction {
+    let mut builder = TxBuilder::new(spec.key, chain_id);
+    builder.nonce = nonce;
+    builder.cycles_limit = spec.cycles_limit;
+    builder.cells_limit = spec.cells_limit;
+    builder.priority_fee_per_cycle = spec.tip;
+    builder.max_fee_per_cycle = spec
+        .max_fee_per_cycle
+        .unwrap_or(cycle_basefee.saturating_mul(2) + spec.tip);
+    builder.max_fee_per_cell = spec
+        .max_fee_per_cell
+        .unwrap_or(cell_basefee.saturating_mul(2));
+    builder.sign(spec.kind)
+}
+
 fn field_error(key: &str, e: PyErr) -> PyErr {
     PyValueError::new_err(format!("transaction field {key:?}: {e}"))
 }
@@ -214,21 +239,13 @@ impl NativeChain {
                 (None, None) => self.chain()?.account(&sender).map_err(chain_err)?.nonce,
             };
             next_nonce.insert(sender, nonce + 1);
-            let mut builder = TxBuilder::new(spec.key, chain_id);
-            builder.nonce = nonce;
-            builder.cycles_limit = spec.cycles_limit;
-            builder.cells_limit = spec.cells_limit;
-            builder.priority_fee_per_cycle = spec.tip;
-            // Wallet-style defaults (EIP-1559 practice): twice the current
-            // basefee plus the tip, so the basefee may rise for a while
-            // before the transaction stops being includable.
-            builder.max_fee_per_cycle = spec
-                .max_fee_per_cycle
-                .unwrap_or(basefee.cycle_basefee.saturating_mul(2) + spec.tip);
-            builder.max_fee_per_cell = spec
-                .max_fee_per_cell
-                .unwrap_or(basefee.cell_basefee.saturating_mul(2));
-            out.push(builder.sign(spec.kind));
+            out.push(sign_spec(
+                spec,
+                chain_id,
+                nonce,
+                basefee.cycle_basefee,
+                basefee.cell_basefee,
+            ));
         }
         Ok(out)
     }
@@ -575,6 +592,42 @@ fn actor_address(deployer: &str, nonce: u64) -> PyResult<String> {
     Ok(timerhost_types::actor_address(&convert::address(deployer, "deployer")?, nonce).to_hex())
 }
 
+/// A transaction spec (the dicts `Chain` builds) signed for a node: the
+/// hex of its encoding, what `th_sendRawTransaction` takes. `nonce` is used
+/// unless the spec fixes one.
+#[pyfunction]
+fn sign_transaction(
+    spec: &Bound<'_, PyDict>,
+    chain_id: u64,
+    nonce: u64,
+    cycle_basefee: u128,
+    cell_basefee: u128,
+) -> PyResult<String> {
+    let spec = parse_spec(spec)?;
+    let nonce = spec.nonce.unwrap_or(nonce);
+    let tx = sign_spec(spec, chain_id, nonce, cycle_basefee, cell_basefee);
+    let hex: String = tx.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("0x{hex}"))
+}
+
+/// An actor value from its canonical encoding (as `th_getStorage(…,
+/// "raw")` returns it).
+#[pyfunction]
+fn decode_value<'py>(py: Python<'py>, encoded: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    let v = Value::from_bytes(encoded)
+        .map_err(|e| PyValueError::new_err(format!("not an encoded actor value: {e}")))?;
+    convert::value_to_py(py, &v)
+}
+
+/// The ten dev accounts: `(address, private key)`.
+#[pyfunction]
+fn dev_account_keys() -> Vec<(String, String)> {
+    dev_accounts()
+        .into_iter()
+        .map(|k| (k.address().to_hex(), k.to_hex()))
+        .collect()
+}
+
 /// The address of a private key (hex).
 #[pyfunction]
 fn key_address(private_key: &str) -> PyResult<String> {
@@ -590,6 +643,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeChain>()?;
     m.add_function(wrap_pyfunction!(actor_address, m)?)?;
     m.add_function(wrap_pyfunction!(key_address, m)?)?;
+    m.add_function(wrap_pyfunction!(sign_transaction, m)?)?;
+    m.add_function(wrap_pyfunction!(dev_account_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add("TimerhostError", m.py().get_type::<TimerhostError>())?;
     m.add(
         "TransactionRejected",

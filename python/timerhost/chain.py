@@ -476,61 +476,17 @@ def _timer_config_to_json(config: Dict[str, int]) -> Dict[str, Any]:
     return {k: (str(v) if k in _TIMER_U128 else v) for k, v in config.items()}
 
 
-class Chain:
-    """An isolated, in-process timerhost dev chain (chain id 1337).
 
-    ``Chain()`` keeps everything in memory; ``Chain(path=DIR)`` persists it
-    in sled (reopening ``DIR`` continues that chain). Ten dev accounts are
-    funded at genesis (``chain.accounts``); ``accounts[0]`` is also the
-    governance signer. ``interval`` is the default number of seconds between
-    blocks (or ``interval_ms``, milliseconds); ``cycles_limit``/``cells_limit`` the default per-transaction
-    limits (each call can override them, as can ``tip``,
-    ``max_fee_per_cycle``, ``max_fee_per_cell`` and ``nonce``).
-    """
+class _Wallet:
+    """Signing keys and transaction specs, shared by :class:`Chain` (which
+    mines them in-process) and :class:`~timerhost.rpc.RpcChain` (which sends
+    them to a node)."""
 
-    def __init__(
-        self,
-        path: Optional[Union[str, "os.PathLike[str]"]] = None,
-        *,
-        interval: int = 1,
-        interval_ms: Optional[int] = None,
-        cycles_limit: int = DEFAULT_CYCLES_LIMIT,
-        cells_limit: int = DEFAULT_CELLS_LIMIT,
-    ) -> None:
-        self._native = _native.NativeChain(os.fspath(path) if path is not None else None)
-        if interval_ms is None:
-            self.interval = interval
-        else:
-            self.interval_ms = interval_ms
-        self.cycles_limit = cycles_limit
-        self.cells_limit = cells_limit
-        self.accounts: List[Account] = [Account(a, k) for a, k in self._native.dev_keys()]
-        self._keys: Dict[str, str] = {a.address: a.private_key for a in self.accounts}
-        self._names: Dict[str, str] = {CRON_REGISTRY: "CronRegistry"}
-        self._block_hooks: List[Callable[["Chain", "Block"], None]] = []
-        deployers = self._native.system_deployers()
-        self.governance_account: Account = next(a for a in self.accounts if a.address in deployers)
-
-    @property
-    def governance(self) -> Governance:
-        """Governance system instructions (signed by ``governance_account`` by default)."""
-        return Governance(self)
-
-    def close(self) -> None:
-        """Releases the store (for ``path=`` chains: the database lock). The
-        chain cannot be used afterwards. Also done by ``with Chain(...) as c:``."""
-        self._native.close()
-
-    def __enter__(self) -> "Chain":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<timerhost.Chain height={self.height} state_root={self.state_root[:10]}…>"
-
-    # -- accounts and keys -------------------------------------------------
+    accounts: List[Account]
+    cycles_limit: int
+    cells_limit: int
+    _keys: Dict[str, str]
+    _names: Dict[str, str]
 
     def add_account(self, private_key: str) -> Account:
         """Registers a signing key (hex) so it can be used as ``sender=``;
@@ -592,6 +548,70 @@ class Chain:
         self._names[address] = spec["name"]
         return Actor(address, spec["name"])
 
+
+    @property
+    def cron(self) -> "Cron":
+        """ARC-21's cron registry at ``0x…06``, usable from a wallet:
+        schedule a call, top it up, cancel it, read jobs."""
+        from .cron import Cron
+
+        return Cron(self)
+
+
+class Chain(_Wallet):
+    """An isolated, in-process timerhost dev chain (chain id 1337).
+
+    ``Chain()`` keeps everything in memory; ``Chain(path=DIR)`` persists it
+    in sled (reopening ``DIR`` continues that chain). Ten dev accounts are
+    funded at genesis (``chain.accounts``); ``accounts[0]`` is also the
+    governance signer. ``interval`` is the default number of seconds between
+    blocks (or ``interval_ms``, milliseconds); ``cycles_limit``/``cells_limit`` the default per-transaction
+    limits (each call can override them, as can ``tip``,
+    ``max_fee_per_cycle``, ``max_fee_per_cell`` and ``nonce``).
+    """
+
+    def __init__(
+        self,
+        path: Optional[Union[str, "os.PathLike[str]"]] = None,
+        *,
+        interval: int = 1,
+        interval_ms: Optional[int] = None,
+        cycles_limit: int = DEFAULT_CYCLES_LIMIT,
+        cells_limit: int = DEFAULT_CELLS_LIMIT,
+    ) -> None:
+        self._native = _native.NativeChain(os.fspath(path) if path is not None else None)
+        if interval_ms is None:
+            self.interval = interval
+        else:
+            self.interval_ms = interval_ms
+        self.cycles_limit = cycles_limit
+        self.cells_limit = cells_limit
+        self.accounts: List[Account] = [Account(a, k) for a, k in self._native.dev_keys()]
+        self._keys: Dict[str, str] = {a.address: a.private_key for a in self.accounts}
+        self._names: Dict[str, str] = {CRON_REGISTRY: "CronRegistry"}
+        self._block_hooks: List[Callable[["Chain", "Block"], None]] = []
+        deployers = self._native.system_deployers()
+        self.governance_account: Account = next(a for a in self.accounts if a.address in deployers)
+
+    @property
+    def governance(self) -> Governance:
+        """Governance system instructions (signed by ``governance_account`` by default)."""
+        return Governance(self)
+
+    def close(self) -> None:
+        """Releases the store (for ``path=`` chains: the database lock). The
+        chain cannot be used afterwards. Also done by ``with Chain(...) as c:``."""
+        self._native.close()
+
+    def __enter__(self) -> "Chain":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<timerhost.Chain height={self.height} state_root={self.state_root[:10]}…>"
+
     # -- mining ------------------------------------------------------------
 
     @property
@@ -638,13 +658,6 @@ class Chain:
         order they were added; one that raises stops the caller."""
         self._block_hooks.append(hook)
 
-    @property
-    def cron(self) -> "Cron":
-        """ARC-21's cron registry at ``0x…06``, usable from a wallet:
-        schedule a call, top it up, cancel it, read jobs."""
-        from .cron import Cron
-
-        return Cron(self)
 
     def _label(self, spec: Dict[str, Any]) -> str:
         op = spec["op"]

@@ -338,9 +338,19 @@ impl<B: KvBackend + 'static> RpcContext<B> {
     fn get_storage(&self, a: &[Json]) -> Result<Json> {
         let addr = parse_address(arg_str(a, 0, "actor address")?)?;
         let key = arg_str(a, 1, "storage key")?;
+        let raw = match a.get(2) {
+            None | Some(Json::Null) => false,
+            Some(Json::String(e)) if e == "raw" => true,
+            Some(other) => {
+                return Err(RpcError::InvalidParams(format!(
+                    "parameter 2 (encoding) must be \"raw\" or absent, got {other}"
+                )))
+            }
+        };
         let state = self.chain.store().state();
         Ok(match state.get(&keys::storage(&addr, key.as_bytes()))? {
             None => Json::Null,
+            Some(bytes) if raw => Json::String(crate::json::hex0x(&bytes)),
             Some(bytes) => {
                 let v = Value::from_bytes(&bytes).map_err(|e| {
                     RpcError::Storage(timerhost_state::StorageError::Corrupt {

@@ -92,8 +92,7 @@ pub fn release(state: &mut Overlay<'_>, actor: &Address, key: &[u8], to: &Addres
             what: "escrow",
             key: actor.to_hex(),
             reason: format!("escrow {held} exceeds the actor's balance {available}"),
-        }
-        .into());
+        });
     }
     Ok(held)
 }

@@ -1,0 +1,257 @@
+"""``RpcChain``: the same calls as :class:`~timerhost.Chain`, against a
+running node (``timerhost dev``) over JSON-RPC instead of in-process.
+
+::
+
+    from timerhost.rpc import RpcChain
+    chain = RpcChain("http://127.0.0.1:8645")
+    token = chain.deploy("actors/arc20/arc20.py", args=("Dollar", "USD", 0, 1000))
+    chain.call(token, "transfer", bob, 5, sender=alice).raise_for_status()
+    chain.warp(chain.timestamp // 1000 + 3600)  # dev nodes only
+
+It signs with the dev accounts (a dev chain) or keys added with
+``add_account``, sends with ``th_sendRawTransaction`` and waits for the
+receipt. On a node started with ``--manual`` it mines the block itself
+(``dev_mine``). ``warp`` and ``mine`` need a dev node. Storage is read
+exactly (``th_getStorage`` raw); event data and return values arrive as
+JSON, where ints beyond 2^53 are decimal strings.
+
+The examples in ``examples/`` take ``--rpc URL`` and run on this.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from timerhost import _native
+from timerhost.chain import (
+    CRON_REGISTRY,
+    DEFAULT_CELLS_LIMIT,
+    DEFAULT_CYCLES_LIMIT,
+    Account,
+    Actor,
+    AddressLike,
+    Block,
+    Event,
+    Receipt,
+    Timer,
+    _address,
+    _opt_address,
+    _Wallet,
+)
+from timerhost.errors import ChainError, DeployError, TransactionRejected
+
+_U128_FIELDS = ("fee_paid", "burned", "tip")
+
+
+def _receipt(d: Dict[str, Any]) -> Receipt:
+    """A receipt as ``th_getReceipt`` returns it, in the in-process shape."""
+    source = d["source"]
+    return Receipt._from(
+        {
+            **{k: d[k] for k in ("tx_hash", "sender", "status", "error", "cycles_used", "cells_used", "return_value", "created_actor", "height")},
+            **{k: int(d[k]) for k in _U128_FIELDS},
+            "source": source["type"],
+            "events": [
+                {"name": e["name"], "data": e["data"], "actor": e["emitter"], "height": d["height"], "tx_hash": d["tx_hash"]}
+                for e in d["events"]
+            ],
+            "origin_tx_hash": source.get("origin_tx_hash"),
+            "fee_payer": source.get("fee_payer"),
+            "deliver_seq": source.get("deliver_seq"),
+            "fire_seq": source.get("fire_seq"),
+            "deliver_id": source.get("deliver_id"),
+        }
+    )
+
+
+class RpcChain(_Wallet):
+    """A node's chain seen through JSON-RPC (see the module docs)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        cycles_limit: int = DEFAULT_CYCLES_LIMIT,
+        cells_limit: int = DEFAULT_CELLS_LIMIT,
+        timeout: float = 60.0,
+    ) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.cycles_limit = cycles_limit
+        self.cells_limit = cells_limit
+        status = self.rpc("th_status")
+        self.chain_id: int = status["chain_id"]
+        self._manual = status.get("producer", {}).get("mode") == "manual"
+        self.accounts: List[Account] = (
+            [Account(a, k) for a, k in _native.dev_account_keys()] if status.get("dev") else []
+        )
+        self._keys: Dict[str, str] = {a.address: a.private_key for a in self.accounts}
+        self._names: Dict[str, str] = {CRON_REGISTRY: "CronRegistry"}
+
+    def __repr__(self) -> str:
+        return f"<timerhost.RpcChain {self.url} height={self.height}>"
+
+    # -- JSON-RPC ------------------------------------------------------------
+
+    def rpc(self, method: str, *params: Any) -> Any:
+        """Calls ``method`` with ``params``; raises ``ChainError`` with the
+        node's message if it answers with an error."""
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
+        request = urllib.request.Request(self.url, body, {"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                answer = json.loads(response.read())
+        except urllib.error.URLError as e:
+            raise ChainError(f"cannot reach the node at {self.url}: {e.reason}") from None
+        if "error" in answer:
+            raise ChainError(f"{method}: {answer['error'].get('message', answer['error'])}")
+        return answer["result"]
+
+    # -- transactions ----------------------------------------------------------
+
+    def _send(self, spec: Dict[str, Any]) -> Receipt:
+        if spec["nonce"] is None:
+            spec["nonce"] = self.rpc("th_getNonce", spec["sender"], "pending")
+        basefee = self.rpc("th_getBasefeeConfig")
+        raw = _native.sign_transaction(spec, self.chain_id, spec["nonce"], int(basefee["cycle_basefee"]), int(basefee["cell_basefee"]))
+        try:
+            tx_hash = self.rpc("th_sendRawTransaction", raw)
+        except ChainError as e:
+            raise TransactionRejected(str(e), 0, str(e)) from None
+        if self._manual:
+            self.rpc("dev_mine", 1)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            r = self.rpc("th_getReceipt", tx_hash)
+            if r is not None and not r.get("pending"):
+                return _receipt(r)
+            if time.monotonic() > deadline:
+                raise ChainError(f"transaction {tx_hash} was not included within {self.timeout} s")
+            time.sleep(0.05)
+
+    def deploy(
+        self,
+        source: Union[str, "os.PathLike[str]"],
+        *,
+        sender: Optional[AddressLike] = None,
+        args: Sequence[Any] = (),
+        value: int = 0,
+        **opts: Any,
+    ) -> Actor:
+        """Deploys an actor; raises :class:`~timerhost.DeployError` if it failed."""
+        spec = self._deploy_spec(source, sender, args, value, opts)
+        receipt = self._send(spec)
+        expected = self._expect_actor(spec)
+        if not receipt.ok or receipt.created_actor is None:
+            raise DeployError(f"deploy {expected.name}", receipt)
+        return Actor(receipt.created_actor, expected.name, receipt)
+
+    def call(self, actor: AddressLike, handler: str, *args: Any, sender: Optional[AddressLike] = None, value: int = 0, **opts: Any) -> Receipt:
+        """Calls ``actor.handler(*args)``; returns the receipt once included."""
+        return self._send(self._call_spec(actor, handler, args, sender, value, opts))
+
+    def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
+        return self._send(self._transfer_spec(to, amount, sender, opts))
+
+    # -- blocks and time (dev nodes) ---------------------------------------------
+
+    def mine(self, n: int = 1) -> List[Block]:
+        """Mines ``n`` blocks now (``dev_mine``)."""
+        mined = self.rpc("dev_mine", n)
+        return [self.get_block(h) for h in range(mined["from"], mined["to"] + 1)]  # type: ignore[misc]
+
+    def warp(self, timestamp: Optional[int] = None, *, timestamp_ms: Optional[int] = None) -> Block:
+        """Mines one block at ``timestamp`` (unix seconds) or ``timestamp_ms``."""
+        if (timestamp is None) == (timestamp_ms is None):
+            raise TypeError("warp() takes timestamp (s) or timestamp_ms")
+        ms = timestamp_ms if timestamp_ms is not None else timestamp * 1000  # type: ignore[operator]
+        self.rpc("dev_setNextBlockTimestamp", ms)
+        (block,) = self.mine(1)
+        return block
+
+    @property
+    def height(self) -> int:
+        return self.rpc("th_status")["height"]
+
+    @property
+    def timestamp(self) -> int:
+        """The head block's timestamp, unix milliseconds."""
+        return self.rpc("th_status")["timestamp"]
+
+    def get_block(self, height: int) -> Optional[Block]:
+        """A committed block's header. Its ``receipts`` are empty: the node
+        serves receipts by transaction hash (``receipt``) and timer fires as
+        events (``events``), not per block."""
+        b = self.rpc("th_getBlock", height)
+        if b is None:
+            return None
+        return Block(
+            height=b["height"],
+            timestamp=b["timestamp"],
+            hash=b["hash"],
+            parent_hash=b["parent_hash"],
+            state_root=b["state_root"],
+            proposer=b["proposer"],
+            tx_count=len(b["txs"]),
+            receipts=[],
+        )
+
+    def receipt(self, tx_hash: str) -> Optional[Receipt]:
+        r = self.rpc("th_getReceipt", tx_hash)
+        return None if r is None or r.get("pending") else _receipt(r)
+
+    # -- state ---------------------------------------------------------------------
+
+    def balance(self, address: AddressLike) -> int:
+        return int(self.rpc("th_getBalance", _address(address)))
+
+    def nonce(self, address: AddressLike) -> int:
+        return self.rpc("th_getNonce", _address(address))
+
+    def storage(self, actor: AddressLike, key: str) -> Any:
+        raw = self.rpc("th_getStorage", _address(actor, "actor"), key, "raw")
+        return None if raw is None else _native.decode_value(bytes.fromhex(raw[2:]))
+
+    def storage_keys(self, actor: AddressLike, prefix: str = "", *, limit: int = 1000) -> List[str]:
+        return self.rpc("th_getStorageKeys", _address(actor, "actor"), prefix, limit)
+
+    def timers(self, actor: Optional[AddressLike] = None, fee_payer: Optional[AddressLike] = None) -> List[Timer]:
+        """Pending timers of an actor or a fee payer."""
+        query = {"actor": _opt_address(actor, "actor"), "fee_payer": _opt_address(fee_payer, "fee_payer")}
+        rows = self.rpc("th_getTimers", {k: v for k, v in query.items() if v is not None})
+        return [
+            Timer(
+                timer_id=bytes.fromhex(t["timer_id"][2:]),
+                actor_address=t["actor"],
+                height=t["height"],
+                payload=bytes.fromhex(t["payload"][2:]),
+                handler=t["handler"],
+                fee_payer=t["fee_payer"],
+                gas_limit_per_fire=t["gas_limit_per_fire"],
+                expires_at=t["expires_at"],
+                seq=t["seq"],
+                deposit=int(t["deposit"]),
+                bid=t["bid"],
+                escrow_key=t.get("escrow_key"),
+                trigger=t["trigger"],
+            )
+            for t in rows
+        ]
+
+    def events(self, name: Optional[str] = None, actor: Optional[AddressLike] = None, from_height: Optional[int] = None, to_height: Optional[int] = None) -> List[Event]:
+        query = {"name": name, "actor": _opt_address(actor, "actor"), "from": from_height, "to": to_height}
+        rows = self.rpc("th_getEvents", {k: v for k, v in query.items() if v is not None})
+        return [Event(name=e["name"], data=e["data"], height=e["height"], actor=e["emitter"], tx_hash=e["tx_hash"]) for e in rows]
+
+    def quote_timer(self, height: Optional[int] = None, gas_limit: Optional[int] = None, *, timestamp_ms: Optional[int] = None) -> dict:
+        query = {"height": height, "gas_limit": gas_limit, "timestamp_ms": timestamp_ms}
+        q = self.rpc("th_quoteTimer", {k: v for k, v in query.items() if v is not None})
+        return {k: (int(v) if k in ("max_cost", "deposit") else v) for k, v in q.items()}
+
+
+__all__ = ["RpcChain"]
