@@ -223,6 +223,7 @@ def test_a_target_that_never_returns_is_stopped_at_its_gas_limit(chain, target):
     runs = cron_events(chain, "JobExecuted")
     assert [r["success"] for r in runs] == [False, False]
     assert all(GAS <= r["gasUsed"] <= GAS + 5_000 for r in runs)
+    assert chain.cron.job(job) is None, "both runs happened: the job is done"
 
 
 def test_top_up_by_anyone_adds_to_the_escrow(chain, target, accounts):

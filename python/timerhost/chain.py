@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
+    TYPE_CHECKING,
     Any,
     Callable,
     Dict,
@@ -37,7 +38,10 @@ from typing import (
 )
 
 from timerhost import _native
-from timerhost.errors import DeployError, Reverted, TransactionRejected
+
+if TYPE_CHECKING:
+    from timerhost.cron import Cron
+from timerhost.errors import DeployError, Reverted
 
 __all__ = [
     "Account",
@@ -380,7 +384,7 @@ class Governance:
     def _run(self, op: str, signer: Optional[AddressLike], **fields: Any) -> Receipt:
         __tracebackhide__ = True
         signer = signer if signer is not None else self._chain.governance_account
-        receipt = self._chain._single(self._chain._spec(op, signer, {}, **fields))
+        receipt = self._chain._submit(self._chain._spec(op, signer, {}, **fields))
         if not receipt.ok:
             raise Reverted(f"governance {op}", receipt)
         return receipt
@@ -549,6 +553,58 @@ class _Wallet:
         return Actor(address, spec["name"])
 
 
+    # -- transactions (each subclass submits them its own way) -------------
+
+    def _submit(self, spec: Dict[str, Any]) -> Receipt:
+        """Executes one transaction spec and returns its receipt."""
+        raise NotImplementedError
+
+    def _next_nonce(self, sender: str) -> int:
+        """The nonce the sender's next transaction takes."""
+        raise NotImplementedError
+
+    def deploy(
+        self,
+        source: Union[str, "os.PathLike[str]"],
+        *,
+        sender: Optional[AddressLike] = None,
+        args: Sequence[Any] = (),
+        value: int = 0,
+        **opts: Any,
+    ) -> Actor:
+        """Deploys an actor (source text, or a path to a ``.py`` file) in a
+        new block and runs its ``deploy(*args)``. Raises
+        :class:`~timerhost.DeployError` with the reason (and traceback) if
+        the deployment failed."""
+        __tracebackhide__ = True
+        spec = self._deploy_spec(source, sender, args, value, opts)
+        if spec["nonce"] is None:
+            spec["nonce"] = self._next_nonce(spec["sender"])
+        expected = self._expect_actor(spec)
+        receipt = self._submit(spec)
+        if not receipt.ok or receipt.created_actor is None:
+            raise DeployError(f"deploy {expected.name}", receipt)
+        return Actor(receipt.created_actor, expected.name, receipt)
+
+    def call(
+        self,
+        actor: AddressLike,
+        handler: str,
+        *args: Any,
+        sender: Optional[AddressLike] = None,
+        value: int = 0,
+        **opts: Any,
+    ) -> Receipt:
+        """Calls ``actor.handler(*args)`` in a new block; returns the receipt
+        (a failed call is a receipt with ``ok == False``, not an exception)."""
+        __tracebackhide__ = True
+        return self._submit(self._call_spec(actor, handler, args, sender, value, opts))
+
+    def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
+        """Transfers ``amount`` (smallest unit) in a new block."""
+        __tracebackhide__ = True
+        return self._submit(self._transfer_spec(to, amount, sender, opts))
+
     @property
     def cron(self) -> "Cron":
         """ARC-21's cron registry at ``0x…06``, usable from a wallet:
@@ -692,52 +748,13 @@ class Chain(_Wallet):
             for observer in _observers:
                 observer(self, r, name, handler)
 
-    def _single(self, spec: Dict[str, Any]) -> Receipt:
+    def _next_nonce(self, sender: str) -> int:
+        return self.nonce(sender)
+
+    def _submit(self, spec: Dict[str, Any]) -> Receipt:
         __tracebackhide__ = True
         block = self._mine([spec])
         return next(r for r in block.receipts if r.source == "user")
-
-    def deploy(
-        self,
-        source: Union[str, "os.PathLike[str]"],
-        *,
-        sender: Optional[AddressLike] = None,
-        args: Sequence[Any] = (),
-        value: int = 0,
-        **opts: Any,
-    ) -> Actor:
-        """Deploys an actor (source text, or a path to a ``.py`` file) in a
-        new block and runs its ``deploy(*args)``. Raises
-        :class:`~timerhost.DeployError` with the reason (and traceback) if
-        the deployment failed."""
-        __tracebackhide__ = True
-        spec = self._deploy_spec(source, sender, args, value, opts)
-        if spec["nonce"] is None:
-            spec["nonce"] = self.nonce(spec["sender"])
-        expected = self._expect_actor(spec)
-        receipt = self._single(spec)
-        if not receipt.ok or receipt.created_actor is None:
-            raise DeployError(f"deploy {expected.name}", receipt)
-        return Actor(receipt.created_actor, expected.name, receipt)
-
-    def call(
-        self,
-        actor: AddressLike,
-        handler: str,
-        *args: Any,
-        sender: Optional[AddressLike] = None,
-        value: int = 0,
-        **opts: Any,
-    ) -> Receipt:
-        """Calls ``actor.handler(*args)`` in a new block; returns the receipt
-        (a failed call is a receipt with ``ok == False``, not an exception)."""
-        __tracebackhide__ = True
-        return self._single(self._call_spec(actor, handler, args, sender, value, opts))
-
-    def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
-        """Transfers ``amount`` (smallest unit) in a new block."""
-        __tracebackhide__ = True
-        return self._single(self._transfer_spec(to, amount, sender, opts))
 
     @contextmanager
     def block(self, *, timestamp: Optional[int] = None, timestamp_ms: Optional[int] = None) -> Iterator[BlockBuilder]:
@@ -939,7 +956,7 @@ class Chain(_Wallet):
         due, without running and without charging ``sender``; its deposit is
         refunded (``TimerCancelledPaymentRevoked``). Later timers are unaffected."""
         __tracebackhide__ = True
-        return self._single(self._spec("revoke_timer_payments", sender, opts))
+        return self._submit(self._spec("revoke_timer_payments", sender, opts))
 
     @property
     def basefee_config(self) -> Dict[str, int]:

@@ -25,7 +25,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional
 
 from timerhost import _native
 from timerhost.chain import (
@@ -33,7 +33,6 @@ from timerhost.chain import (
     DEFAULT_CELLS_LIMIT,
     DEFAULT_CYCLES_LIMIT,
     Account,
-    Actor,
     AddressLike,
     Block,
     Event,
@@ -43,7 +42,7 @@ from timerhost.chain import (
     _opt_address,
     _Wallet,
 )
-from timerhost.errors import ChainError, DeployError, TransactionRejected
+from timerhost.errors import ChainError, TransactionRejected
 
 _U128_FIELDS = ("fee_paid", "burned", "tip")
 
@@ -114,9 +113,11 @@ class RpcChain(_Wallet):
 
     # -- transactions ----------------------------------------------------------
 
-    def _send(self, spec: Dict[str, Any]) -> Receipt:
+    def _submit(self, spec: Dict[str, Any]) -> Receipt:
+        """Signs and sends one transaction spec, mines it on a manual node,
+        and waits for its receipt."""
         if spec["nonce"] is None:
-            spec["nonce"] = self.rpc("th_getNonce", spec["sender"], "pending")
+            spec["nonce"] = self._next_nonce(spec["sender"])
         basefee = self.rpc("th_getBasefeeConfig")
         raw = _native.sign_transaction(spec, self.chain_id, spec["nonce"], int(basefee["cycle_basefee"]), int(basefee["cell_basefee"]))
         try:
@@ -134,29 +135,8 @@ class RpcChain(_Wallet):
                 raise ChainError(f"transaction {tx_hash} was not included within {self.timeout} s")
             time.sleep(0.05)
 
-    def deploy(
-        self,
-        source: Union[str, "os.PathLike[str]"],
-        *,
-        sender: Optional[AddressLike] = None,
-        args: Sequence[Any] = (),
-        value: int = 0,
-        **opts: Any,
-    ) -> Actor:
-        """Deploys an actor; raises :class:`~timerhost.DeployError` if it failed."""
-        spec = self._deploy_spec(source, sender, args, value, opts)
-        receipt = self._send(spec)
-        expected = self._expect_actor(spec)
-        if not receipt.ok or receipt.created_actor is None:
-            raise DeployError(f"deploy {expected.name}", receipt)
-        return Actor(receipt.created_actor, expected.name, receipt)
-
-    def call(self, actor: AddressLike, handler: str, *args: Any, sender: Optional[AddressLike] = None, value: int = 0, **opts: Any) -> Receipt:
-        """Calls ``actor.handler(*args)``; returns the receipt once included."""
-        return self._send(self._call_spec(actor, handler, args, sender, value, opts))
-
-    def transfer(self, to: AddressLike, amount: int, *, sender: Optional[AddressLike] = None, **opts: Any) -> Receipt:
-        return self._send(self._transfer_spec(to, amount, sender, opts))
+    def _next_nonce(self, sender: str) -> int:
+        return self.rpc("th_getNonce", sender, "pending")
 
     # -- blocks and time (dev nodes) ---------------------------------------------
 

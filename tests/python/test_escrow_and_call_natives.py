@@ -4,8 +4,6 @@ gas_limit=)`, and escrow-funded timers (`escrow=`, `release_escrow`)."""
 
 import pytest
 
-import timerhost
-
 ACTOR = '''
 import pvm_host
 

@@ -19,7 +19,7 @@ use crate::client;
 use crate::client_args::{pretty, print, send_and_report, NodeArgs, TxArgs};
 use crate::config::{parse_duration, NodeConfig};
 use crate::cron::{cron, CronAction};
-use crate::dev::{dev, dev_account_rows};
+use crate::dev::{dev, dev_account_rows, print_dev_accounts};
 use crate::error::{NodeError, Result};
 use crate::gov::{gov, GovAction};
 use crate::home::{parse_genesis, Home, DEFAULT_GENESIS_TOML};
@@ -566,15 +566,7 @@ fn keys(j: bool, action: &KeysAction) -> Result<()> {
                 "keys": file_rows,
             });
             print(j, &v, |v| {
-                println!("Dev accounts (keys are public; only accepted on chain {DEV_CHAIN_ID}):");
-                for a in v["dev_accounts"].as_array().into_iter().flatten() {
-                    println!(
-                        "  #{:<2} {}  key {}",
-                        a["index"],
-                        a["address"].as_str().unwrap_or(""),
-                        a["private_key"].as_str().unwrap_or("")
-                    );
-                }
+                print_dev_accounts(v["dev_accounts"].as_array().map_or(&[], Vec::as_slice));
                 if let Some(d) = &dir {
                     println!("Key files in {}:", d.display());
                     if files.is_empty() {
@@ -968,17 +960,7 @@ fn init(
         println!("  genesis hash  {}", head.hash());
         println!("  state root    {}", head.state_root);
         if genesis.is_dev() {
-            println!(
-                "Dev accounts (their keys are public: only accepted on chain {DEV_CHAIN_ID}):"
-            );
-            for a in &accounts {
-                println!(
-                    "  #{:<2} {}  key {}",
-                    a["index"],
-                    a["address"].as_str().unwrap_or(""),
-                    a["private_key"].as_str().unwrap_or("")
-                );
-            }
+            print_dev_accounts(&accounts);
         }
     }
     Ok(())

@@ -246,15 +246,7 @@ pub(crate) fn dev(
             "timerhost dev: chain {DEV_CHAIN_ID}, home {}",
             root.display()
         );
-        println!("Dev accounts (keys are public; only accepted on chain {DEV_CHAIN_ID}):");
-        for a in &accounts {
-            println!(
-                "  #{:<2} {}  key {}",
-                a["index"],
-                a["address"].as_str().unwrap_or(""),
-                a["private_key"].as_str().unwrap_or("")
-            );
-        }
+        print_dev_accounts(&accounts);
         for e in &examples {
             let when = if e["tx_hash"].is_null() {
                 "in genesis"
@@ -281,6 +273,19 @@ pub(crate) fn dev(
         },
     )?;
     Ok(())
+}
+
+/// Prints the dev accounts and their (public) keys for people.
+pub(crate) fn print_dev_accounts(rows: &[serde_json::Value]) {
+    println!("Dev accounts (their keys are public: only accepted on chain {DEV_CHAIN_ID}):");
+    for a in rows {
+        println!(
+            "  #{:<2} {}  key {}",
+            a["index"],
+            a["address"].as_str().unwrap_or(""),
+            a["private_key"].as_str().unwrap_or("")
+        );
+    }
 }
 
 pub(crate) fn dev_account_rows() -> Vec<serde_json::Value> {
