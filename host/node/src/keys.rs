@@ -8,6 +8,11 @@
 //! directory `keys list --home HOME` reads back). There is no encryption: a
 //! key file is as secret as the file system keeps it.
 
+use serde_json::json;
+
+use crate::cli::KeysAction;
+use crate::client_args::print;
+use crate::dev::{dev_account_rows, print_dev_accounts};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -132,6 +137,66 @@ pub fn list_dir(dir: &Path) -> Result<Vec<KeyFile>> {
             KeyFile { path, address }
         })
         .collect())
+}
+
+/// Runs `timerhost keys …`.
+pub(crate) fn command(j: bool, action: &crate::cli::KeysAction) -> Result<()> {
+    match action {
+        KeysAction::New { out, home } => {
+            let key = crate::keys::generate();
+            let address = key.address();
+            let path = match (out, home) {
+                (Some(out), _) => out.clone(),
+                (None, Some(home)) => crate::keys::key_path(home, &address),
+                (None, None) => unreachable!("clap requires --out or --home"),
+            };
+            crate::keys::write_new(&path, &key)?;
+            let v = json!({ "address": address, "file": path });
+            print(j, &v, |_| {
+                println!("address {address}");
+                println!(
+                    "key written to {} (mode 0600); sign with --key {}",
+                    path.display(),
+                    path.display()
+                );
+            });
+        }
+        KeysAction::List { home } => {
+            let dir = home.as_deref().map(crate::keys::keys_dir);
+            let files = match &dir {
+                Some(d) => crate::keys::list_dir(d)?,
+                None => Vec::new(),
+            };
+            let file_rows: Vec<_> = files
+                .iter()
+                .map(|k| match &k.address {
+                    Ok(a) => json!({ "file": k.path, "address": a }),
+                    Err(e) => json!({ "file": k.path, "error": e }),
+                })
+                .collect();
+            let v = json!({
+                "dev_accounts": dev_account_rows(),
+                "keys_dir": dir,
+                "keys": file_rows,
+            });
+            print(j, &v, |v| {
+                print_dev_accounts(v["dev_accounts"].as_array().map_or(&[], Vec::as_slice));
+                if let Some(d) = &dir {
+                    println!("Key files in {}:", d.display());
+                    if files.is_empty() {
+                        println!("  (none; create one with `timerhost keys new --home ...`)");
+                    }
+                    for k in &files {
+                        match &k.address {
+                            Ok(a) => println!("  {a}  {}", k.path.display()),
+                            Err(e) => println!("  unreadable  {}: {e}", k.path.display()),
+                        }
+                    }
+                }
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 //!
 //! - [`home`]: the home directory layout (`genesis.toml`, `data/`), opening
 //!   the chain from it, and writing a new one (`init`).
-//! - [`cli`]: argument parsing and the commands (`init`, `node`, `dev`,
-//!   `replay` and the client commands), with human output by default and
-//!   `--json` for scripts.
+//! - [`cli`]: argument parsing and dispatch: one module per command group
+//!   below, human output by default and `--json` for scripts.
+//! - [`home_cmds`]: `init` and `replay`; [`node_cmd`]: `node`;
+//!   [`query`]: the read-only client commands; [`transact`]: the signed
+//!   ones; [`dev_tools`]: `snapshot`, `revert`, `mine`.
 //! - [`config`]: `node.toml` (documented in `config/node.toml`).
 //! - [`run`]: a running node: RPC server, block producer, metrics, signals.
 //! - [`producer`]: the single thread that writes the chain.
@@ -26,13 +28,18 @@ pub mod client_args;
 pub mod config;
 pub mod cron;
 pub mod dev;
+pub mod dev_tools;
 pub mod error;
 pub mod follow;
 pub mod gov;
 pub mod home;
+pub mod home_cmds;
 pub mod keys;
 pub mod metrics;
+pub mod node_cmd;
 pub mod producer;
+pub mod query;
 pub mod run;
+pub mod transact;
 
 pub use error::{NodeError, Result};

@@ -1,0 +1,243 @@
+//! The read-only client commands: `status`, `balance`, `block`, `receipt`,
+//! `timer`, `timers`, `quote`, `globalbox`, `events` (with `--follow`) and
+//! `rpc` — JSON-RPC reads, printed for people or, with `--json`, for scripts.
+
+use serde_json::json;
+use timerhost_rpc::Client;
+
+use crate::cli::Command;
+use crate::client;
+use crate::client_args::{pretty, print};
+use crate::error::{NodeError, Result};
+
+fn print_event(e: &serde_json::Value) {
+    println!(
+        "#{} {} from {}: {}",
+        e["height"],
+        e["name"].as_str().unwrap_or("?"),
+        e["emitter"].as_str().unwrap_or("?"),
+        e["data"]
+    );
+}
+
+/// Runs one of this group's commands.
+pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
+    match command {
+        Command::Status { node } => {
+            let s = Client::new(&node.rpc).call("th_status", json!([]))?;
+            print(j, &s, |s| {
+                println!(
+                    "chain {}{} at height {} (head {}, timestamp {} ms)",
+                    s["chain_id"],
+                    if s["dev"] == true { " (dev)" } else { "" },
+                    s["height"],
+                    s["head_hash"].as_str().unwrap_or("?"),
+                    s["timestamp"]
+                );
+                println!(
+                    "mempool {}/{}; producer {}",
+                    s["mempool"]["size"], s["mempool"]["capacity"], s["producer"]
+                );
+                println!(
+                    "timers {}; deposits held {}",
+                    s["timers"]["status"].as_str().unwrap_or("?"),
+                    s["timers"]["deposits_held"].as_str().unwrap_or("?")
+                );
+            });
+        }
+        Command::Balance { address, node } => {
+            let a = client::address(address)?;
+            let acct = Client::new(&node.rpc).call("th_getAccount", json!([a]))?;
+            print(j, &acct, |a| {
+                println!(
+                    "{}: balance {} nonce {}{}",
+                    a["address"].as_str().unwrap_or("?"),
+                    a["balance"].as_str().unwrap_or("?"),
+                    a["nonce"],
+                    if a["is_actor"] == true {
+                        " (actor)"
+                    } else {
+                        ""
+                    }
+                )
+            });
+        }
+        Command::Block { height, node } => {
+            let b = Client::new(&node.rpc).call("th_getBlock", json!([height]))?;
+            if b.is_null() {
+                return Err(NodeError::Usage(format!(
+                    "no block at height {}",
+                    height.unwrap_or_default()
+                )));
+            }
+            print(j, &b, pretty);
+        }
+        Command::Timer { id, node } => {
+            let t = Client::new(&node.rpc).call("th_getTimer", json!([id]))?;
+            if t.is_null() {
+                return Err(NodeError::Usage(format!(
+                    "no pending timer {id} (it fired, expired or was cancelled)"
+                )));
+            }
+            print(j, &t, pretty);
+        }
+        Command::Quote {
+            height,
+            timestamp_ms,
+            gas_limit,
+            node,
+        } => {
+            let q = Client::new(&node.rpc).call(
+                "th_quoteTimer",
+                json!([{ "height": height, "timestamp_ms": timestamp_ms, "gas_limit": gas_limit }]),
+            )?;
+            print(j, &q, |q| {
+                let at = match q["timestamp_ms"].as_u64() {
+                    Some(t) => format!("due at {t} ms"),
+                    None => format!("at height {}", q["height"]),
+                };
+                println!(
+                    "a timer {at} with gas_limit {}: max_cost {} per fire, deposit {} (empty payload)",
+                    q["gas_limit"],
+                    q["max_cost"].as_str().unwrap_or("?"),
+                    q["deposit"].as_str().unwrap_or("?")
+                );
+                println!(
+                    "lane {} cycles, {} reserved by {} timer(s) queued there; {}",
+                    q["lane_budget"],
+                    q["reserved"],
+                    q["queued"],
+                    if q["fits"] == true {
+                        "one more fits"
+                    } else {
+                        "one more would be carried over"
+                    }
+                );
+            });
+        }
+        Command::Timers {
+            actor,
+            height,
+            fee_payer,
+            node,
+        } => {
+            let ts = Client::new(&node.rpc).call(
+                "th_getTimers",
+                json!([{ "actor": actor, "height": height, "fee_payer": fee_payer }]),
+            )?;
+            print(j, &ts, |ts| {
+                let list = ts.as_array().cloned().unwrap_or_default();
+                println!("{} pending timer(s)", list.len());
+                for t in list {
+                    println!(
+                        "  {}  actor {}  trigger {} {}  handler {}  payer {}  expires {}  deposit {}",
+                        t["timer_id"].as_str().unwrap_or("?"),
+                        t["actor"].as_str().unwrap_or("?"),
+                        t["trigger"]["kind"].as_str().unwrap_or("?"),
+                        t["height"],
+                        t["handler"].as_str().unwrap_or("?"),
+                        t["fee_payer"].as_str().unwrap_or("?"),
+                        t["expires_at"],
+                        t["deposit"].as_str().unwrap_or("?")
+                    );
+                }
+            });
+        }
+        Command::Globalbox { limit, node } => {
+            let entries =
+                Client::new(&node.rpc).call("th_getGlobalbox", json!([{ "limit": limit }]))?;
+            print(j, &entries, |entries| {
+                let list = entries.as_array().cloned().unwrap_or_default();
+                println!("{} queued fire(s), head first", list.len());
+                for e in list {
+                    println!(
+                        "  #{}  {}  {} timer {}  due at {}  bid {}  score {} (at enqueue {})",
+                        e["position"],
+                        e["actor"].as_str().unwrap_or("?"),
+                        e["kind"].as_str().unwrap_or("?"),
+                        e["timer_id"].as_str().unwrap_or("?"),
+                        e["due_height"],
+                        e["bid"],
+                        e["score_now"].as_str().unwrap_or("?"),
+                        e["score"].as_str().unwrap_or("?"),
+                    );
+                }
+            });
+        }
+        Command::Events {
+            name,
+            actor,
+            from,
+            to,
+            limit,
+            follow,
+            node,
+        } => {
+            let c = Client::new(&node.rpc);
+            if *follow {
+                let f = crate::follow::Follow {
+                    name: name.clone(),
+                    actor: actor.clone(),
+                    from: *from,
+                    to: *to,
+                    ..Default::default()
+                };
+                // JSON Lines: the stream has no end to close an array with.
+                crate::follow::follow(
+                    &c,
+                    &f,
+                    |e| {
+                        if j {
+                            println!("{e}");
+                        } else {
+                            print_event(e);
+                        }
+                    },
+                    |msg| eprintln!("note: {msg}"),
+                )?;
+                return Ok(());
+            }
+            let es = c.call(
+                "th_getEvents",
+                json!([{ "name": name, "actor": actor, "from": from, "to": to, "limit": limit }]),
+            )?;
+            print(j, &es, |es| {
+                for e in es.as_array().into_iter().flatten() {
+                    print_event(e);
+                }
+            });
+        }
+        Command::Rpc {
+            method,
+            params,
+            node,
+        } => {
+            let params: serde_json::Value = match params {
+                None => json!([]),
+                Some(p) => serde_json::from_str(p)
+                    .map_err(|e| NodeError::Usage(format!("params are not JSON ({e}): {p}")))?,
+            };
+            let r = Client::new(&node.rpc).call(method, params)?;
+            if j {
+                println!("{r}");
+            } else {
+                pretty(&r);
+            }
+        }
+        Command::Receipt { hash, node } => {
+            let r = Client::new(&node.rpc).call("th_getReceipt", json!([hash]))?;
+            if r.is_null() {
+                return Err(NodeError::Usage(format!("no transaction {hash} is known")));
+            }
+            if j {
+                println!("{r}");
+            } else if r.get("pending").is_some() {
+                println!("{hash} is pending in the mempool");
+            } else {
+                client::print_receipt(&r);
+            }
+        }
+        other => unreachable!("not a query command: {other:?}"),
+    }
+    Ok(())
+}
