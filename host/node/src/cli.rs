@@ -326,14 +326,19 @@ pub enum Command {
 pub enum KeysAction {
     /// Generate a secp256k1 key from OS randomness and write it to a new
     /// file (mode 0600, never overwritten) that `--key FILE` reads; prints
-    /// its address.
+    /// its address. With --consensus: a validator's ed25519 consensus key,
+    /// with its public key for the genesis validator set.
     New {
         /// The key file to create.
         #[arg(long, conflicts_with = "home", required_unless_present = "home")]
         out: Option<PathBuf>,
-        /// Write it to HOME/keys/ADDRESS.key instead.
+        /// Write it to HOME/keys/ADDRESS.key (HOME/consensus.key with
+        /// --consensus) instead.
         #[arg(long)]
         home: Option<PathBuf>,
+        /// A validator's consensus key (ed25519) instead of an account key.
+        #[arg(long)]
+        consensus: bool,
     },
     /// The ten dev accounts (their keys are public) and, with --home, the
     /// key files in HOME/keys.

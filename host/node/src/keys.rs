@@ -1,4 +1,6 @@
-//! `timerhost keys new|list`: signing keys for the client commands.
+//! `timerhost keys new|list`: signing keys for the client commands, and
+//! validators' consensus keys (`keys new --consensus`, ed25519, written to
+//! `HOME/consensus.key` or `--out`; genesis lists its public key).
 //!
 //! A key file holds one line, the secp256k1 private key as `0x` + 64 hex
 //! digits: exactly what `--key FILE` reads. `keys new` draws the key from the
@@ -44,6 +46,18 @@ pub fn generate() -> PrivateKey {
 /// parent directories (mode 0700 where this creates them). An existing file
 /// is never overwritten.
 pub fn write_new(path: &Path, key: &PrivateKey) -> Result<()> {
+    write_secret(path, &key.to_hex())
+}
+
+/// The file `keys new --consensus --home HOME` writes.
+pub fn consensus_key_path(home: &Path) -> PathBuf {
+    home.join("consensus.key")
+}
+
+/// Writes a secret (one hex line) to a new file at `path` (mode 0600 on
+/// Unix), creating the parent directories (mode 0700 where this creates
+/// them). An existing file is never overwritten.
+pub fn write_secret(path: &Path, secret_hex: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         let mut dir = std::fs::DirBuilder::new();
         dir.recursive(true);
@@ -75,7 +89,7 @@ pub fn write_new(path: &Path, key: &PrivateKey) -> Result<()> {
             }
         }
     })?;
-    writeln!(file, "{}", key.to_hex())
+    writeln!(file, "{secret_hex}")
         .and_then(|()| file.sync_all())
         .map_err(|source| NodeError::Io {
             action: "writing the key file",
@@ -142,7 +156,29 @@ pub fn list_dir(dir: &Path) -> Result<Vec<KeyFile>> {
 /// Runs `timerhost keys …`.
 pub(crate) fn command(j: bool, action: &crate::cli::KeysAction) -> Result<()> {
     match action {
-        KeysAction::New { out, home } => {
+        KeysAction::New {
+            out,
+            home,
+            consensus: true,
+        } => {
+            let key = timerhost_consensus::ConsensusKey::generate();
+            let path = match (out, home) {
+                (Some(out), _) => out.clone(),
+                (None, Some(home)) => consensus_key_path(home),
+                (None, None) => unreachable!("clap requires --out or --home"),
+            };
+            write_secret(&path, &key.to_hex())?;
+            let public_key = timerhost_consensus::signing::public_key_to_hex(&key.public_key());
+            let address = key.address();
+            let v = json!({ "validator_address": address.to_string(), "public_key": public_key, "file": path });
+            print(j, &v, |_| {
+                println!("validator {address}");
+                println!("consensus key written to {} (mode 0600)", path.display());
+                println!("add it to the genesis validator set:");
+                println!("[[validators]]\npublic_key = \"{public_key}\"\npower = 1");
+            });
+        }
+        KeysAction::New { out, home, .. } => {
             let key = crate::keys::generate();
             let address = key.address();
             let path = match (out, home) {

@@ -1,5 +1,5 @@
 //! The genesis file (`config/genesis.toml`): chain id, start time, funded
-//! accounts, the governance set and the initial basefee config.
+//! accounts, the governance set, the validator set and the initial configs.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -25,6 +25,18 @@ pub struct GenesisAccount {
     pub balance: u128,
 }
 
+/// One validator of the genesis validator set (#20): its consensus
+/// public key (ed25519, made with `timerhost keys new --consensus`) and its
+/// voting power.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenesisValidator {
+    /// `0x` + 64 hex digits: the ed25519 public key.
+    pub public_key: String,
+    /// Voting power, at least 1.
+    pub power: u64,
+}
+
 /// The genesis file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +53,10 @@ pub struct Genesis {
     /// Funded accounts.
     #[serde(default)]
     pub accounts: Vec<GenesisAccount>,
+    /// The validators that agree on every block (#20); empty for a chain
+    /// whose single node produces every block (`timerhost dev`).
+    #[serde(default)]
+    pub validators: Vec<GenesisValidator>,
     /// Initial basefee config.
     #[serde(default)]
     pub basefee: BasefeeConfig,
@@ -70,6 +86,7 @@ impl Genesis {
                     balance: DEV_ACCOUNT_BALANCE,
                 })
                 .collect(),
+            validators: Vec::new(),
             basefee: BasefeeConfig::default(),
             timers: TimerConfig::default(),
         }
@@ -121,6 +138,32 @@ impl Genesis {
                 )));
             }
         }
+        let mut keys = BTreeSet::new();
+        for v in &self.validators {
+            let digits = v.public_key.strip_prefix("0x").unwrap_or(&v.public_key);
+            if digits.len() != 64 || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(Error::Genesis(format!(
+                    "validator public_key {:?} is not 0x and 64 hex digits (an ed25519 key from `timerhost keys new --consensus`)",
+                    v.public_key
+                )));
+            }
+            if v.power == 0 {
+                return Err(Error::Genesis(format!(
+                    "validator {} has power 0; give it at least 1",
+                    v.public_key
+                )));
+            }
+            if !keys.insert(digits.to_ascii_lowercase()) {
+                return Err(Error::Genesis(format!(
+                    "validator {} is listed twice",
+                    v.public_key
+                )));
+            }
+        }
+        self.validators
+            .iter()
+            .try_fold(0u64, |total, v| total.checked_add(v.power))
+            .ok_or_else(|| Error::Genesis("the validators' total power overflows a u64".into()))?;
         for d in &self.system_deployers {
             if !self.is_dev() && is_dev_account(d) {
                 return Err(Error::Genesis(format!(
@@ -197,5 +240,48 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("reserved system band"));
+    }
+
+    #[test]
+    fn validators_are_checked_by_key_form_power_and_uniqueness() {
+        let key = format!("0x{}", "ab".repeat(32));
+        let mut g = Genesis::dev();
+        g.validators = vec![GenesisValidator {
+            public_key: key.clone(),
+            power: 10,
+        }];
+        g.validate().unwrap();
+        let text = g.to_toml();
+        assert!(text.contains("[[validators]]"), "{text}");
+        assert_eq!(Genesis::from_toml(&text).unwrap(), g);
+
+        let mut bad = g.clone();
+        bad.validators[0].public_key = "0x1234".into();
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("not 0x and 64 hex digits"), "{e}");
+        let mut bad = g.clone();
+        bad.validators[0].power = 0;
+        assert!(bad.validate().unwrap_err().to_string().contains("power 0"));
+        let mut bad = g.clone();
+        bad.validators.push(GenesisValidator {
+            public_key: key.to_uppercase().replace("0X", "0x"),
+            power: 1,
+        });
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("listed twice"));
+        let mut bad = g;
+        bad.validators[0].power = u64::MAX;
+        bad.validators.push(GenesisValidator {
+            public_key: format!("0x{}", "cd".repeat(32)),
+            power: 1,
+        });
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("overflows"));
     }
 }

@@ -27,7 +27,7 @@ pub use config::{BasefeeConfig, ChainParams};
 pub use crypto::{dev_account_key, dev_accounts, PrivateKey, DEV_ACCOUNT_COUNT};
 pub use encoding::{decode, encode, Canonical};
 pub use error::{Error, Result};
-pub use genesis::{Genesis, GenesisAccount};
+pub use genesis::{Genesis, GenesisAccount, GenesisValidator};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
 pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
 pub use timer::{

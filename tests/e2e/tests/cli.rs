@@ -194,3 +194,63 @@ fn keys_new_writes_a_private_key_file_once_and_keys_list_shows_it() {
     let human = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(human.matches("key 0x").count(), 10, "{human}");
 }
+
+/// #20: a validator's consensus key — written once, mode 0600, its public
+/// key what genesis lists; `init` takes a genesis with that validator set
+/// and refuses a malformed one, naming it.
+#[test]
+fn keys_new_consensus_makes_a_validator_key_that_genesis_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("v1");
+    let home = home.to_str().unwrap();
+    let out = run(&["keys", "new", "--consensus", "--home", home, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let public_key = v["public_key"].as_str().unwrap().to_string();
+    assert!(
+        public_key.starts_with("0x") && public_key.len() == 66,
+        "{v}"
+    );
+    let file = std::path::Path::new(home).join("consensus.key");
+    assert_eq!(v["file"], file.to_str().unwrap());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let out = run(&["keys", "new", "--consensus", "--home", home]);
+    assert_eq!(out.status.code(), Some(1), "never overwritten");
+
+    let genesis = dir.path().join("genesis.toml");
+    let base = "chain_id = 42\ngenesis_timestamp = 1767225600\n";
+    std::fs::write(
+        &genesis,
+        format!("{base}[[validators]]\npublic_key = \"{public_key}\"\npower = 1\n"),
+    )
+    .unwrap();
+    let chain_home = dir.path().join("chain");
+    let out = run(&[
+        "init",
+        "--home",
+        chain_home.to_str().unwrap(),
+        "--genesis",
+        genesis.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    std::fs::write(
+        &genesis,
+        format!("{base}[[validators]]\npublic_key = \"0x12\"\npower = 1\n"),
+    )
+    .unwrap();
+    let out = run(&[
+        "init",
+        "--home",
+        dir.path().join("bad").to_str().unwrap(),
+        "--genesis",
+        genesis.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not 0x and 64 hex digits"), "{err}");
+}

@@ -1,0 +1,40 @@
+//! # timerhost-consensus
+//!
+//! timerhost under Malachite, an existing Tendermint-family BFT engine
+//! (`arc-malachitebft-*` 0.8.2, docs/ARCHITECTURE.md, "Validators"). The
+//! engine decides *which* block comes next; the block pipeline
+//! (`timerhost-chain`) stays the pure `(state, block) → (state', root)` step
+//! it drives.
+//!
+//! This crate holds what the engine is generic over — its `Context`:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`height`] | block heights |
+//! | [`validators`] | validator addresses, validators and the set, weighted round-robin proposers |
+//! | [`value`] | the value agreed on: a block, by hash |
+//! | [`proposal`] | proposals and the parts a block is streamed in |
+//! | [`vote`] | prevotes and precommits |
+//! | [`signing`] | ed25519 signatures over domain-separated bytes, the engine's signer and verifier |
+//! | [`context`] | [`TimerhostContext`], tying them together |
+
+pub mod context;
+pub mod error;
+pub mod height;
+pub mod proposal;
+pub mod signing;
+pub mod validators;
+pub mod value;
+pub mod vote;
+
+pub use context::TimerhostContext;
+pub use error::{ConsensusError, Result};
+pub use height::Height;
+pub use proposal::{Proposal, ProposalPart};
+pub use signing::{ConsensusKey, ConsensusSigner};
+pub use validators::{Validator, ValidatorAddress, ValidatorSet};
+pub use value::BlockValue;
+pub use vote::Vote;
+
+/// The signature scheme of validators: ed25519.
+pub use malachitebft_signing_ed25519::{Ed25519, PrivateKey, PublicKey, Signature};
