@@ -16,6 +16,7 @@
 //! | [`proposal`] | proposals and the parts a block is streamed in |
 //! | [`vote`] | prevotes and precommits |
 //! | [`signing`] | ed25519 signatures over domain-separated bytes, the engine's signer and verifier |
+//! | [`streaming`] | a proposed block cut into parts and put back together, trusted only when its proposer's signature covers it |
 //! | [`context`] | [`TimerhostContext`], tying them together |
 
 pub mod context;
@@ -23,6 +24,7 @@ pub mod error;
 pub mod height;
 pub mod proposal;
 pub mod signing;
+pub mod streaming;
 pub mod validators;
 pub mod value;
 pub mod vote;
