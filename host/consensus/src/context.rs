@@ -25,7 +25,7 @@ impl malachitebft_core_types::Context for TimerhostContext {
     type Value = BlockValue;
     type Vote = Vote;
     type Extension = ();
-    type SigningScheme = malachitebft_signing_ed25519::Ed25519;
+    type SigningScheme = crate::scheme::Ed25519;
 
     fn select_proposer<'a>(
         &self,

@@ -15,6 +15,7 @@
 //! | [`value`] | the value agreed on: a block, by hash |
 //! | [`proposal`] | proposals and the parts a block is streamed in |
 //! | [`vote`] | prevotes and precommits |
+//! | [`scheme`] | ed25519 keys and signatures (ZIP-215), borsh-encoded on the wire |
 //! | [`signing`] | ed25519 signatures over domain-separated bytes, the engine's signer and verifier |
 //! | [`streaming`] | a proposed block cut into parts and put back together, trusted only when its proposer's signature covers it |
 //! | [`context`] | [`TimerhostContext`], tying them together |
@@ -23,6 +24,7 @@ pub mod context;
 pub mod error;
 pub mod height;
 pub mod proposal;
+pub mod scheme;
 pub mod signing;
 pub mod streaming;
 pub mod validators;
@@ -38,5 +40,4 @@ pub use validators::{Validator, ValidatorAddress, ValidatorSet};
 pub use value::BlockValue;
 pub use vote::Vote;
 
-/// The signature scheme of validators: ed25519.
-pub use malachitebft_signing_ed25519::{Ed25519, PrivateKey, PublicKey, Signature};
+pub use scheme::{Ed25519, PrivateKey, PublicKey, Signature};

@@ -6,12 +6,12 @@
 //! signature can be replayed neither as another kind of message nor on
 //! another chain.
 
+use crate::scheme::{PrivateKey, PublicKey, Signature};
 use async_trait::async_trait;
 use malachitebft_core_types::{
     NilOrVal, Round, SignedMessage, ValidatorProof, VoteExtensionScope, VoteType,
 };
 use malachitebft_signing::{Error as SigningError, Signer, VerificationResult, Verifier};
-use malachitebft_signing_ed25519::{PrivateKey, PublicKey, Signature};
 use timerhost_types::Hash;
 
 use crate::context::TimerhostContext;
@@ -32,7 +32,7 @@ pub struct ConsensusKey(PrivateKey);
 impl ConsensusKey {
     /// The key with these 32 secret bytes.
     pub fn from_bytes(secret: [u8; 32]) -> ConsensusKey {
-        ConsensusKey(PrivateKey::from(secret))
+        ConsensusKey(PrivateKey::from_bytes(secret))
     }
 
     /// A key from `0x` + 64 hex digits (the key file format).
@@ -45,12 +45,12 @@ impl ConsensusKey {
 
     /// A fresh key from the operating system's randomness.
     pub fn generate() -> ConsensusKey {
-        ConsensusKey(PrivateKey::generate(rand::rngs::OsRng))
+        ConsensusKey(PrivateKey::generate())
     }
 
     /// The secret as `0x` + 64 hex digits.
     pub fn to_hex(&self) -> String {
-        hex0x(self.0.inner().as_bytes())
+        hex0x(&self.0.to_bytes())
     }
 
     /// The public key.
@@ -197,7 +197,7 @@ impl ConsensusSigner {
 
     /// Does `signature` by `public_key` sign `bytes`?
     pub fn verify_bytes(bytes: &[u8], signature: &Signature, public_key: &PublicKey) -> bool {
-        public_key.verify(bytes, signature).is_ok()
+        public_key.verify(bytes, signature)
     }
 }
 

@@ -6,8 +6,8 @@
 //! received. Executing it (does its state root match?) is the chain's job,
 //! before the node votes.
 
+use crate::scheme::Signature;
 use malachitebft_core_types::Round;
-use malachitebft_signing_ed25519::Signature;
 use thiserror::Error;
 use timerhost_types::{decode, encode, Block};
 
@@ -80,7 +80,7 @@ pub fn stream_block(
     let signature = signer.sign_bytes(&streamed_block_bytes(chain_id, height, round, &block_hash));
     parts.push(ProposalPart::Fin {
         block_hash,
-        signature: signature.to_bytes().to_vec(),
+        signature: signature.0.to_vec(),
     });
     parts
 }
@@ -149,7 +149,7 @@ impl Assembler {
                     )));
                 }
                 let signature = <[u8; 64]>::try_from(signature.as_slice())
-                    .map(Signature::from_bytes)
+                    .map(Signature)
                     .map_err(|_| StreamError::BadSignature)?;
                 let signed = streamed_block_bytes(chain_id, height.0, round, &block_hash);
                 if !ConsensusSigner::verify_bytes(&signed, &signature, &validator.public_key) {

@@ -3,8 +3,8 @@
 
 use std::fmt;
 
+use crate::scheme::PublicKey;
 use malachitebft_core_types::VotingPower;
-use malachitebft_signing_ed25519::PublicKey;
 use timerhost_types::{keccak256, Address};
 
 use crate::context::TimerhostContext;
