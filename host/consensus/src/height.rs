@@ -3,8 +3,22 @@
 
 use std::fmt;
 
+use borsh::{BorshDeserialize, BorshSerialize};
+
 /// A block height.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    BorshSerialize,
+    BorshDeserialize,
+)]
 pub struct Height(pub u64);
 
 impl fmt::Display for Height {

@@ -19,7 +19,9 @@
 //! | [`signing`] | ed25519 signatures over domain-separated bytes, the engine's signer and verifier |
 //! | [`streaming`] | a proposed block cut into parts and put back together, trusted only when its proposer's signature covers it |
 //! | [`context`] | [`TimerhostContext`], tying them together |
+//! | [`codec`] | borsh on the wire and in the write-ahead log, for every engine message |
 
+pub mod codec;
 pub mod context;
 pub mod error;
 pub mod height;

@@ -3,6 +3,7 @@
 //! `Fin` carrying the proposer's signature over everything before it, so a
 //! receiver trusts the block only once it has all of it.
 
+use borsh::{BorshDeserialize, BorshSerialize};
 use malachitebft_core_types::Round;
 use timerhost_types::Hash;
 
@@ -15,7 +16,7 @@ use crate::value::BlockValue;
 pub const PROPOSAL_CHUNK_BYTES: usize = 128 * 1024;
 
 /// A proposal: this block at this height and round.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct Proposal {
     /// The height.
     pub height: Height,
@@ -56,7 +57,7 @@ impl malachitebft_core_types::Proposal<TimerhostContext> for Proposal {
 }
 
 /// One part of a streamed proposal.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub enum ProposalPart {
     /// The first part: who proposes what.
     Init {

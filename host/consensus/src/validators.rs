@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use borsh::{BorshDeserialize, BorshSerialize};
+
 use crate::scheme::PublicKey;
 use malachitebft_core_types::VotingPower;
 use timerhost_types::{keccak256, Address};
@@ -12,7 +14,9 @@ use crate::error::{ConsensusError, Result};
 
 /// A validator's address: the last 20 bytes of keccak256 of its ed25519
 /// public key (so it is never confused with an account's secp256k1 key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, BorshSerialize, BorshDeserialize,
+)]
 pub struct ValidatorAddress(pub Address);
 
 impl ValidatorAddress {

@@ -3,10 +3,13 @@
 //! validator executes them before voting, so a vote for a hash is a vote
 //! for the state root inside that block's header.
 
+use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_types::Hash;
 
 /// A proposed block, by hash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, BorshSerialize, BorshDeserialize,
+)]
 pub struct BlockValue(pub Hash);
 
 impl malachitebft_core_types::Value for BlockValue {

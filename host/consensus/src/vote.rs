@@ -1,5 +1,6 @@
 //! Prevotes and precommits.
 
+use borsh::{BorshDeserialize, BorshSerialize};
 use malachitebft_core_types::{NilOrVal, Round, SignedExtension, VoteType};
 use timerhost_types::Hash;
 
@@ -8,7 +9,7 @@ use crate::height::Height;
 use crate::validators::ValidatorAddress;
 
 /// A vote for a block (by hash) or for nil.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub struct Vote {
     /// Prevote or precommit.
     pub vote_type: VoteType,
