@@ -47,6 +47,11 @@ from timerhost.errors import ChainError, TransactionRejected
 _U128_FIELDS = ("fee_paid", "burned", "tip")
 
 
+def _given(**fields: Any) -> Dict[str, Any]:
+    """A filter object of the fields that were given (not ``None``)."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def _receipt(d: Dict[str, Any]) -> Receipt:
     """A receipt as ``th_getReceipt`` returns it, in the in-process shape."""
     source = d["source"]
@@ -202,8 +207,7 @@ class RpcChain(_Wallet):
 
     def timers(self, actor: Optional[AddressLike] = None, fee_payer: Optional[AddressLike] = None) -> List[Timer]:
         """Pending timers of an actor or a fee payer."""
-        query = {"actor": _opt_address(actor, "actor"), "fee_payer": _opt_address(fee_payer, "fee_payer")}
-        rows = self.rpc("th_getTimers", {k: v for k, v in query.items() if v is not None})
+        rows = self.rpc("th_getTimers", _given(actor=_opt_address(actor, "actor"), fee_payer=_opt_address(fee_payer, "fee_payer")))
         return [
             Timer(
                 timer_id=bytes.fromhex(t["timer_id"][2:]),
@@ -224,13 +228,11 @@ class RpcChain(_Wallet):
         ]
 
     def events(self, name: Optional[str] = None, actor: Optional[AddressLike] = None, from_height: Optional[int] = None, to_height: Optional[int] = None) -> List[Event]:
-        query = {"name": name, "actor": _opt_address(actor, "actor"), "from": from_height, "to": to_height}
-        rows = self.rpc("th_getEvents", {k: v for k, v in query.items() if v is not None})
+        rows = self.rpc("th_getEvents", _given(name=name, actor=_opt_address(actor, "actor"), **{"from": from_height, "to": to_height}))
         return [Event(name=e["name"], data=e["data"], height=e["height"], actor=e["emitter"], tx_hash=e["tx_hash"]) for e in rows]
 
     def quote_timer(self, height: Optional[int] = None, gas_limit: Optional[int] = None, *, timestamp_ms: Optional[int] = None) -> dict:
-        query = {"height": height, "gas_limit": gas_limit, "timestamp_ms": timestamp_ms}
-        q = self.rpc("th_quoteTimer", {k: v for k, v in query.items() if v is not None})
+        q = self.rpc("th_quoteTimer", _given(height=height, gas_limit=gas_limit, timestamp_ms=timestamp_ms))
         return {k: (int(v) if k in ("max_cost", "deposit") else v) for k, v in q.items()}
 
 

@@ -37,10 +37,7 @@ impl ConsensusKey {
 
     /// A key from `0x` + 64 hex digits (the key file format).
     pub fn from_hex(text: &str) -> Result<ConsensusKey> {
-        let digits = text.trim().strip_prefix("0x").unwrap_or(text.trim());
-        let mut secret = [0u8; 32];
-        hex_decode(digits, &mut secret)?;
-        Ok(ConsensusKey::from_bytes(secret))
+        Ok(ConsensusKey::from_bytes(key_bytes(text)?))
     }
 
     /// A fresh key from the operating system's randomness.
@@ -50,7 +47,7 @@ impl ConsensusKey {
 
     /// The secret as `0x` + 64 hex digits.
     pub fn to_hex(&self) -> String {
-        hex0x(&self.0.to_bytes())
+        Hash(self.0.to_bytes()).to_hex()
     }
 
     /// The public key.
@@ -77,37 +74,23 @@ impl std::fmt::Debug for ConsensusKey {
 
 /// A public key from `0x` + 64 hex digits (genesis's validator list).
 pub fn public_key_from_hex(text: &str) -> Result<PublicKey> {
-    let digits = text.trim().strip_prefix("0x").unwrap_or(text.trim());
-    let mut bytes = [0u8; 32];
-    hex_decode(digits, &mut bytes)?;
-    PublicKey::from_bytes(bytes).map_err(|e| ConsensusError::BadKey(e.to_string()))
+    PublicKey::from_bytes(key_bytes(text)?).map_err(|e| ConsensusError::BadKey(e.to_string()))
 }
 
 /// A public key as `0x` + 64 hex digits.
 pub fn public_key_to_hex(key: &PublicKey) -> String {
-    hex0x(key.as_bytes())
+    Hash(*key.as_bytes()).to_hex()
 }
 
-fn hex0x(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(2 + 2 * bytes.len());
-    s.push_str("0x");
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
-fn hex_decode(digits: &str, out: &mut [u8; 32]) -> Result<()> {
-    if digits.len() != 64 || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return Err(ConsensusError::BadKey(format!(
-            "expected 0x and 64 hex digits, got {} characters",
-            digits.len()
-        )));
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).expect("checked hex");
-    }
-    Ok(())
+/// The 32 bytes of `0x` + 64 hex digits (the `0x` may be left out),
+/// parsed as the chain parses every 32-byte value.
+fn key_bytes(text: &str) -> Result<[u8; 32]> {
+    let text = text.trim();
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    format!("0x{digits}")
+        .parse::<Hash>()
+        .map(|h| h.0)
+        .map_err(|e| ConsensusError::BadKey(format!("expected 0x and 64 hex digits: {e}")))
 }
 
 fn round_bytes(round: Round) -> [u8; 8] {

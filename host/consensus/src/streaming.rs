@@ -129,11 +129,9 @@ impl Assembler {
                 signature,
             } => {
                 let (height, round, proposer, pol_round) = self.init.ok_or(StreamError::NoInit)?;
-                let validator = validators
-                    .validators()
-                    .iter()
-                    .find(|v| v.address == proposer)
-                    .ok_or(StreamError::UnknownProposer(proposer))?;
+                let validator =
+                    malachitebft_core_types::ValidatorSet::get_by_address(validators, &proposer)
+                        .ok_or(StreamError::UnknownProposer(proposer))?;
                 let block: Block =
                     decode(&self.bytes).map_err(|e| StreamError::NotABlock(e.to_string()))?;
                 if block.header.hash() != block_hash {

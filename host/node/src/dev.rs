@@ -37,6 +37,7 @@ const TOKEN: u128 = 10u128.pow(18);
 /// Signs the first block's transactions, nonces counted per signer.
 struct Prelude<'a> {
     chain: &'a Chain<SledBackend>,
+    basefee: timerhost_types::BasefeeConfig,
     nonces: std::collections::HashMap<Address, u64>,
     txs: Vec<SignedTransaction>,
     examples: Vec<serde_json::Value>,
@@ -50,7 +51,7 @@ impl<'a> Prelude<'a> {
             None => self.chain.account(&sender)?.nonce,
         };
         self.nonces.insert(sender, nonce + 1);
-        let basefee = self.chain.basefee_config()?;
+        let basefee = &self.basefee;
         let tx = timerhost_types::Transaction {
             chain_id: DEV_CHAIN_ID,
             nonce,
@@ -117,6 +118,7 @@ fn dev_examples(
 ) -> Result<(Vec<SignedTransaction>, Vec<serde_json::Value>)> {
     let mut p = Prelude {
         chain,
+        basefee: chain.basefee_config()?,
         nonces: Default::default(),
         txs: Vec::new(),
         examples: Vec::new(),

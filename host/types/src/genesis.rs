@@ -141,7 +141,7 @@ impl Genesis {
         let mut keys = BTreeSet::new();
         for v in &self.validators {
             let digits = v.public_key.strip_prefix("0x").unwrap_or(&v.public_key);
-            if digits.len() != 64 || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+            if format!("0x{digits}").parse::<crate::Hash>().is_err() {
                 return Err(Error::Genesis(format!(
                     "validator public_key {:?} is not 0x and 64 hex digits (an ed25519 key from `timerhost keys new --consensus`)",
                     v.public_key
