@@ -106,6 +106,11 @@ struct WireResponse {
 #[derive(BorshSerialize, BorshDeserialize)]
 struct WireDecided {
     value_bytes: Vec<u8>,
+    certificate: WireCertificate,
+}
+
+#[derive(BorshSerialize, BorshDeserialize)]
+struct WireCertificate {
     height: Height,
     round: Round,
     value_id: Hash,
@@ -119,6 +124,44 @@ struct WireCommitSignature {
     extension: Option<SignedExtension<TimerhostContext>>,
 }
 
+impl From<&ExtendedCommitCertificate<TimerhostContext>> for WireCertificate {
+    fn from(c: &ExtendedCommitCertificate<TimerhostContext>) -> Self {
+        WireCertificate {
+            height: c.height,
+            round: c.round,
+            value_id: c.value_id,
+            signatures: c
+                .commit_signatures
+                .iter()
+                .map(|s| WireCommitSignature {
+                    address: s.address,
+                    signature: s.signature,
+                    extension: s.extension.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<WireCertificate> for ExtendedCommitCertificate<TimerhostContext> {
+    fn from(c: WireCertificate) -> Self {
+        ExtendedCommitCertificate {
+            height: c.height,
+            round: c.round,
+            value_id: c.value_id,
+            commit_signatures: c
+                .signatures
+                .into_iter()
+                .map(|s| ExtendedCommitSignature {
+                    address: s.address,
+                    signature: s.signature,
+                    extension: s.extension,
+                })
+                .collect(),
+        }
+    }
+}
+
 fn to_wire(msg: &Response<TimerhostContext>) -> WireResponse {
     let Response::ValueResponse(r) = msg;
     WireResponse {
@@ -128,19 +171,7 @@ fn to_wire(msg: &Response<TimerhostContext>) -> WireResponse {
             .iter()
             .map(|v| WireDecided {
                 value_bytes: v.value_bytes.to_vec(),
-                height: v.certificate.height,
-                round: v.certificate.round,
-                value_id: v.certificate.value_id,
-                signatures: v
-                    .certificate
-                    .commit_signatures
-                    .iter()
-                    .map(|c| WireCommitSignature {
-                        address: c.address,
-                        signature: c.signature,
-                        extension: c.extension.clone(),
-                    })
-                    .collect(),
+                certificate: (&v.certificate).into(),
             })
             .collect(),
     }
@@ -150,27 +181,22 @@ fn from_wire(wire: WireResponse) -> Response<TimerhostContext> {
     let values = wire
         .values
         .into_iter()
-        .map(|v| {
-            RawDecidedValue::new(
-                Bytes::from(v.value_bytes),
-                ExtendedCommitCertificate {
-                    height: v.height,
-                    round: v.round,
-                    value_id: v.value_id,
-                    commit_signatures: v
-                        .signatures
-                        .into_iter()
-                        .map(|c| ExtendedCommitSignature {
-                            address: c.address,
-                            signature: c.signature,
-                            extension: c.extension,
-                        })
-                        .collect(),
-                },
-            )
-        })
+        .map(|v| RawDecidedValue::new(Bytes::from(v.value_bytes), v.certificate.into()))
         .collect();
     Response::ValueResponse(ValueResponse::new(wire.start_height, values))
+}
+
+/// A commit certificate's bytes in the decided-block store (the same
+/// encoding as in sync responses).
+pub fn encode_certificate(certificate: &ExtendedCommitCertificate<TimerhostContext>) -> Vec<u8> {
+    borsh::to_vec(&WireCertificate::from(certificate)).expect("writing to a Vec cannot fail")
+}
+
+/// Reads [`encode_certificate`]'s bytes.
+pub fn decode_certificate(
+    bytes: &[u8],
+) -> Result<ExtendedCommitCertificate<TimerhostContext>, CodecError> {
+    decode::<WireCertificate>("commit certificate", bytes).map(Into::into)
 }
 
 impl Codec<Response<TimerhostContext>> for BorshCodec {

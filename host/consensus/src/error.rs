@@ -20,6 +20,15 @@ pub enum ConsensusError {
     /// A public or private key that does not decode.
     #[error("bad consensus key: {0}")]
     BadKey(String),
+    /// The block pipeline failed (not a refused block: an I/O or internal error).
+    #[error("chain: {0}")]
+    Chain(String),
+    /// The validator's side store (certificates, proposals) failed.
+    #[error("consensus store: {0}")]
+    Store(String),
+    /// The engine could not start, or stopped.
+    #[error("consensus engine: {0}")]
+    Engine(String),
 }
 
 /// `Result` with [`ConsensusError`].

@@ -20,26 +20,51 @@
 //! | [`streaming`] | a proposed block cut into parts and put back together, trusted only when its proposer's signature covers it |
 //! | [`context`] | [`TimerhostContext`], tying them together |
 //! | [`codec`] | borsh on the wire and in the write-ahead log, for every engine message |
+//!
+//! and what runs it:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`settings`] | listen address, peers, timeouts, block time → the engine's configuration |
+//! | [`engine`] | starting Malachite with this node's identity; engine events into metrics |
+//! | [`app`] | answering the engine with the block pipeline: propose, verify by executing, commit, sync |
+//! | [`reassembly`] | gossiped stream messages put back in order, bounded |
+//! | [`store`] | commit certificates and undecided proposals beside the chain |
+//! | [`metrics`] | height, round, peers, proposals, votes, commit latency |
+//! | [`byzantine`] | a test hook: a proposer of corrupted blocks |
 
+pub mod app;
+pub mod byzantine;
 pub mod codec;
 pub mod context;
+pub mod engine;
 pub mod error;
 pub mod height;
+pub mod metrics;
 pub mod proposal;
+pub mod reassembly;
 pub mod scheme;
+pub mod settings;
 pub mod signing;
+pub mod store;
 pub mod streaming;
 pub mod validators;
 pub mod value;
 pub mod vote;
 
+pub use app::{App, AppHooks, AppSettings, Identity};
+pub use byzantine::ByzantineMode;
 pub use context::TimerhostContext;
 pub use error::{ConsensusError, Result};
 pub use height::Height;
+pub use metrics::ConsensusMetrics;
 pub use proposal::{Proposal, ProposalPart};
+pub use settings::NetworkSettings;
 pub use signing::{ConsensusKey, ConsensusSigner};
+pub use store::DecidedStore;
 pub use validators::{Validator, ValidatorAddress, ValidatorSet};
 pub use value::BlockValue;
 pub use vote::Vote;
 
+pub use malachitebft_core_types as core_types;
 pub use scheme::{Ed25519, PrivateKey, PublicKey, Signature};

@@ -178,6 +178,22 @@ impl ConsensusSigner {
         self.key.0.sign(bytes)
     }
 
+    /// The secret key bytes; the network key of a validator is derived
+    /// from them, so its peer id is stable across restarts.
+    pub fn secret_bytes(&self) -> [u8; 32] {
+        self.key.0.to_bytes()
+    }
+
+    /// The public key's 32 bytes (what the validator proof names).
+    pub fn public_key_bytes(&self) -> Vec<u8> {
+        self.key.public_key().as_bytes().to_vec()
+    }
+
+    /// This signer's validator address.
+    pub fn address(&self) -> ValidatorAddress {
+        self.key.address()
+    }
+
     /// Does `signature` by `public_key` sign `bytes`?
     pub fn verify_bytes(bytes: &[u8], signature: &Signature, public_key: &PublicKey) -> bool {
         public_key.verify(bytes, signature)

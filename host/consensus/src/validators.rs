@@ -120,6 +120,13 @@ impl ValidatorSet {
         ValidatorSet::new(members)
     }
 
+    /// Is `address` a validator of this set?
+    pub fn contains(&self, address: &ValidatorAddress) -> bool {
+        self.validators
+            .binary_search_by(|v| v.address.cmp(address))
+            .is_ok()
+    }
+
     /// The validators, in address order.
     pub fn validators(&self) -> &[Validator] {
         &self.validators

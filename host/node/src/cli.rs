@@ -1,5 +1,5 @@
 //! The `timerhost` command line: the argument definitions and the dispatch
-//! to one module per command group (`home_cmds`, `node_cmd`, `dev`,
+//! to one module per command group (`home_cmds`, `node_cmd`, `testnet`, `dev`,
 //! `query`, `transact`, `dev_tools`, `keys`, `gov`, `cron`).
 //!
 //! Human-readable output by default; `--json` prints one JSON document per
@@ -63,28 +63,13 @@ pub enum Command {
         #[arg(long)]
         home: PathBuf,
     },
-    /// Run a node on an initialised home: JSON-RPC, block production, metrics.
-    /// Restarting continues from the last committed block.
-    Node {
-        /// Home directory (see `timerhost init`).
-        #[arg(long)]
-        home: PathBuf,
-        /// JSON-RPC listen address [config: rpc; default 127.0.0.1:8645].
-        #[arg(long)]
-        rpc: Option<SocketAddr>,
-        /// Interval between blocks, e.g. 1s, 250ms [config: block_time].
-        #[arg(long, conflicts_with = "manual")]
-        block_time: Option<String>,
-        /// Produce blocks only on request (dev_mine) [config: manual].
-        #[arg(long)]
-        manual: bool,
-        /// Prometheus metrics listen address [config: metrics].
-        #[arg(long)]
-        metrics: Option<SocketAddr>,
-        /// Node config file (default: HOME/node.toml when present).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
+    /// Run a node on an initialised home: JSON-RPC, block production (or,
+    /// when the genesis lists validators, a member of the validator
+    /// network), metrics. Restarting continues from the last committed block.
+    Node(crate::node_cmd::RunNodeArgs),
+    /// Run a local validator network in one command: keys, genesis and a
+    /// home per validator, every node started on loopback ports.
+    Testnet(crate::testnet::TestnetArgs),
     /// A local devnet in one command: dev genesis, funded dev accounts, the
     /// example actors deployed, a block every --block-time.
     Dev {
@@ -352,11 +337,14 @@ pub enum KeysAction {
 /// Entry point used by `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let long_running = matches!(cli.command, Command::Node { .. } | Command::Dev { .. });
+    let long_running = matches!(
+        cli.command,
+        Command::Node(_) | Command::Dev { .. } | Command::Testnet(_)
+    );
     init_logging(
         &cli.log_format,
         if long_running {
-            "warn,timerhost_node=info"
+            "warn,timerhost_node=info,timerhost_consensus=info"
         } else {
             "warn"
         },
@@ -403,22 +391,8 @@ pub fn run(cli: &Cli) -> Result<()> {
             genesis,
         } => crate::home_cmds::init(cli.json, home, *dev, *chain_id, genesis.as_ref()),
         Command::Replay { home } => crate::home_cmds::replay(cli.json, home),
-        Command::Node {
-            home,
-            rpc,
-            block_time,
-            manual,
-            metrics,
-            config,
-        } => crate::node_cmd::node(
-            cli.json,
-            home,
-            *rpc,
-            block_time.as_deref(),
-            *manual,
-            *metrics,
-            config.as_ref(),
-        ),
+        Command::Node(args) => args.execute(cli.json),
+        Command::Testnet(args) => args.execute(cli.json),
         Command::Dev {
             home,
             block_time,

@@ -34,6 +34,70 @@ pub struct NodeConfig {
     pub proposer: Address,
     /// Mempool bounds.
     pub mempool: MempoolConfig,
+    /// Validator networks: peers, keys, timeouts (used when the genesis
+    /// lists validators).
+    pub consensus: ConsensusSection,
+}
+
+/// `[consensus]` in `node.toml`: how the node joins a validator network.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsensusSection {
+    /// libp2p listen address (`/ip4/127.0.0.1/tcp/26656`).
+    pub listen: String,
+    /// Peers to dial and keep connected (libp2p multiaddrs).
+    pub peers: Vec<String>,
+    /// The validator's consensus key file, relative to the home.
+    pub key_file: String,
+    /// JSON-RPC URLs of peers that transactions sent to this node are
+    /// forwarded to.
+    pub tx_gossip: Vec<String>,
+    /// How long validators wait for a round's proposal.
+    pub timeout_propose: String,
+    /// How long validators wait for prevotes after seeing 2/3 of any.
+    pub timeout_prevote: String,
+    /// How long validators wait for precommits after seeing 2/3 of any.
+    pub timeout_precommit: String,
+    /// Largest lead a proposed block's timestamp may have over this
+    /// node's clock.
+    pub max_future_drift: String,
+    /// How often peers exchange their heights (drives sync).
+    pub status_interval: String,
+}
+
+impl Default for ConsensusSection {
+    fn default() -> Self {
+        Self {
+            listen: "/ip4/127.0.0.1/tcp/26656".into(),
+            peers: Vec::new(),
+            key_file: "consensus.key".into(),
+            tx_gossip: Vec::new(),
+            timeout_propose: "3s".into(),
+            timeout_prevote: "1s".into(),
+            timeout_precommit: "1s".into(),
+            max_future_drift: "15s".into(),
+            status_interval: "2s".into(),
+        }
+    }
+}
+
+impl ConsensusSection {
+    fn check(&self) -> std::result::Result<(), String> {
+        for (name, v) in [
+            ("timeout_propose", &self.timeout_propose),
+            ("timeout_prevote", &self.timeout_prevote),
+            ("timeout_precommit", &self.timeout_precommit),
+            ("max_future_drift", &self.max_future_drift),
+            ("status_interval", &self.status_interval),
+        ] {
+            parse_duration(v).map_err(|e| format!("consensus.{name}: {e}"))?;
+        }
+        for a in std::iter::once(&self.listen).chain(&self.peers) {
+            a.parse::<timerhost_consensus::settings::Multiaddr>()
+                .map_err(|e| format!("consensus: {a:?} is not a libp2p multiaddr ({e}), e.g. /ip4/127.0.0.1/tcp/26656"))?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for NodeConfig {
@@ -45,6 +109,7 @@ impl Default for NodeConfig {
             metrics: String::new(),
             proposer: Address::ZERO,
             mempool: MempoolConfig::default(),
+            consensus: ConsensusSection::default(),
         }
     }
 }
@@ -59,6 +124,7 @@ impl NodeConfig {
         let c: NodeConfig = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         parse_duration(&c.block_time).map_err(bad)?;
         c.metrics_addr().map_err(bad)?;
+        c.consensus.check().map_err(bad)?;
         if c.mempool.max_txs == 0 || c.mempool.max_per_sender == 0 {
             return Err(bad(
                 "mempool.max_txs and mempool.max_per_sender must be at least 1".into(),

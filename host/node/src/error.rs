@@ -58,6 +58,9 @@ pub enum NodeError {
     /// The database failed.
     #[error(transparent)]
     Storage(#[from] timerhost_state::StorageError),
+    /// Consensus: the engine, its store, or a consensus key.
+    #[error(transparent)]
+    Consensus(#[from] timerhost_consensus::ConsensusError),
 }
 
 impl From<timerhost_rpc::RpcError> for NodeError {

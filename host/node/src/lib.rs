@@ -36,10 +36,12 @@ pub mod home;
 pub mod home_cmds;
 pub mod keys;
 pub mod metrics;
+pub mod network_node;
 pub mod node_cmd;
 pub mod producer;
 pub mod query;
 pub mod run;
+pub mod testnet;
 pub mod transact;
 
 pub use error::{NodeError, Result};

@@ -69,6 +69,8 @@ pub struct Metrics {
     pub block_cycles: Gauge,
     /// Transactions in the mempool.
     pub mempool_size: Gauge,
+    /// Consensus metrics, on a node of a validator network.
+    pub consensus: std::sync::OnceLock<Arc<timerhost_consensus::ConsensusMetrics>>,
 }
 
 impl Metrics {
@@ -203,6 +205,13 @@ impl Metrics {
             out.push_str(&format!(
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}\n"
             ));
+        }
+        if let Some(c) = self.consensus.get() {
+            for (name, help, kind, v) in c.samples() {
+                out.push_str(&format!(
+                    "# HELP timerhost_{name} {help}\n# TYPE timerhost_{name} {kind}\ntimerhost_{name} {v}\n"
+                ));
+            }
         }
         out
     }

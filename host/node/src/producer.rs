@@ -24,10 +24,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use serde_json::{json, Value as Json};
 use timerhost_chain::accounts::timer_config;
-use timerhost_chain::{Chain, TxError};
+use timerhost_chain::{Chain, ExecutedBlock, TxError};
 use timerhost_rpc::{Mempool, NodeControl, NodeSnapshot, RpcError};
 use timerhost_state::KvBackend;
-use timerhost_types::{Address, Receipt, TxSource};
+use timerhost_types::{Address, Receipt, TimerConfig, TxSource};
 
 use crate::error::Result;
 use crate::metrics::Metrics;
@@ -95,6 +95,50 @@ pub struct BlockSummary {
 }
 
 impl BlockSummary {
+    /// The summary of `executed`, just committed to `chain` under `timers`
+    /// (the timer config in force for it), `refused` mempool transactions
+    /// dropped, `elapsed` since the block was started.
+    pub fn after_commit<B: KvBackend>(
+        chain: &Chain<B>,
+        executed: &ExecutedBlock,
+        refused: usize,
+        timers: &TimerConfig,
+        elapsed: Duration,
+    ) -> Result<BlockSummary> {
+        let block = &executed.block;
+        let stats = &executed.timer_stats;
+        let (fired, expired, unfunded, lane) = BlockSummary::of(&executed.receipts);
+        // Due timers still queued at or below this height (or time) are
+        // the ones the lane left for later; backlog entries are dead timers
+        // awaiting GC.
+        let (carried, backlog) = timerhost_timers::queue::due_count(
+            &chain.store().state(),
+            block.header.height,
+            block.header.timestamp_ms,
+            CARRY_COUNT_LIMIT,
+        )?;
+        Ok(BlockSummary {
+            height: block.header.height,
+            timestamp_ms: block.header.timestamp_ms,
+            txs: block.txs.len(),
+            rejected: refused,
+            timers_fired: fired,
+            timers_expired: expired,
+            timers_unfunded: unfunded,
+            timers_revoked: stats.revoked,
+            timers_shut_down: stats.shut_down,
+            timers_carried_over: carried as u64,
+            gc_backlog: backlog as u64,
+            lane_cycles: lane,
+            lane_reserved: stats.lane_reserved,
+            lane_budget: timers.lane_cycles_per_block,
+            gc_cycles: stats.gc_cycles_used,
+            gc_budget: timers.gc_cycles_per_block,
+            cycles_used: block.header.cycles_used,
+            elapsed,
+        })
+    }
+
     fn of(receipts: &[Receipt]) -> (u64, u64, u64, u64) {
         let (mut fired, mut expired, mut unfunded, mut lane) = (0, 0, 0, 0);
         for r in receipts {
@@ -419,38 +463,13 @@ impl<B: KvBackend> Producer<B> {
                 .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?;
             self.metrics.mempool_size.set(pool.len() as u64);
         }
-        let block = &proposed.executed.block;
-        let stats = &proposed.executed.timer_stats;
-        let (fired, expired, unfunded, lane) = BlockSummary::of(&proposed.executed.receipts);
-        // Due timers still queued at or below this height (or time) are
-        // the ones the lane left for later; backlog entries are dead timers
-        // awaiting GC.
-        let (carried, backlog) = timerhost_timers::queue::due_count(
-            &chain.store().state(),
-            block.header.height,
-            block.header.timestamp_ms,
-            CARRY_COUNT_LIMIT,
+        let summary = BlockSummary::after_commit(
+            chain,
+            &proposed.executed,
+            refused,
+            &timers,
+            started.elapsed(),
         )?;
-        let summary = BlockSummary {
-            height: block.header.height,
-            timestamp_ms: timestamp,
-            txs: block.txs.len(),
-            rejected: refused,
-            timers_fired: fired,
-            timers_expired: expired,
-            timers_unfunded: unfunded,
-            timers_revoked: stats.revoked,
-            timers_shut_down: stats.shut_down,
-            timers_carried_over: carried as u64,
-            gc_backlog: backlog as u64,
-            lane_cycles: lane,
-            lane_reserved: stats.lane_reserved,
-            lane_budget: timers.lane_cycles_per_block,
-            gc_cycles: stats.gc_cycles_used,
-            gc_budget: timers.gc_cycles_per_block,
-            cycles_used: block.header.cycles_used,
-            elapsed: started.elapsed(),
-        };
         self.metrics.record_block(&summary);
         (self.log)(ProducerEvent::Block(&summary));
         Ok(summary)

@@ -14,7 +14,7 @@ use timerhost_types::{Address, SignedTransaction};
 
 use crate::error::{NodeError, Result};
 use crate::metrics::{self, Metrics};
-use crate::producer::{Producer, ProducerEvent, Schedule};
+use crate::producer::{BlockSummary, Producer, ProducerEvent, Schedule};
 
 /// How to run a node.
 #[derive(Clone, Debug)]
@@ -72,40 +72,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
                 return;
             }
         };
-        tracing::debug!(
-            height = s.height,
-            txs = s.txs,
-            fired = s.timers_fired,
-            "block committed"
-        );
-        if as_json {
-            println!(
-                "{}",
-                json!({
-                    "event": "block",
-                    "height": s.height,
-                    "timestamp": s.timestamp_ms,
-                    "txs": s.txs,
-                    "refused": s.rejected,
-                    "timers_fired": s.timers_fired,
-                    "timers_expired": s.timers_expired,
-                    "timers_unfunded": s.timers_unfunded,
-                    "timers_revoked": s.timers_revoked,
-                    "timers_shut_down": s.timers_shut_down,
-                    "timers_carried_over": s.timers_carried_over,
-                    "gc_backlog": s.gc_backlog,
-                    "lane_cycles": s.lane_cycles,
-                    "lane_reserved": s.lane_reserved,
-                    "lane_budget": s.lane_budget,
-                    "gc_cycles": s.gc_cycles,
-                    "gc_budget": s.gc_budget,
-                    "cycles_used": s.cycles_used,
-                    "elapsed_ms": s.elapsed.as_secs_f64() * 1000.0,
-                })
-            );
-        } else {
-            println!("{}", s.line());
-        }
+        log_block(as_json, s);
     });
     let (producer, handle) = Producer::new(
         chain.clone(),
@@ -180,7 +147,46 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     Ok(height)
 }
 
-async fn wait_for_signal() {
+/// Prints one committed block's line (human or JSON).
+pub(crate) fn log_block(as_json: bool, s: &BlockSummary) {
+    tracing::debug!(
+        height = s.height,
+        txs = s.txs,
+        fired = s.timers_fired,
+        "block committed"
+    );
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "event": "block",
+                "height": s.height,
+                "timestamp": s.timestamp_ms,
+                "txs": s.txs,
+                "refused": s.rejected,
+                "timers_fired": s.timers_fired,
+                "timers_expired": s.timers_expired,
+                "timers_unfunded": s.timers_unfunded,
+                "timers_revoked": s.timers_revoked,
+                "timers_shut_down": s.timers_shut_down,
+                "timers_carried_over": s.timers_carried_over,
+                "gc_backlog": s.gc_backlog,
+                "lane_cycles": s.lane_cycles,
+                "lane_reserved": s.lane_reserved,
+                "lane_budget": s.lane_budget,
+                "gc_cycles": s.gc_cycles,
+                "gc_budget": s.gc_budget,
+                "cycles_used": s.cycles_used,
+                "elapsed_ms": s.elapsed.as_secs_f64() * 1000.0,
+            })
+        );
+    } else {
+        println!("{}", s.line());
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -49,6 +49,9 @@ pub trait NodeControl: Send + Sync {
     fn revert(&self, snapshot: &NodeSnapshot) -> Result<()>;
     /// How blocks are produced, for `th_status` (e.g. `{"mode": "interval", "block_time_ms": 1000}`).
     fn describe(&self) -> Json;
+    /// A transaction sent to this node entered its mempool (first time
+    /// seen): a node of a validator network forwards it to its peers.
+    fn transaction_accepted(&self, _raw: &[u8]) {}
 }
 
 /// Everything the methods read or write.
@@ -245,6 +248,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let (sender, _) = validate(&self.chain, &tx, gap)?;
         let hash = self.mempool.lock().insert(tx, sender)?;
         tracing::debug!(%hash, %sender, "transaction accepted into the mempool");
+        self.control.transaction_accepted(&bytes);
         Ok(json!(hash))
     }
 

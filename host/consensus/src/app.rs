@@ -1,0 +1,652 @@
+//! The application side of the engine: [`App`] answers every message
+//! Malachite sends (`AppMsg`) with the block pipeline.
+//!
+//! | engine asks | the app |
+//! |---|---|
+//! | `ConsensusReady` | starts at the chain's head + 1 |
+//! | `GetValue` | builds a block from the pool ([`Chain::propose`]), records it, streams it |
+//! | `ReceivedProposalPart` | reorders, checks the proposer's signature, executes the block ([`Chain::accept`]: root, header, drift) and answers valid or invalid |
+//! | `Decided` | stores the certificate, commits the executed block |
+//! | `Finalized` | starts the next height |
+//! | `GetDecidedValues` | serves committed blocks with their certificates |
+//! | `ProcessSyncedValue` | executes a peer's decided block ([`Chain::execute`]) |
+//!
+//! Execution is synchronous and may take a while, so it runs in
+//! `block_in_place`: the engine's other actors keep the runtime's other
+//! worker threads.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use malachitebft_app_channel::app::engine::host::{HeightParams, Next, SyncedValueOutcome};
+use malachitebft_app_channel::app::streaming::{StreamContent, StreamId, StreamMessage};
+use malachitebft_app_channel::app::types::core::{
+    CommitCertificate, ExtendedCommitCertificate, LinearTimeouts, Round, Validity, VoteExtensions,
+};
+use malachitebft_app_channel::app::types::sync::RawDecidedValue;
+use malachitebft_app_channel::app::types::{LocallyProposedValue, ProposedValue};
+use malachitebft_app_channel::{AppMsg, Channels, NetworkMsg};
+use malachitebft_core_consensus::PeerId;
+use timerhost_chain::{Chain, ExecutedBlock, TxError};
+use timerhost_state::KvBackend;
+use timerhost_types::{decode, encode, Address, Block, Hash, SignedTransaction};
+
+use crate::byzantine::ByzantineMode;
+use crate::context::TimerhostContext;
+use crate::error::{ConsensusError, Result};
+use crate::height::Height;
+use crate::metrics::ConsensusMetrics;
+use crate::proposal::ProposalPart;
+use crate::reassembly::Reassembly;
+use crate::signing::ConsensusSigner;
+use crate::store::DecidedStore;
+use crate::streaming::{stream_block, Assembler, StreamedBlock};
+use crate::validators::{ValidatorAddress, ValidatorSet};
+use crate::value::BlockValue;
+
+type Ctx = TimerhostContext;
+
+/// What the node plugs into the app: its transaction pool, its log and its
+/// metrics.
+pub trait AppHooks: Send + Sync + 'static {
+    /// Transactions to propose, in the pool's deterministic order.
+    fn candidates(&self) -> Vec<SignedTransaction>;
+    /// The block this node just built refused these candidates.
+    fn refused(&self, rejected: &[(usize, Hash, TxError)]);
+    /// A block was committed (decided by the network, or synced).
+    fn committed(&self, executed: &ExecutedBlock, round: Round, started: Instant);
+}
+
+/// Who this node is in consensus.
+pub struct Identity {
+    /// Signs this node's votes and proposals (validators), or only verifies.
+    pub signer: ConsensusSigner,
+    /// This node's validator address.
+    pub address: ValidatorAddress,
+    /// Is the address in the validator set (does it vote and propose)?
+    pub is_validator: bool,
+}
+
+/// Settings the app needs from the node's configuration.
+#[derive(Clone, Debug)]
+pub struct AppSettings {
+    /// Round step timeouts.
+    pub timeouts: LinearTimeouts,
+    /// Target interval between blocks.
+    pub block_time: Duration,
+    /// Largest accepted lead of a block's timestamp over this node's clock.
+    pub max_future_drift_ms: u64,
+    /// Address credited with the tips of the blocks this node proposes.
+    pub tip_recipient: Address,
+    /// Test hook: propose corrupted blocks.
+    pub byzantine: Option<ByzantineMode>,
+}
+
+/// A block executed against the head, waiting for the network's decision.
+struct Undecided {
+    executed: ExecutedBlock,
+    value: ProposedValue<Ctx>,
+}
+
+/// The app's state.
+pub struct App<B: KvBackend> {
+    chain: Arc<Chain<B>>,
+    hooks: Arc<dyn AppHooks>,
+    identity: Identity,
+    validators: ValidatorSet,
+    settings: AppSettings,
+    store: DecidedStore,
+    metrics: Arc<ConsensusMetrics>,
+    reassembly: Reassembly,
+    undecided: HashMap<Hash, Undecided>,
+    /// Proposals for heights above the one being decided, checked once it starts.
+    future: Vec<(StreamedBlock, Vec<ProposalPart>)>,
+    height: Height,
+    round: Round,
+    height_started: Instant,
+    committed: bool,
+    streams_sent: u64,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+fn chain_err(e: timerhost_chain::ChainError) -> ConsensusError {
+    ConsensusError::Chain(e.to_string())
+}
+
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
+}
+
+/// The block a stream's parts carry (already verified when stored).
+fn block_of(parts: &[ProposalPart]) -> Result<Block> {
+    let bytes: Vec<u8> = parts
+        .iter()
+        .filter_map(|p| match p {
+            ProposalPart::Data(d) => Some(d.as_slice()),
+            _ => None,
+        })
+        .flatten()
+        .copied()
+        .collect();
+    decode(&bytes).map_err(|e| ConsensusError::Store(format!("a stored proposal: {e}")))
+}
+
+impl<B: KvBackend + 'static> App<B> {
+    /// The app over `chain`.
+    pub fn new(
+        chain: Arc<Chain<B>>,
+        hooks: Arc<dyn AppHooks>,
+        identity: Identity,
+        validators: ValidatorSet,
+        settings: AppSettings,
+        store: DecidedStore,
+        metrics: Arc<ConsensusMetrics>,
+    ) -> App<B> {
+        App {
+            chain,
+            hooks,
+            identity,
+            validators,
+            settings,
+            store,
+            metrics,
+            reassembly: Reassembly::default(),
+            undecided: HashMap::new(),
+            future: Vec::new(),
+            height: Height(0),
+            round: Round::Nil,
+            height_started: Instant::now(),
+            committed: false,
+            streams_sent: 0,
+        }
+    }
+
+    fn chain_id(&self) -> u64 {
+        self.chain.genesis().chain_id
+    }
+
+    fn head_height(&self) -> Result<u64> {
+        Ok(self.chain.head().map_err(chain_err)?.height)
+    }
+
+    fn params(&self) -> HeightParams<Ctx> {
+        HeightParams::new(
+            self.validators.clone(),
+            self.settings.timeouts,
+            Some(self.settings.block_time),
+        )
+    }
+
+    /// Answers messages until the engine stops (its channel closes).
+    pub async fn run(&mut self, channels: &mut Channels<Ctx>) -> Result<()> {
+        while let Some(msg) = channels.consensus.recv().await {
+            self.handle(msg, channels).await?;
+        }
+        Err(ConsensusError::Engine(
+            "the consensus engine stopped (its channel closed)".into(),
+        ))
+    }
+
+    async fn publish(&mut self, channels: &Channels<Ctx>, parts: Vec<ProposalPart>) -> Result<()> {
+        self.streams_sent += 1;
+        let mut id = self.height.0.to_be_bytes().to_vec();
+        id.extend_from_slice(&self.round.as_i64().to_be_bytes());
+        id.extend_from_slice(&self.streams_sent.to_be_bytes());
+        let stream_id = StreamId::new(Bytes::from(id));
+        let n = parts.len() as u64;
+        let messages = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| StreamMessage::new(stream_id.clone(), i as u64, StreamContent::Data(p)))
+            .chain(std::iter::once(StreamMessage::new(
+                stream_id.clone(),
+                n,
+                StreamContent::Fin,
+            )));
+        for m in messages {
+            channels
+                .network
+                .send(NetworkMsg::PublishProposalPart(m))
+                .await
+                .map_err(|_| ConsensusError::Engine("the network actor stopped".into()))?;
+        }
+        Ok(())
+    }
+
+    async fn handle(&mut self, msg: AppMsg<Ctx>, channels: &Channels<Ctx>) -> Result<()> {
+        match msg {
+            AppMsg::ConsensusReady { reply } => {
+                let start = Height(self.head_height()? + 1);
+                tracing::info!(height = %start, "consensus ready");
+                let _ = reply.send((start, self.params()));
+            }
+            AppMsg::StartedRound {
+                height,
+                round,
+                proposer,
+                role,
+                reply_value,
+            } => {
+                tracing::debug!(%height, %round, %proposer, ?role, "round started");
+                if height != self.height {
+                    self.height = height;
+                    self.height_started = Instant::now();
+                    self.committed = false;
+                }
+                self.round = round;
+                ConsensusMetrics::set(&self.metrics.height, height.0);
+                ConsensusMetrics::set(&self.metrics.round, round.as_i64().max(0) as u64);
+                let ready: Vec<_> = {
+                    let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.future)
+                        .into_iter()
+                        .partition(|(s, _)| s.height == height);
+                    self.future = later
+                        .into_iter()
+                        .filter(|(s, _)| s.height > height)
+                        .collect();
+                    now
+                };
+                for (streamed, parts) in ready {
+                    self.validate(streamed, parts);
+                }
+                let values = self
+                    .undecided
+                    .values()
+                    .filter(|u| u.value.height == height && u.value.round == round)
+                    .map(|u| u.value.clone())
+                    .collect();
+                let _ = reply_value.send(values);
+            }
+            AppMsg::GetValue {
+                height,
+                round,
+                timeout: _,
+                reply,
+            } => {
+                let (value, parts) = self.build_value(height, round)?;
+                let _ = reply.send(value);
+                self.publish(channels, parts).await?;
+            }
+            AppMsg::ReceivedProposalPart {
+                from,
+                published_by,
+                part,
+                reply,
+            } => {
+                let value = self.received_part(published_by.unwrap_or(from), part);
+                let _ = reply.send(value);
+            }
+            AppMsg::Decided {
+                certificate,
+                extensions,
+                reply,
+            } => {
+                self.decided(certificate, extensions);
+                let _ = reply.send(());
+            }
+            AppMsg::Finalized {
+                certificate,
+                extensions,
+                evidence: _,
+                reply,
+            } => {
+                let decided = certificate.height;
+                let head = self.head_height()?;
+                let next = if head >= decided.0 {
+                    let full = ExtendedCommitCertificate::from_commit_certificate_and_extensions(
+                        certificate,
+                        extensions,
+                    );
+                    if let Err(e) = self.store.put_certificate(&full) {
+                        tracing::warn!(height = %decided, error = %e, "could not store the finalized certificate");
+                    }
+                    Next::Start(Height(head + 1), self.params())
+                } else {
+                    tracing::error!(height = %decided, "decided but not committed; restarting the height");
+                    Next::Restart(decided, self.params())
+                };
+                let _ = reply.send(next);
+            }
+            AppMsg::GetDecidedValues { range, reply } => {
+                let values = self.decided_values(range.start().0, range.end().0)?;
+                let _ = reply.send(values);
+            }
+            AppMsg::GetHistoryMinHeight { reply } => {
+                let _ = reply.send(Height(1));
+            }
+            AppMsg::ProcessSyncedValue {
+                height,
+                round,
+                proposer,
+                value_bytes,
+                reply,
+            } => {
+                let outcome = self.synced_value(height, round, proposer, &value_bytes);
+                let _ = reply.send(outcome);
+            }
+            AppMsg::RestreamProposal {
+                height, value_id, ..
+            } => match self.store.stream(height.0, &value_id)? {
+                Some(parts) => self.publish(channels, parts).await?,
+                None => {
+                    tracing::debug!(%height, %value_id, "asked to restream a proposal this node does not have")
+                }
+            },
+            AppMsg::ExtendVote { reply, .. } => {
+                let _ = reply.send(None);
+            }
+            AppMsg::VerifyVoteExtensions {
+                extensions, reply, ..
+            } => {
+                let _ = reply.send(extensions.into_iter().map(|(a, _)| (a, Ok(()))).collect());
+            }
+        }
+        Ok(())
+    }
+
+    /// The value this node proposes at (`height`, `round`) and its parts:
+    /// the one recorded if it already proposed there (after a restart it
+    /// must not propose a different block), else a new block.
+    fn build_value(
+        &mut self,
+        height: Height,
+        round: Round,
+    ) -> Result<(LocallyProposedValue<Ctx>, Vec<ProposalPart>)> {
+        if let Some(hash) = self.store.own_proposal(height.0, round)? {
+            if let Some(parts) = self.store.stream(height.0, &hash)? {
+                tracing::info!(%height, %round, block = %hash, "proposing the block recorded before a restart");
+                if !self.undecided.contains_key(&hash) {
+                    let block = block_of(&parts)?;
+                    if let Ok(executed) = blocking(|| self.chain.execute(&block)) {
+                        self.remember(executed, round, Round::Nil, self.identity.address);
+                    }
+                }
+                return Ok((
+                    LocallyProposedValue::new(height, round, BlockValue(hash)),
+                    parts,
+                ));
+            }
+        }
+        let head = self.chain.head().map_err(chain_err)?;
+        let timestamp = now_ms().max(head.timestamp_ms + 1);
+        let candidates = self.hooks.candidates();
+        let proposed = blocking(|| {
+            self.chain
+                .propose(&candidates, timestamp, self.settings.tip_recipient)
+        })
+        .map_err(chain_err)?;
+        self.hooks.refused(&proposed.rejected);
+        let mut block = proposed.executed.block.clone();
+        match self.settings.byzantine {
+            Some(mode) => {
+                mode.corrupt(&mut block);
+                tracing::warn!(%height, %round, ?mode, "byzantine test hook: proposing a corrupted block");
+            }
+            None => {
+                self.remember(proposed.executed, round, Round::Nil, self.identity.address);
+            }
+        }
+        let hash = block.header.hash();
+        let parts = stream_block(
+            &self.identity.signer,
+            self.identity.address,
+            self.chain_id(),
+            round,
+            Round::Nil,
+            &block,
+        );
+        self.store.put_stream(height.0, &hash, &parts)?;
+        self.store.put_own_proposal(height.0, round, &hash)?;
+        ConsensusMetrics::inc(&self.metrics.proposals_made);
+        tracing::info!(%height, %round, block = %hash, txs = block.txs.len(), "proposing");
+        Ok((
+            LocallyProposedValue::new(height, round, BlockValue(hash)),
+            parts,
+        ))
+    }
+
+    fn remember(
+        &mut self,
+        executed: ExecutedBlock,
+        round: Round,
+        valid_round: Round,
+        proposer: ValidatorAddress,
+    ) -> ProposedValue<Ctx> {
+        let hash = executed.block.header.hash();
+        let value = ProposedValue {
+            height: Height(executed.block.header.height),
+            round,
+            valid_round,
+            proposer,
+            value: BlockValue(hash),
+            validity: Validity::Valid,
+        };
+        self.undecided.insert(
+            hash,
+            Undecided {
+                executed,
+                value: value.clone(),
+            },
+        );
+        value
+    }
+
+    fn received_part(
+        &mut self,
+        publisher: PeerId,
+        part: StreamMessage<ProposalPart>,
+    ) -> Option<ProposedValue<Ctx>> {
+        let parts = match self.reassembly.push(publisher.to_bytes(), part) {
+            Ok(Some(parts)) => parts,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(%publisher, error = %e, "dropped a proposal stream message");
+                return None;
+            }
+        };
+        let mut assembler = Assembler::default();
+        let mut streamed = None;
+        for p in parts.iter().cloned() {
+            match assembler.push(p, self.chain_id(), &self.validators) {
+                Ok(Some(s)) => streamed = Some(s),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(%publisher, error = %e, "refused a proposal stream");
+                    return None;
+                }
+            }
+        }
+        let streamed = streamed?;
+        ConsensusMetrics::inc(&self.metrics.proposals_received);
+        if streamed.height < self.height {
+            return None;
+        }
+        if streamed.height > self.height {
+            self.future.push((streamed, parts));
+            return None;
+        }
+        self.validate(streamed, parts)
+    }
+
+    /// Executes a streamed block against the head: the answer consensus
+    /// votes on. Only the round's proposer may propose.
+    fn validate(
+        &mut self,
+        streamed: StreamedBlock,
+        parts: Vec<ProposalPart>,
+    ) -> Option<ProposedValue<Ctx>> {
+        let round_number = streamed.round.as_u32().unwrap_or(0);
+        let expected = self
+            .validators
+            .proposer(streamed.height.0, round_number)
+            .address;
+        if streamed.proposer != expected {
+            tracing::warn!(height = %streamed.height, round = %streamed.round, proposer = %streamed.proposer, %expected, "refused a proposal from a validator that is not the round's proposer");
+            return None;
+        }
+        let hash = streamed.block.header.hash();
+        if let Some(u) = self.undecided.get(&hash) {
+            let mut value = u.value.clone();
+            value.round = streamed.round;
+            value.valid_round = streamed.pol_round;
+            value.proposer = streamed.proposer;
+            return Some(value);
+        }
+        let drift = self.settings.max_future_drift_ms;
+        match blocking(|| self.chain.accept(&streamed.block, now_ms(), drift)) {
+            Ok(executed) => {
+                if let Err(e) = self.store.put_stream(streamed.height.0, &hash, &parts) {
+                    tracing::warn!(error = %e, "could not record a proposal");
+                }
+                Some(self.remember(
+                    executed,
+                    streamed.round,
+                    streamed.pol_round,
+                    streamed.proposer,
+                ))
+            }
+            Err(e) => {
+                ConsensusMetrics::inc(&self.metrics.proposals_refused);
+                tracing::warn!(height = %streamed.height, round = %streamed.round, proposer = %streamed.proposer, block = %hash, error = %e, "refused a proposed block");
+                Some(ProposedValue {
+                    height: streamed.height,
+                    round: streamed.round,
+                    valid_round: streamed.pol_round,
+                    proposer: streamed.proposer,
+                    value: BlockValue(hash),
+                    validity: Validity::Invalid,
+                })
+            }
+        }
+    }
+
+    /// Commits the decided block: its certificate first (see [`DecidedStore`]).
+    fn decided(&mut self, certificate: CommitCertificate<Ctx>, extensions: VoteExtensions<Ctx>) {
+        let height = certificate.height;
+        let round = certificate.round;
+        let value_id = certificate.value_id;
+        let full = ExtendedCommitCertificate::from_commit_certificate_and_extensions(
+            certificate,
+            extensions,
+        );
+        let outcome = (|| -> Result<()> {
+            if self.head_height()? >= height.0 {
+                return Ok(()); // already committed (e.g. decided again after a restart)
+            }
+            self.store.put_certificate(&full)?;
+            let executed = match self.undecided.remove(&value_id) {
+                Some(u) => u.executed,
+                None => {
+                    let parts = self.store.stream(height.0, &value_id)?.ok_or_else(|| {
+                        ConsensusError::Chain(format!(
+                            "block {value_id} decided at height {height} was never received"
+                        ))
+                    })?;
+                    let block = block_of(&parts)?;
+                    blocking(|| self.chain.execute(&block)).map_err(chain_err)?
+                }
+            };
+            if executed.block.header.hash() != value_id {
+                return Err(ConsensusError::Chain(format!(
+                    "the executed block is not the decided block {value_id}"
+                )));
+            }
+            blocking(|| self.chain.commit(&executed)).map_err(chain_err)?;
+            self.hooks.committed(&executed, round, self.height_started);
+            Ok(())
+        })();
+        match outcome {
+            Ok(()) => {
+                self.committed = true;
+                ConsensusMetrics::set(
+                    &self.metrics.commit_latency_ms,
+                    self.height_started.elapsed().as_millis() as u64,
+                );
+                if round.as_i64() > 0 {
+                    ConsensusMetrics::inc(&self.metrics.heights_with_extra_rounds);
+                }
+                self.undecided.clear();
+                if let Err(e) = self.store.prune_through(height.0) {
+                    tracing::warn!(error = %e, "could not prune old proposals");
+                }
+            }
+            Err(e) => {
+                tracing::error!(%height, %round, block = %value_id, error = %e, "could not commit a decided block")
+            }
+        }
+    }
+
+    fn decided_values(&self, from: u64, to: u64) -> Result<Vec<RawDecidedValue<Ctx>>> {
+        let head = self.head_height()?;
+        let mut values = Vec::new();
+        for h in from.max(1)..=to.min(head) {
+            let block = self
+                .chain
+                .store()
+                .block(h)
+                .map_err(|e| ConsensusError::Chain(e.to_string()))?;
+            let (Some(block), Some(certificate)) = (block, self.store.certificate(h)?) else {
+                break;
+            };
+            values.push(RawDecidedValue::new(
+                Bytes::from(encode(&block)),
+                certificate,
+            ));
+        }
+        Ok(values)
+    }
+
+    /// A block a peer says was decided at `height`: re-executed here, and
+    /// its root checked, before consensus commits it.
+    fn synced_value(
+        &mut self,
+        height: Height,
+        round: Round,
+        proposer: ValidatorAddress,
+        bytes: &[u8],
+    ) -> SyncedValueOutcome<Ctx> {
+        let Ok(block) = decode::<Block>(bytes) else {
+            tracing::warn!(%height, "a peer synced bytes that are not a block");
+            return SyncedValueOutcome::PeerFault;
+        };
+        if block.header.height != height.0 {
+            return SyncedValueOutcome::PeerFault;
+        }
+        let hash = block.header.hash();
+        let head = match self.head_height() {
+            Ok(h) => h,
+            Err(_) => return SyncedValueOutcome::LocalTransientError,
+        };
+        if height.0 != head + 1 {
+            return SyncedValueOutcome::LocalTransientError;
+        }
+        ConsensusMetrics::inc(&self.metrics.blocks_synced);
+        if let Some(u) = self.undecided.get(&hash) {
+            return SyncedValueOutcome::Verdict(u.value.clone());
+        }
+        match blocking(|| self.chain.execute(&block)) {
+            Ok(executed) => {
+                SyncedValueOutcome::Verdict(self.remember(executed, round, Round::Nil, proposer))
+            }
+            Err(e) => {
+                tracing::error!(%height, block = %hash, error = %e, "a synced block does not execute to its header");
+                SyncedValueOutcome::Verdict(ProposedValue {
+                    height,
+                    round,
+                    valid_round: Round::Nil,
+                    proposer,
+                    value: BlockValue(hash),
+                    validity: Validity::Invalid,
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! `timerhost node` on a chain whose genesis lists validators: the node
+//! joins the network under Malachite (`timerhost-consensus`) instead of
+//! producing blocks alone.
+//!
+//! - A node whose consensus key (`[consensus] key_file`) is in the set
+//!   votes and proposes in turn; any other node follows: it verifies and
+//!   commits decided blocks, syncs, and serves RPC.
+//! - Transactions sent to this node's RPC enter its mempool and are
+//!   forwarded once to the peers' RPC (`[consensus] tx_gossip`); whichever
+//!   validator proposes next includes them.
+//! - Dev methods (`dev_mine`, snapshots, timestamps) are refused: blocks
+//!   are decided by the network.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use serde_json::{json, Value as Json};
+use timerhost_chain::accounts::timer_config;
+use timerhost_chain::{Chain, ExecutedBlock, TxError, DEFAULT_MAX_FUTURE_DRIFT_MS};
+use timerhost_consensus::app::{App, AppHooks, AppSettings, Identity};
+use timerhost_consensus::core_types::{LinearTimeouts, Round};
+use timerhost_consensus::{
+    ByzantineMode, ConsensusKey, ConsensusMetrics, ConsensusSigner, DecidedStore, NetworkSettings,
+    ValidatorSet,
+};
+use timerhost_rpc::{Client, Mempool, NodeControl, NodeSnapshot, RpcContext, RpcError};
+use timerhost_state::SledBackend;
+use timerhost_types::{Hash, SignedTransaction};
+
+use crate::config::{parse_duration, NodeConfig};
+use crate::error::{NodeError, Result};
+use crate::home::Home;
+use crate::metrics::{self, Metrics};
+use crate::producer::{BlockSummary, MAX_BLOCK_TXS};
+
+/// The mempool, log and metrics, as the consensus app sees them.
+struct NodeHooks {
+    chain: Arc<Chain<SledBackend>>,
+    pool: Arc<Mutex<Mempool>>,
+    metrics: Arc<Metrics>,
+    as_json: bool,
+}
+
+impl AppHooks for NodeHooks {
+    fn candidates(&self) -> Vec<SignedTransaction> {
+        let chain = &self.chain;
+        self.pool
+            .lock()
+            .candidates(|a| Ok(chain.account(a)?.nonce), MAX_BLOCK_TXS)
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "could not read the mempool's candidates; proposing an empty block");
+                Vec::new()
+            })
+    }
+
+    fn refused(&self, rejected: &[(usize, Hash, TxError)]) {
+        let mut pool = self.pool.lock();
+        for (_, hash, err) in rejected {
+            if !matches!(err, TxError::BlockFull { .. }) {
+                tracing::warn!(%hash, error = %err, "the block refused a mempool transaction; dropped");
+                pool.remove(hash);
+            }
+        }
+    }
+
+    fn committed(&self, executed: &ExecutedBlock, round: Round, started: Instant) {
+        let chain = &self.chain;
+        {
+            let mut pool = self.pool.lock();
+            if let Err(e) = pool.remove_stale(|a| Ok(chain.account(a)?.nonce)) {
+                tracing::warn!(error = %e, "could not prune the mempool");
+            }
+            self.metrics.mempool_size.set(pool.len() as u64);
+        }
+        let summary = timer_config(&chain.store().state())
+            .map_err(NodeError::from)
+            .and_then(|timers| {
+                BlockSummary::after_commit(chain, executed, 0, &timers, started.elapsed())
+            });
+        match summary {
+            Ok(s) => {
+                self.metrics.record_block(&s);
+                tracing::debug!(height = s.height, %round, "committed");
+                crate::run::log_block(self.as_json, &s);
+            }
+            Err(e) => tracing::warn!(error = %e, "could not summarise a committed block"),
+        }
+    }
+}
+
+/// The RPC's view of a network node: dev methods refused, transactions
+/// forwarded to peers.
+struct NetworkControl {
+    describe: Json,
+    gossip: Mutex<mpsc::Sender<Vec<u8>>>,
+}
+
+fn not_on_network(what: &str) -> RpcError {
+    RpcError::Producer(format!(
+        "{what} is not available on a validator network: blocks are decided by consensus (use `timerhost dev` for a dev chain)"
+    ))
+}
+
+impl NodeControl for NetworkControl {
+    fn mine(&self, _blocks: u64) -> std::result::Result<Vec<u64>, RpcError> {
+        Err(not_on_network("dev_mine"))
+    }
+
+    fn set_next_timestamp(&self, _timestamp: u64) -> std::result::Result<(), RpcError> {
+        Err(not_on_network("dev_setNextBlockTimestamp"))
+    }
+
+    fn snapshot(&self) -> std::result::Result<NodeSnapshot, RpcError> {
+        Err(not_on_network("dev_snapshot"))
+    }
+
+    fn revert(&self, _snapshot: &NodeSnapshot) -> std::result::Result<(), RpcError> {
+        Err(not_on_network("dev_revert"))
+    }
+
+    fn describe(&self) -> Json {
+        self.describe.clone()
+    }
+
+    fn transaction_accepted(&self, raw: &[u8]) {
+        let _ = self.gossip.lock().send(raw.to_vec());
+    }
+}
+
+/// Forwards each transaction to every peer's RPC from a background thread
+/// (a peer that already has it answers "already known" and stops there).
+fn spawn_gossip(peers: Vec<String>) -> mpsc::Sender<Vec<u8>> {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let clients: Vec<Client> = peers.iter().map(|u| Client::new(u)).collect();
+    std::thread::Builder::new()
+        .name("tx-gossip".into())
+        .spawn(move || {
+            for raw in rx {
+                let hex = format!("0x{}", hex::encode(&raw));
+                for c in &clients {
+                    if let Err(e) = c.call("th_sendRawTransaction", json!([hex])) {
+                        tracing::debug!(peer = c.url(), error = %e, "peer did not take a gossiped transaction");
+                    }
+                }
+            }
+        })
+        .expect("spawning the gossip thread");
+    tx
+}
+
+fn duration(field: &str, v: &str) -> Result<Duration> {
+    parse_duration(v).map_err(|e| NodeError::Usage(format!("consensus.{field}: {e}")))
+}
+
+fn settings(home: &Home, cfg: &NodeConfig, moniker: String) -> Result<NetworkSettings> {
+    let c = &cfg.consensus;
+    let addr = |a: &str| {
+        a.parse()
+            .map_err(|e| NodeError::Usage(format!("consensus: {a:?} is not a multiaddr: {e}")))
+    };
+    let propose = duration("timeout_propose", &c.timeout_propose)?;
+    let prevote = duration("timeout_prevote", &c.timeout_prevote)?;
+    let precommit = duration("timeout_precommit", &c.timeout_precommit)?;
+    Ok(NetworkSettings {
+        moniker,
+        listen: addr(&c.listen)?,
+        peers: c.peers.iter().map(|p| addr(p)).collect::<Result<_>>()?,
+        timeouts: LinearTimeouts {
+            propose,
+            prevote,
+            precommit,
+            rebroadcast: propose + prevote + precommit,
+            ..LinearTimeouts::default()
+        },
+        block_time: parse_duration(&cfg.block_time).map_err(NodeError::Usage)?,
+        status_interval: duration("status_interval", &c.status_interval)?,
+        dir: home.root().join("consensus"),
+        max_future_drift_ms: duration("max_future_drift", &c.max_future_drift)?.as_millis() as u64,
+    })
+}
+
+/// This node's consensus key, if its key file exists.
+fn load_key(home: &Home, cfg: &NodeConfig) -> Result<Option<ConsensusKey>> {
+    let path = home.root().join(&cfg.consensus.key_file);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|source| NodeError::Io {
+        action: "reading",
+        path: path.clone(),
+        source,
+    })?;
+    ConsensusKey::from_hex(text.trim())
+        .map(Some)
+        .map_err(|e| NodeError::Config {
+            path,
+            reason: e.to_string(),
+        })
+}
+
+/// Runs a network node until SIGINT/SIGTERM; returns the last committed height.
+pub(crate) fn run(
+    chain: Chain<SledBackend>,
+    home: &Home,
+    cfg: &NodeConfig,
+    metrics_addr: Option<std::net::SocketAddr>,
+    as_json: bool,
+    byzantine: Option<ByzantineMode>,
+) -> Result<u64> {
+    let chain_id = chain.genesis().chain_id;
+    let validators = ValidatorSet::from_genesis(&chain.genesis().validators).map_err(|e| {
+        NodeError::Genesis {
+            path: home.genesis_path(),
+            reason: e.to_string(),
+        }
+    })?;
+    let key = load_key(home, cfg)?;
+    let member = key
+        .as_ref()
+        .filter(|k| validators.contains(&k.address()))
+        .cloned();
+    if let (Some(k), None) = (&key, &member) {
+        tracing::warn!(address = %k.address(), "this node's consensus key is not in the validator set: following");
+    }
+    if member.is_none() && byzantine.is_some() {
+        return Err(NodeError::Usage(
+            "--byzantine-proposer needs this node's key in the validator set".into(),
+        ));
+    }
+    let moniker = match &member {
+        Some(k) => format!("validator-{}", &k.address().to_string()[..10]),
+        None => "follower".to_string(),
+    };
+    let settings = settings(home, cfg, moniker)?;
+    let store = DecidedStore::open(&settings.store_dir())?;
+    let chain = Arc::new(chain);
+    let pool = Arc::new(Mutex::new(Mempool::new(cfg.mempool)));
+    let metrics = Arc::new(Metrics::default());
+    metrics.height.set(chain.head()?.height);
+    let consensus_metrics = Arc::new(ConsensusMetrics::default());
+    let _ = metrics.consensus.set(consensus_metrics.clone());
+
+    let verifier_key = member.clone().unwrap_or_else(ConsensusKey::generate);
+    let identity = Identity {
+        signer: ConsensusSigner::new(chain_id, verifier_key.clone()),
+        address: verifier_key.address(),
+        is_validator: member.is_some(),
+    };
+    let describe = json!({
+        "mode": "consensus",
+        "validators": validators.validators().len(),
+        "validator": member.as_ref().map(|k| k.address().to_string()),
+        "block_time_ms": settings.block_time.as_millis() as u64,
+        "p2p": cfg.consensus.listen,
+    });
+    let control = NetworkControl {
+        describe,
+        gossip: Mutex::new(spawn_gossip(cfg.consensus.tx_gossip.clone())),
+    };
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .thread_name("node")
+        .build()
+        .map_err(|source| NodeError::Io {
+            action: "starting the runtime for",
+            path: cfg.rpc.to_string().into(),
+            source,
+        })?;
+    let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
+    let (bound, server) = rt
+        .block_on(timerhost_rpc::start(cfg.rpc, ctx))
+        .map_err(|e| NodeError::Rpc(Box::new(e)))?;
+    let metrics_bound = match metrics_addr {
+        Some(addr) => Some(metrics::serve(addr, metrics.clone())?),
+        None => None,
+    };
+    let head = chain.head()?;
+    let role = match &member {
+        Some(k) => format!("validator {}", k.address()),
+        None => "follower".into(),
+    };
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "event": "started",
+                "rpc": format!("http://{bound}"),
+                "metrics": metrics_bound.map(|a| format!("http://{a}/metrics")),
+                "chain_id": chain_id,
+                "height": head.height,
+                "role": role,
+                "p2p": cfg.consensus.listen,
+            })
+        );
+    } else {
+        println!("rpc: http://{bound}");
+        if let Some(m) = metrics_bound {
+            println!("metrics: http://{m}/metrics");
+        }
+        println!(
+            "chain {chain_id} at height {} — {role} of {} on {}; Ctrl-C stops",
+            head.height,
+            validators.validators().len(),
+            cfg.consensus.listen
+        );
+    }
+
+    let hooks = Arc::new(NodeHooks {
+        chain: chain.clone(),
+        pool,
+        metrics,
+        as_json,
+    });
+    let app_settings = AppSettings {
+        timeouts: settings.timeouts,
+        block_time: settings.block_time,
+        max_future_drift_ms: if settings.max_future_drift_ms == 0 {
+            DEFAULT_MAX_FUTURE_DRIFT_MS
+        } else {
+            settings.max_future_drift_ms
+        },
+        tip_recipient: cfg.proposer,
+        byzantine,
+    };
+    let validator = member.map(|k| {
+        let address = k.address();
+        (ConsensusSigner::new(chain_id, k), address)
+    });
+    let follower = ConsensusSigner::new(chain_id, verifier_key.clone());
+    let outcome: Result<()> = rt.block_on(async {
+        let (mut channels, engine) = timerhost_consensus::engine::start(
+            &settings,
+            validator,
+            follower,
+            verifier_key.address(),
+        )
+        .await?;
+        timerhost_consensus::engine::watch(&channels, consensus_metrics.clone());
+        let mut app = App::new(
+            chain.clone(),
+            hooks,
+            identity,
+            validators,
+            app_settings,
+            store,
+            consensus_metrics,
+        );
+        let task = tokio::spawn(async move { app.run(&mut channels).await });
+        let result = tokio::select! {
+            r = task => match r {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(e.into()),
+                Err(e) => Err(NodeError::Usage(format!("the consensus app stopped: {e}"))),
+            },
+            _ = crate::run::wait_for_signal() => Ok(()),
+        };
+        engine.actor.stop(None);
+        result
+    });
+    let _ = server.stop();
+    rt.block_on(server.stopped());
+    rt.shutdown_timeout(Duration::from_secs(2));
+    outcome?;
+    let height = chain.head()?.height;
+    if as_json {
+        println!("{}", json!({ "event": "stopped", "height": height }));
+    } else {
+        println!("stopped at height {height}");
+    }
+    Ok(height)
+}

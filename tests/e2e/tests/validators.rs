@@ -1,0 +1,303 @@
+//! Several validators under Malachite, on loopback, through the real
+//! binary: `timerhost testnet --init-only` writes the homes, each node is
+//! its own `timerhost node` process.
+//!
+//! - Four validators reach height 50 with identical block hashes, state
+//!   roots and receipt roots at every height; a heartbeat deployed through
+//!   one node fires on schedule, once network-wide, with identical events
+//!   everywhere; a validator killed with SIGKILL leaves the others
+//!   committing and, restarted, syncs and matches; a follower started after
+//!   height 30 syncs to the head.
+//! - A byzantine proposer (wrong state root, then a bad transaction) is
+//!   refused by the honest validators, none of its blocks is committed, and
+//!   the network continues.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{home_arg, Node, HEARTBEAT, TIMERHOST};
+use serde_json::{json, Value};
+
+/// `count` consecutive free loopback ports for RPC and as many for p2p.
+fn free_ports(count: u16) -> (u16, u16) {
+    let seed = u64::from(std::process::id()).wrapping_mul(2_654_435_761)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos() as u64;
+    for attempt in 0..200u64 {
+        let base = 20_000 + ((seed.wrapping_add(attempt * 7_919)) % 40_000) as u16;
+        let all_free = (0..2 * count).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
+        if all_free {
+            return (base, base + count);
+        }
+    }
+    panic!("no free port range");
+}
+
+/// Writes a testnet's homes under `dir`; returns them (validators first).
+fn testnet(dir: &Path, validators: u16, followers: u16) -> Vec<PathBuf> {
+    let (rpc, p2p) = free_ports(validators + followers);
+    let out = Command::new(TIMERHOST)
+        .args([
+            "testnet",
+            "--init-only",
+            "--dir",
+            home_arg(dir),
+            "--validators",
+            &validators.to_string(),
+            "--followers",
+            &followers.to_string(),
+            "--rpc-port",
+            &rpc.to_string(),
+            "--p2p-port",
+            &p2p.to_string(),
+            "--block-time",
+            "200ms",
+            "--timeout-propose",
+            "1s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["event"], "created");
+    v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| PathBuf::from(n["home"].as_str().unwrap()))
+        .collect()
+}
+
+fn start(home: &Path, extra: &[&str]) -> Node {
+    let mut args = vec!["node", "--home", home_arg(home), "--metrics", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    Node::start(&args)
+}
+
+fn height(node: &Node) -> u64 {
+    node.rpc("th_status", json!([]))["height"].as_u64().unwrap()
+}
+
+fn wait_for_height(nodes: &[&Node], target: u64, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let heights: Vec<u64> = nodes.iter().map(|n| height(n)).collect();
+        if heights.iter().all(|h| *h >= target) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nodes at heights {heights:?} did not all reach {target} within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// (hash, state root, receipts root, tx count) of block `h`.
+fn header(node: &Node, h: u64) -> (String, String, String, usize) {
+    let b = node.rpc("th_getBlock", json!([h]));
+    assert!(!b.is_null(), "{} has no block {h}", node.url);
+    (
+        b["hash"].as_str().unwrap().to_string(),
+        b["state_root"].as_str().unwrap().to_string(),
+        b["receipts_root"].as_str().unwrap().to_string(),
+        b["tx_count"]
+            .as_u64()
+            .or_else(|| b["txs"].as_array().map(|t| t.len() as u64))
+            .unwrap() as usize,
+    )
+}
+
+fn assert_same_chain(nodes: &[&Node], through: u64) {
+    for h in 1..=through {
+        let first = header(nodes[0], h);
+        for n in &nodes[1..] {
+            assert_eq!(
+                header(n, h),
+                first,
+                "height {h}: {} and {} differ",
+                nodes[0].url,
+                n.url
+            );
+        }
+    }
+}
+
+fn kill9(node: &mut Node) {
+    let status = Command::new("kill")
+        .args(["-KILL", &node.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _ = node.child.wait();
+}
+
+#[test]
+fn four_validators_agree_fire_timers_once_survive_a_sigkill_and_sync_a_late_follower() {
+    let dir = tempfile::tempdir().unwrap();
+    let homes = testnet(&dir.path().join("net"), 4, 1);
+    let mut nodes: Vec<Node> = homes[..4].iter().map(|h| start(h, &[])).collect();
+    wait_for_height(
+        &nodes.iter().collect::<Vec<_>>(),
+        2,
+        Duration::from_secs(120),
+    );
+
+    // A heartbeat every 2 blocks, deployed through node 1: the transaction
+    // reaches the proposers by gossip.
+    let deployed = nodes[1].cli_json(&[
+        "deploy",
+        HEARTBEAT,
+        "--args",
+        "[2]",
+        "--value",
+        "1000000000000000000000",
+        "--dev-account",
+        "1",
+    ]);
+    assert_eq!(deployed["status"], "success", "{deployed}");
+    let deployed_at = deployed["height"].as_u64().unwrap();
+    let actor = deployed["created_actor"].as_str().unwrap().to_string();
+
+    // Validator 3 dies hard; the other three keep committing.
+    let all: Vec<&Node> = nodes.iter().collect();
+    wait_for_height(&all, deployed_at + 4, Duration::from_secs(120));
+    kill9(&mut nodes[3]);
+    let killed_at = height(&nodes[0]);
+    let live: Vec<&Node> = nodes[..3].iter().collect();
+    wait_for_height(&live, killed_at + 8, Duration::from_secs(120));
+    let m = nodes[0].metric("timerhost_consensus_peers");
+    assert!(m >= 2.0, "peers {m}");
+
+    // Restarted, it syncs; a follower joins after height 30.
+    nodes[3] = start(&homes[3], &[]);
+    let live: Vec<&Node> = nodes[..3].iter().collect();
+    wait_for_height(&live, 30, Duration::from_secs(180));
+    let follower = start(&homes[4], &[]);
+    let everyone: Vec<&Node> = nodes.iter().chain(std::iter::once(&follower)).collect();
+    wait_for_height(&everyone, 50, Duration::from_secs(240));
+
+    assert_same_chain(&everyone, 50);
+
+    // The heartbeat fired every 2 blocks from its deployment, once per
+    // slot, with the same events on every node.
+    let beats: Vec<Value> = everyone
+        .iter()
+        .map(|n| {
+            n.rpc(
+                "th_getEvents",
+                json!([{ "name": "Heartbeat", "actor": actor, "to": 50 }]),
+            )
+        })
+        .collect();
+    for b in &beats[1..] {
+        assert_eq!(b, &beats[0]);
+    }
+    let heights: Vec<u64> = beats[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["height"].as_u64().unwrap())
+        .collect();
+    let expected: Vec<u64> = (deployed_at + 2..=50).step_by(2).collect();
+    assert_eq!(heights, expected, "{}", beats[0]);
+
+    // Metrics name the consensus view.
+    let scrape = nodes[0].scrape();
+    for name in [
+        "timerhost_consensus_height",
+        "timerhost_consensus_round",
+        "timerhost_consensus_peers",
+        "timerhost_consensus_proposals_made_total",
+        "timerhost_consensus_votes_received_total",
+        "timerhost_consensus_commit_latency_ms",
+    ] {
+        assert!(scrape.contains(name), "no {name} in {scrape}");
+    }
+    assert!(nodes[0].metric("timerhost_consensus_votes_received_total") > 0.0);
+    assert!(nodes[3].metric("timerhost_consensus_blocks_synced_total") > 0.0);
+    assert!(follower.metric("timerhost_consensus_blocks_synced_total") > 0.0);
+
+    // Dev methods are refused on a network node.
+    let mine = nodes[0].cli(&["mine", "1"]);
+    assert!(!mine.status.success());
+    assert!(
+        String::from_utf8_lossy(&mine.stderr).contains("decided by consensus"),
+        "{}",
+        String::from_utf8_lossy(&mine.stderr)
+    );
+
+    // Every node's stored chain replays to the same roots.
+    let stopped = follower.terminate();
+    assert!(stopped.contains("stopped at height"), "{stopped}");
+    let replay = Command::new(TIMERHOST)
+        .args(["replay", "--home", home_arg(&homes[4])])
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
+#[test]
+fn a_byzantine_proposer_is_refused_and_the_network_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let homes = testnet(&dir.path().join("net"), 4, 0);
+    for mode in ["wrong-state-root", "bad-transaction"] {
+        let nodes: Vec<Node> = homes
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                if i == 0 {
+                    start(h, &["--byzantine-proposer", mode])
+                } else {
+                    start(h, &[])
+                }
+            })
+            .collect();
+        let honest: Vec<&Node> = nodes[1..].iter().collect();
+        let from = height(&nodes[1]);
+        wait_for_height(&honest, from + 12, Duration::from_secs(180));
+        assert!(
+            nodes[0].metric("timerhost_consensus_proposals_made_total") >= 1.0,
+            "{mode}"
+        );
+        for n in &honest {
+            assert!(
+                n.metric("timerhost_consensus_proposals_refused_total") >= 1.0,
+                "{mode}: {} refused nothing",
+                n.url
+            );
+        }
+        let to = honest.iter().map(|n| height(n)).min().unwrap();
+        assert_same_chain(&honest, to);
+        for h in 1..=to {
+            let (_, root, _, txs) = header(honest[0], h);
+            assert_ne!(
+                root,
+                format!("0x{}", "bb".repeat(32)),
+                "{mode}: a corrupted root committed at {h}"
+            );
+            assert_eq!(
+                txs, 0,
+                "{mode}: the byzantine transaction was committed at {h}"
+            );
+        }
+        for n in nodes {
+            n.terminate();
+        }
+    }
+}
