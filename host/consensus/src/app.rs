@@ -48,6 +48,12 @@ use crate::value::BlockValue;
 
 type Ctx = TimerhostContext;
 
+/// How many heights ahead of the one being decided a proposal is kept for.
+pub const FUTURE_HEIGHTS: u64 = 2;
+
+/// Most proposals kept for future heights (every validator, a few rounds).
+pub const MAX_FUTURE_PROPOSALS: usize = 64;
+
 /// What the node plugs into the app: its transaction pool, its log and its
 /// metrics.
 pub trait AppHooks: Send + Sync + 'static {
@@ -123,6 +129,22 @@ fn chain_err(e: timerhost_chain::ChainError) -> ConsensusError {
 
 fn blocking<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
+}
+
+/// `Ok` if the stream's signer is the proposer of its height and round,
+/// else the validator whose turn it was: any other validator's block gets
+/// no vote, however well signed.
+pub fn proposes_in_turn(
+    validators: &ValidatorSet,
+    streamed: &StreamedBlock,
+) -> std::result::Result<(), ValidatorAddress> {
+    let round = streamed.round.as_u32().unwrap_or(0);
+    let expected = validators.proposer(streamed.height.0, round).address;
+    if streamed.proposer == expected {
+        Ok(())
+    } else {
+        Err(expected)
+    }
 }
 
 /// The block a stream's parts carry (already verified when stored).
@@ -470,7 +492,14 @@ impl<B: KvBackend + 'static> App<B> {
             return None;
         }
         if streamed.height > self.height {
-            self.future.push((streamed, parts));
+            // Kept until that height starts; bounded, since only the next
+            // few heights can be reached before they are decided.
+            if streamed.height.0 <= self.height.0 + FUTURE_HEIGHTS {
+                if self.future.len() >= MAX_FUTURE_PROPOSALS {
+                    self.future.remove(0);
+                }
+                self.future.push((streamed, parts));
+            }
             return None;
         }
         self.validate(streamed, parts)
@@ -483,12 +512,7 @@ impl<B: KvBackend + 'static> App<B> {
         streamed: StreamedBlock,
         parts: Vec<ProposalPart>,
     ) -> Option<ProposedValue<Ctx>> {
-        let round_number = streamed.round.as_u32().unwrap_or(0);
-        let expected = self
-            .validators
-            .proposer(streamed.height.0, round_number)
-            .address;
-        if streamed.proposer != expected {
+        if let Err(expected) = proposes_in_turn(&self.validators, &streamed) {
             tracing::warn!(height = %streamed.height, round = %streamed.round, proposer = %streamed.proposer, %expected, "refused a proposal from a validator that is not the round's proposer");
             return None;
         }
@@ -648,5 +672,60 @@ impl<B: KvBackend + 'static> App<B> {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signing::ConsensusKey;
+    use crate::validators::Validator;
+    use timerhost_types::BlockHeader;
+
+    #[test]
+    fn only_the_rounds_proposer_may_propose_and_stored_streams_give_their_block_back() {
+        let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
+        let set = ValidatorSet::new(
+            keys.iter()
+                .map(|k| Validator::new(k.public_key(), 1))
+                .collect(),
+        )
+        .unwrap();
+        let block = Block {
+            header: BlockHeader {
+                chain_id: 7,
+                height: 5,
+                timestamp_ms: 5_000,
+                proposer: Address::ZERO,
+                parent_hash: Hash([1; 32]),
+                tx_root: Hash([2; 32]),
+                state_root: Hash([3; 32]),
+                receipts_root: Hash([4; 32]),
+                cycles_used: 0,
+                cells_used: 0,
+            },
+            txs: Vec::new(),
+        };
+        let round = Round::new(1);
+        let turn = set.proposer(5, 1).address;
+        let stranger = keys
+            .iter()
+            .map(|k| k.address())
+            .find(|a| *a != turn)
+            .unwrap();
+        let streamed = |proposer| StreamedBlock {
+            height: Height(5),
+            round,
+            pol_round: Round::Nil,
+            proposer,
+            block: block.clone(),
+        };
+        assert_eq!(proposes_in_turn(&set, &streamed(turn)), Ok(()));
+        assert_eq!(proposes_in_turn(&set, &streamed(stranger)), Err(turn));
+
+        let signer = ConsensusSigner::new(7, keys[0].clone());
+        let parts = stream_block(&signer, keys[0].address(), 7, round, Round::Nil, &block);
+        assert_eq!(block_of(&parts).unwrap(), block);
+        assert!(block_of(&[ProposalPart::Data(vec![1, 2])]).is_err());
     }
 }

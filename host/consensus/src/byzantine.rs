@@ -50,3 +50,52 @@ impl ByzantineMode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerhost_chain::testing::dev_chain;
+    use timerhost_chain::{BlockError, ChainError};
+
+    #[test]
+    fn every_corruption_is_refused_by_an_honest_validator_and_named() {
+        let proposer = dev_chain();
+        let honest = dev_chain();
+        let parent = proposer.head().unwrap().timestamp_ms;
+        let block = proposer
+            .propose(&[], parent + 1_000, Address::ZERO)
+            .unwrap()
+            .executed
+            .block;
+        honest.execute(&block).expect("the honest block executes");
+        for (mode, expect) in [
+            (ByzantineMode::WrongStateRoot, "state_root"),
+            (ByzantineMode::BadTransaction, "insufficient balance"),
+        ] {
+            let mut bad = block.clone();
+            mode.corrupt(&mut bad);
+            assert_ne!(bad.header.hash(), block.header.hash());
+            let e = honest.execute(&bad).unwrap_err();
+            match (&mode, &e) {
+                (
+                    ByzantineMode::WrongStateRoot,
+                    ChainError::Block(BlockError::StateRootMismatch { .. }),
+                )
+                | (
+                    ByzantineMode::BadTransaction,
+                    ChainError::Block(BlockError::InvalidTx { .. }),
+                ) => {}
+                _ => panic!("{mode:?} refused for the wrong reason: {e}"),
+            }
+            assert!(e.to_string().contains(expect), "{e}");
+        }
+        assert_eq!(
+            "bad-transaction".parse::<ByzantineMode>(),
+            Ok(ByzantineMode::BadTransaction)
+        );
+        assert!("nice"
+            .parse::<ByzantineMode>()
+            .unwrap_err()
+            .contains("wrong-state-root"));
+    }
+}

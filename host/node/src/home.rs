@@ -4,6 +4,10 @@
 //! HOME/
 //!   genesis.toml   the chain's genesis (see config/genesis.toml for every field)
 //!   data/          the sled database: state, tree, blocks, receipts, indexes
+//!   node.toml      optional node configuration (config/node.toml documents it)
+//!   consensus.key  a validator's ed25519 key (`keys new --consensus`)
+//!   consensus/     a validator network node's engine WAL (`wal/`) and its
+//!                  certificate and proposal store (`store/`)
 //! ```
 
 use std::path::{Path, PathBuf};

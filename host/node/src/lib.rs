@@ -12,6 +12,9 @@
 //! - [`config`]: `node.toml` (documented in `config/node.toml`).
 //! - [`run`]: a running node: RPC server, block producer, metrics, signals.
 //! - [`producer`]: the single thread that writes the chain.
+//! - [`network_node`]: `node` on a validator network (a genesis listing
+//!   validators): Malachite drives the chain, transactions gossip to peers.
+//! - [`testnet`]: `timerhost testnet`, N local validators in one command.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`client`]: the client commands, which talk to a node over JSON-RPC.
 //! - [`client_args`]: the node and signer options every client command
