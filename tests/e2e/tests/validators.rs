@@ -11,6 +11,8 @@
 //! - A byzantine proposer (wrong state root, then a bad transaction) is
 //!   refused by the honest validators, none of its blocks is committed, and
 //!   the network continues.
+//! - `timerhost testnet` itself runs its validators to agreement and stops
+//!   them all on SIGTERM; a second start reuses the homes.
 
 mod common;
 
@@ -300,4 +302,119 @@ fn a_byzantine_proposer_is_refused_and_the_network_continues() {
             n.terminate();
         }
     }
+}
+
+#[test]
+fn timerhost_testnet_runs_the_validators_and_stops_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("net");
+    let (rpc, p2p) = free_ports(2);
+    let mut testnet = Command::new(TIMERHOST)
+        .args([
+            "testnet",
+            "--validators",
+            "2",
+            "--dir",
+            home_arg(&net),
+            "--rpc-port",
+            &rpc.to_string(),
+            "--p2p-port",
+            &p2p.to_string(),
+            "--block-time",
+            "200ms",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = |port: u16| -> Option<Value> {
+        let out = Command::new(TIMERHOST)
+            .args([
+                "status",
+                "--json",
+                "--rpc",
+                &format!("http://127.0.0.1:{port}"),
+            ])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let heights: Vec<u64> = [rpc, rpc + 1]
+            .iter()
+            .map(|p| status(*p).map_or(0, |s| s["height"].as_u64().unwrap()))
+            .collect();
+        if heights.iter().all(|h| *h >= 3) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "testnet stuck at {heights:?}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let s = status(rpc).unwrap();
+    assert_eq!(s["producer"]["mode"], "consensus", "{s}");
+    assert_eq!(s["producer"]["validators"], 2, "{s}");
+    let block = |port: u16| {
+        let out = Command::new(TIMERHOST)
+            .args([
+                "block",
+                "3",
+                "--json",
+                "--rpc",
+                &format!("http://127.0.0.1:{port}"),
+            ])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(block(rpc)["state_root"], block(rpc + 1)["state_root"]);
+    assert_eq!(block(rpc)["hash"], block(rpc + 1)["hash"]);
+    let pids = std::fs::read_to_string(net.join("pids")).unwrap();
+    assert_eq!(pids.lines().count(), 2, "{pids}");
+
+    // SIGTERM stops every node, then the command.
+    let killed = Command::new("kill")
+        .args(["-TERM", &testnet.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let exit = loop {
+        if let Some(st) = testnet.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "testnet did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit}");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut testnet.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.contains("created a testnet of 2 validator(s)"), "{out}");
+    assert!(out.contains("testnet stopped"), "{out}");
+    assert!(!net.join("pids").exists());
+    for pid in pids.lines() {
+        let alive = Command::new("kill")
+            .args(["-0", pid])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!alive.success(), "node {pid} still running");
+    }
+    // The homes are reused on the next start.
+    let again = Command::new(TIMERHOST)
+        .args([
+            "testnet",
+            "--validators",
+            "2",
+            "--dir",
+            home_arg(&net),
+            "--init-only",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["event"], "reused", "{v}");
 }
