@@ -32,8 +32,9 @@ use timerhost_types::{Hash, SignedTransaction};
 use crate::config::{parse_duration, NodeConfig};
 use crate::error::{NodeError, Result};
 use crate::home::Home;
-use crate::metrics::{self, Metrics};
+use crate::metrics::Metrics;
 use crate::producer::{BlockSummary, MAX_BLOCK_TXS};
+use crate::run::Services;
 
 /// The mempool, log and metrics, as the consensus app sees them.
 struct NodeHooks {
@@ -260,24 +261,9 @@ pub(crate) fn run(
         gossip: Mutex::new(spawn_gossip(cfg.consensus.tx_gossip.clone())),
     };
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .thread_name("node")
-        .build()
-        .map_err(|source| NodeError::Io {
-            action: "starting the runtime for",
-            path: cfg.rpc.to_string().into(),
-            source,
-        })?;
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
-    let (bound, server) = rt
-        .block_on(timerhost_rpc::start(cfg.rpc, ctx))
-        .map_err(|e| NodeError::Rpc(Box::new(e)))?;
-    let metrics_bound = match metrics_addr {
-        Some(addr) => Some(metrics::serve(addr, metrics.clone())?),
-        None => None,
-    };
+    let services = Services::start(4, "node", cfg.rpc, ctx, metrics_addr, metrics.clone())?;
+    let (bound, metrics_bound) = (services.rpc, services.metrics);
     let head = chain.head()?;
     let role = match &member {
         Some(k) => format!("validator {}", k.address()),
@@ -331,7 +317,7 @@ pub(crate) fn run(
         (ConsensusSigner::new(chain_id, k), address)
     });
     let follower = ConsensusSigner::new(chain_id, verifier_key.clone());
-    let outcome: Result<()> = rt.block_on(async {
+    let outcome: Result<()> = services.runtime.block_on(async {
         let (mut channels, engine) = timerhost_consensus::engine::start(
             &settings,
             validator,
@@ -361,9 +347,7 @@ pub(crate) fn run(
         engine.actor.stop(None);
         result
     });
-    let _ = server.stop();
-    rt.block_on(server.stopped());
-    rt.shutdown_timeout(Duration::from_secs(2));
+    services.stop();
     outcome?;
     let height = chain.head()?.height;
     if as_json {

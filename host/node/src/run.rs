@@ -35,6 +35,63 @@ pub struct RunOptions {
     pub prelude: Vec<SignedTransaction>,
 }
 
+/// What a running node serves besides its chain: the async runtime, the
+/// JSON-RPC server on it and the metrics listener (both node kinds).
+pub(crate) struct Services {
+    /// The runtime the RPC server (and a network node's engine) runs on.
+    pub runtime: tokio::runtime::Runtime,
+    /// The JSON-RPC address bound.
+    pub rpc: SocketAddr,
+    /// The metrics address bound, if metrics are on.
+    pub metrics: Option<SocketAddr>,
+    server: timerhost_rpc::ServerHandle,
+}
+
+impl Services {
+    /// Starts a runtime of `threads` workers named `name`, the RPC server on
+    /// `rpc` and, if asked, metrics on `metrics_addr`.
+    pub(crate) fn start(
+        threads: usize,
+        name: &str,
+        rpc: SocketAddr,
+        ctx: RpcContext<SledBackend>,
+        metrics_addr: Option<SocketAddr>,
+        metrics: Arc<Metrics>,
+    ) -> Result<Services> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .thread_name(name)
+            .build()
+            .map_err(|source| NodeError::Io {
+                action: "starting the runtime for",
+                path: rpc.to_string().into(),
+                source,
+            })?;
+        let (bound, server) = runtime
+            .block_on(timerhost_rpc::start(rpc, ctx))
+            .map_err(|e| NodeError::Rpc(Box::new(e)))?;
+        let metrics = match metrics_addr {
+            Some(addr) => Some(metrics::serve(addr, metrics)?),
+            None => None,
+        };
+        Ok(Services {
+            runtime,
+            rpc: bound,
+            metrics,
+            server,
+        })
+    }
+
+    /// Stops the RPC server, then the runtime (giving tasks 2 s).
+    pub(crate) fn stop(self) {
+        let _ = self.server.stop();
+        self.runtime.block_on(self.server.stopped());
+        self.runtime
+            .shutdown_timeout(std::time::Duration::from_secs(2));
+    }
+}
+
 /// Runs the node until SIGINT/SIGTERM; returns the last committed height.
 pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     let chain = Arc::new(chain);
@@ -82,24 +139,9 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
         metrics.clone(),
         log,
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .thread_name("rpc")
-        .build()
-        .map_err(|source| NodeError::Io {
-            action: "starting the RPC runtime for",
-            path: opts.rpc.to_string().into(),
-            source,
-        })?;
     let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
-    let (bound, server) = rt
-        .block_on(timerhost_rpc::start(opts.rpc, ctx))
-        .map_err(|e| NodeError::Rpc(Box::new(e)))?;
-    let metrics_bound = match opts.metrics {
-        Some(addr) => Some(metrics::serve(addr, metrics)?),
-        None => None,
-    };
+    let services = Services::start(2, "rpc", opts.rpc, ctx, opts.metrics, metrics)?;
+    let (bound, metrics_bound) = (services.rpc, services.metrics);
     let head = chain.head()?;
     if as_json {
         println!(
@@ -128,16 +170,14 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
         );
     }
     let stopper = handle.clone();
-    rt.spawn(async move {
+    services.runtime.spawn(async move {
         wait_for_signal().await;
         tracing::info!("stop requested; finishing the current block");
         stopper.stop();
     });
     drop(handle);
     let outcome = producer.run();
-    let _ = server.stop();
-    rt.block_on(server.stopped());
-    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    services.stop();
     let height = outcome?;
     if as_json {
         println!("{}", json!({ "event": "stopped", "height": height }));

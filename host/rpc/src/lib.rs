@@ -20,6 +20,7 @@ pub mod snapshots;
 
 pub use client::Client;
 pub use error::{Result, RpcError};
+pub use jsonrpsee::server::ServerHandle;
 pub use mempool::{Mempool, MempoolConfig};
 pub use server::{methods, start, NodeControl, RpcContext, METHODS};
 pub use snapshots::{DevSnapshots, NodeSnapshot};
