@@ -65,16 +65,6 @@ pub trait AppHooks: Send + Sync + 'static {
     fn committed(&self, executed: &ExecutedBlock, round: Round, started: Instant);
 }
 
-/// Who this node is in consensus.
-pub struct Identity {
-    /// Signs this node's votes and proposals (validators), or only verifies.
-    pub signer: ConsensusSigner,
-    /// This node's validator address.
-    pub address: ValidatorAddress,
-    /// Is the address in the validator set (does it vote and propose)?
-    pub is_validator: bool,
-}
-
 /// Settings the app needs from the node's configuration.
 #[derive(Clone, Debug)]
 pub struct AppSettings {
@@ -100,7 +90,8 @@ struct Undecided {
 pub struct App<B: KvBackend> {
     chain: Arc<Chain<B>>,
     hooks: Arc<dyn AppHooks>,
-    identity: Identity,
+    /// This node's signer: it signs its proposals (validators).
+    signer: ConsensusSigner,
     validators: ValidatorSet,
     settings: AppSettings,
     store: DecidedStore,
@@ -166,7 +157,7 @@ impl<B: KvBackend + 'static> App<B> {
     pub fn new(
         chain: Arc<Chain<B>>,
         hooks: Arc<dyn AppHooks>,
-        identity: Identity,
+        signer: ConsensusSigner,
         validators: ValidatorSet,
         settings: AppSettings,
         store: DecidedStore,
@@ -175,7 +166,7 @@ impl<B: KvBackend + 'static> App<B> {
         App {
             chain,
             hooks,
-            identity,
+            signer,
             validators,
             settings,
             store,
@@ -388,7 +379,7 @@ impl<B: KvBackend + 'static> App<B> {
                 if !self.undecided.contains_key(&hash) {
                     let block = block_of(&parts)?;
                     if let Ok(executed) = blocking(|| self.chain.execute(&block)) {
-                        self.remember(executed, round, Round::Nil, self.identity.address);
+                        self.remember(executed, round, Round::Nil, self.signer.address());
                     }
                 }
                 return Ok((
@@ -413,13 +404,13 @@ impl<B: KvBackend + 'static> App<B> {
                 tracing::warn!(%height, %round, ?mode, "byzantine test hook: proposing a corrupted block");
             }
             None => {
-                self.remember(proposed.executed, round, Round::Nil, self.identity.address);
+                self.remember(proposed.executed, round, Round::Nil, self.signer.address());
             }
         }
         let hash = block.header.hash();
         let parts = stream_block(
-            &self.identity.signer,
-            self.identity.address,
+            &self.signer,
+            self.signer.address(),
             self.chain_id(),
             round,
             Round::Nil,

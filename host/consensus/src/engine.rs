@@ -22,25 +22,24 @@ use crate::error::{ConsensusError, Result};
 use crate::metrics::ConsensusMetrics;
 use crate::settings::NetworkSettings;
 use crate::signing::ConsensusSigner;
-use crate::validators::ValidatorAddress;
 
 fn engine_err(what: &str, e: impl std::fmt::Display) -> ConsensusError {
     ConsensusError::Engine(format!("{what}: {e}"))
 }
 
-/// Starts the engine. `validator` is this node's signer and address when it
-/// is in the validator set; otherwise it follows (verifies, syncs, votes
-/// nothing) and `follower` verifies.
+/// Starts the engine with this node's `signer`. A `validator` (its key in
+/// the set) votes and proposes; otherwise the node follows: it verifies,
+/// syncs and votes nothing.
 pub async fn start(
     settings: &NetworkSettings,
-    validator: Option<(ConsensusSigner, ValidatorAddress)>,
-    follower: ConsensusSigner,
-    follower_address: ValidatorAddress,
+    signer: ConsensusSigner,
+    validator: bool,
 ) -> Result<(Channels<TimerhostContext>, EngineHandle)> {
     std::fs::create_dir_all(&settings.dir)
         .map_err(|e| engine_err("creating the consensus directory", e))?;
+    let address = signer.address();
     let (identity, consensus) = match validator {
-        Some((signer, address)) => {
+        true => {
             let keypair = Keypair::ed25519_from_bytes(signer.secret_bytes())
                 .map_err(|e| engine_err("deriving the network key", e))?;
             let peer_id = keypair.public().to_peer_id();
@@ -64,10 +63,10 @@ pub async fn start(
             );
             (identity, consensus)
         }
-        None => {
+        false => {
             let identity =
                 NetworkIdentity::new(settings.moniker.clone(), Keypair::generate_ed25519(), None);
-            let consensus = ConsensusContext::new_full_node(follower_address, Box::new(follower));
+            let consensus = ConsensusContext::new_full_node(address, Box::new(signer));
             (identity, consensus)
         }
     };

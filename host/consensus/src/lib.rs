@@ -52,7 +52,7 @@ pub mod validators;
 pub mod value;
 pub mod vote;
 
-pub use app::{App, AppHooks, AppSettings, Identity};
+pub use app::{App, AppHooks, AppSettings};
 pub use byzantine::ByzantineMode;
 pub use context::TimerhostContext;
 pub use error::{ConsensusError, Result};

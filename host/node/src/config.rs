@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use timerhost_chain::DEFAULT_MAX_FUTURE_DRIFT_MS;
 use timerhost_rpc::MempoolConfig;
 use timerhost_types::Address;
 
@@ -75,7 +76,8 @@ impl Default for ConsensusSection {
             timeout_propose: "3s".into(),
             timeout_prevote: "1s".into(),
             timeout_precommit: "1s".into(),
-            max_future_drift: "15s".into(),
+            // The chain's one default (15 s), as config/node.toml shows it.
+            max_future_drift: format!("{}s", DEFAULT_MAX_FUTURE_DRIFT_MS / 1000),
             status_interval: "2s".into(),
         }
     }

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde_json::{json, Value as Json};
 use timerhost_chain::accounts::timer_config;
-use timerhost_chain::{Chain, ExecutedBlock, TxError, DEFAULT_MAX_FUTURE_DRIFT_MS};
-use timerhost_consensus::app::{App, AppHooks, AppSettings, Identity};
+use timerhost_chain::{Chain, ExecutedBlock, TxError};
+use timerhost_consensus::app::{App, AppHooks, AppSettings};
 use timerhost_consensus::core_types::{LinearTimeouts, Round};
 use timerhost_consensus::{
     ByzantineMode, ConsensusKey, ConsensusMetrics, ConsensusSigner, DecidedStore, NetworkSettings,
@@ -243,12 +243,12 @@ pub(crate) fn run(
     let consensus_metrics = Arc::new(ConsensusMetrics::default());
     let _ = metrics.consensus.set(consensus_metrics.clone());
 
-    let verifier_key = member.clone().unwrap_or_else(ConsensusKey::generate);
-    let identity = Identity {
-        signer: ConsensusSigner::new(chain_id, verifier_key.clone()),
-        address: verifier_key.address(),
-        is_validator: member.is_some(),
-    };
+    // A follower's key only verifies (its signatures are never asked for).
+    let is_validator = member.is_some();
+    let signer = ConsensusSigner::new(
+        chain_id,
+        member.clone().unwrap_or_else(ConsensusKey::generate),
+    );
     let describe = json!({
         "mode": "consensus",
         "validators": validators.validators().len(),
@@ -263,37 +263,22 @@ pub(crate) fn run(
 
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
     let services = Services::start(4, "node", cfg.rpc, ctx, metrics_addr, metrics.clone())?;
-    let (bound, metrics_bound) = (services.rpc, services.metrics);
     let head = chain.head()?;
     let role = match &member {
         Some(k) => format!("validator {}", k.address()),
         None => "follower".into(),
     };
-    if as_json {
-        println!(
-            "{}",
-            json!({
-                "event": "started",
-                "rpc": format!("http://{bound}"),
-                "metrics": metrics_bound.map(|a| format!("http://{a}/metrics")),
-                "chain_id": chain_id,
-                "height": head.height,
-                "role": role,
-                "p2p": cfg.consensus.listen,
-            })
-        );
-    } else {
-        println!("rpc: http://{bound}");
-        if let Some(m) = metrics_bound {
-            println!("metrics: http://{m}/metrics");
-        }
-        println!(
-            "chain {chain_id} at height {} — {role} of {} on {}; Ctrl-C stops",
-            head.height,
+    services.announce(
+        as_json,
+        chain_id,
+        head.height,
+        json!({ "role": role, "p2p": cfg.consensus.listen }),
+        format!(
+            "— {role} of {} on {}; Ctrl-C stops",
             validators.validators().len(),
             cfg.consensus.listen
-        );
-    }
+        ),
+    );
 
     let hooks = Arc::new(NodeHooks {
         chain: chain.clone(),
@@ -304,32 +289,18 @@ pub(crate) fn run(
     let app_settings = AppSettings {
         timeouts: settings.timeouts,
         block_time: settings.block_time,
-        max_future_drift_ms: if settings.max_future_drift_ms == 0 {
-            DEFAULT_MAX_FUTURE_DRIFT_MS
-        } else {
-            settings.max_future_drift_ms
-        },
+        max_future_drift_ms: settings.max_future_drift_ms,
         tip_recipient: cfg.proposer,
         byzantine,
     };
-    let validator = member.map(|k| {
-        let address = k.address();
-        (ConsensusSigner::new(chain_id, k), address)
-    });
-    let follower = ConsensusSigner::new(chain_id, verifier_key.clone());
     let outcome: Result<()> = services.runtime.block_on(async {
-        let (mut channels, engine) = timerhost_consensus::engine::start(
-            &settings,
-            validator,
-            follower,
-            verifier_key.address(),
-        )
-        .await?;
+        let (mut channels, engine) =
+            timerhost_consensus::engine::start(&settings, signer.clone(), is_validator).await?;
         timerhost_consensus::engine::watch(&channels, consensus_metrics.clone());
         let mut app = App::new(
             chain.clone(),
             hooks,
-            identity,
+            signer,
             validators,
             app_settings,
             store,

@@ -83,6 +83,38 @@ impl Services {
         })
     }
 
+    /// Prints the start-up lines: `rpc: URL`, `metrics: URL` and `chain ID
+    /// at height H <what>` — or, with `--json`, one `started` event carrying
+    /// the same and `extra`'s fields.
+    pub(crate) fn announce(
+        &self,
+        as_json: bool,
+        chain_id: u64,
+        height: u64,
+        extra: serde_json::Value,
+        what: String,
+    ) {
+        if as_json {
+            let mut event = json!({
+                "event": "started",
+                "rpc": format!("http://{}", self.rpc),
+                "metrics": self.metrics.map(|a| format!("http://{a}/metrics")),
+                "chain_id": chain_id,
+                "height": height,
+            });
+            if let (Some(e), serde_json::Value::Object(more)) = (event.as_object_mut(), extra) {
+                e.extend(more);
+            }
+            println!("{event}");
+        } else {
+            println!("rpc: http://{}", self.rpc);
+            if let Some(m) = self.metrics {
+                println!("metrics: http://{m}/metrics");
+            }
+            println!("chain {chain_id} at height {height} {what}");
+        }
+    }
+
     /// Stops the RPC server, then the runtime (giving tasks 2 s).
     pub(crate) fn stop(self) {
         let _ = self.server.stop();
@@ -141,34 +173,20 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     );
     let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
     let services = Services::start(2, "rpc", opts.rpc, ctx, opts.metrics, metrics)?;
-    let (bound, metrics_bound) = (services.rpc, services.metrics);
     let head = chain.head()?;
-    if as_json {
-        println!(
-            "{}",
-            json!({
-                "event": "started",
-                "rpc": format!("http://{bound}"),
-                "metrics": metrics_bound.map(|a| format!("http://{a}/metrics")),
-                "chain_id": chain.genesis().chain_id,
-                "height": head.height,
-            })
-        );
-    } else {
-        println!("rpc: http://{bound}");
-        if let Some(m) = metrics_bound {
-            println!("metrics: http://{m}/metrics");
-        }
-        println!(
-            "chain {} at height {} ({}); Ctrl-C stops after the current block",
-            chain.genesis().chain_id,
-            head.height,
+    services.announce(
+        as_json,
+        chain.genesis().chain_id,
+        head.height,
+        json!({}),
+        format!(
+            "({}); Ctrl-C stops after the current block",
             match opts.schedule {
                 Schedule::Interval(d) => format!("a block every {d:?}"),
                 Schedule::Manual => "manual blocks: dev_mine / timerhost mine".into(),
             }
-        );
-    }
+        ),
+    );
     let stopper = handle.clone();
     services.runtime.spawn(async move {
         wait_for_signal().await;
