@@ -17,14 +17,22 @@ the merchant with `transferFrom`.
   cancels its cron job; what is left of the escrow goes back to the
   customer. (ARC-21's reference leaves the job running as a no-op until
   someone cancels it; here the contract owns the job, so it does it.)
-- Only the registry may call `chargeSubscription`; the job refunds its
-  leftover escrow to the customer (`refundTo`) however it ends.
+- Only the subscription's own cron job may charge it: `chargeSubscription`
+  checks that the registry is calling (`pvm_host.caller()`) *and* that the
+  job it is running (`currentJob()`) is the one `approveSubscription`
+  created. A job anyone else schedules against this contract charges
+  nothing — ARC-21's reference checks only the caller, so a stranger could
+  take every remaining charge at once (#28). On top, at most one charge
+  happens per interval of the customer's schedule, whatever calls it.
+- The job refunds its leftover escrow to the customer (`refundTo`) however
+  it ends.
 """
 
 import pvm_host
 
 CRON = "0x0000000000000000000000000000000000000006"
 CHARGE_GAS = 60_000  # cycles per charge: the token's transferFrom and this bookkeeping
+MIN_INTERVAL_SEC = 60  # the cron registry's shortest interval
 
 
 class Subscriptions:
@@ -34,6 +42,8 @@ class Subscriptions:
             raise ValueError(f"amount must be a positive int, got {amount!r}")
         if not isinstance(maxCharges, int) or isinstance(maxCharges, bool) or maxCharges < 0:
             raise ValueError(f"maxCharges must be a non-negative int, got {maxCharges!r}")
+        if not isinstance(intervalSec, int) or isinstance(intervalSec, bool) or intervalSec < MIN_INTERVAL_SEC:
+            raise ValueError(f"intervalSec must be an int of at least {MIN_INTERVAL_SEC} seconds, got {intervalSec!r}")
         sub_id = str(self.storage.get("nextSubId", 0) + 1)
         self.storage["nextSubId"] = int(sub_id)
         first = pvm_host.block_timestamp() + intervalSec
@@ -59,6 +69,8 @@ class Subscriptions:
             "maxCharges": maxCharges,
             "chargesLeft": maxCharges,
             "lastChargeAt": 0,
+            "firstChargeAt": first,
+            "lastPeriod": -1,
             "job": job,
         }
         pvm_host.emit("SubscriptionApproved", {"id": sub_id, "customer": customer, "merchant": merchant.lower()})
@@ -71,6 +83,19 @@ class Subscriptions:
         sub = self.storage.get("sub:" + id)
         if sub is None:
             return False  # cancelled
+        run = pvm_host.call(CRON, "currentJob")
+        if run is None or run["id"] != sub["job"] or run["owner"] != pvm_host.actor_address():
+            job = None if run is None else run["id"]
+            raise PermissionError(
+                f"subscription {id} is charged only by its own cron job {sub['job']}, not by job {job}"
+            )
+        now = pvm_host.block_timestamp()
+        period = (now - sub["firstChargeAt"]) // sub["intervalSec"]
+        if now < sub["firstChargeAt"] or period <= sub["lastPeriod"]:
+            raise PermissionError(
+                f"subscription {id} was already charged in this interval (period {sub['lastPeriod']}); "
+                f"the next charge is due at {sub['firstChargeAt'] + (sub['lastPeriod'] + 1) * sub['intervalSec']}"
+            )
         if sub["maxCharges"] and sub["chargesLeft"] == 0:
             return False
         try:
@@ -80,7 +105,8 @@ class Subscriptions:
             return False
         if sub["maxCharges"]:
             sub["chargesLeft"] -= 1
-        sub["lastChargeAt"] = pvm_host.block_timestamp()
+        sub["lastChargeAt"] = now
+        sub["lastPeriod"] = period
         self.storage["sub:" + id] = sub
         pvm_host.emit("SubscriptionCharged", {"id": id, "amount": sub["amount"], "chargesLeft": sub["chargesLeft"]})
         return True

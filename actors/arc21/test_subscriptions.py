@@ -98,3 +98,41 @@ def test_only_the_registry_can_charge(chain, shop):
         r = chain.call(subs, "chargeSubscription", sub, sender=who)
         assert not r.ok and "only the cron registry" in r.error.message
     assert tokens(chain, token, merchant) == 0
+
+
+def test_a_strangers_cron_job_charges_nothing(chain, shop, accounts):
+    """#28 bug 3: the registry calls whatever a scheduler names, so a stranger
+    can aim a job at `chargeSubscription`. Only the subscription's own job
+    charges: the stranger's runs revert (and pay for themselves)."""
+    token, subs, customer, merchant = shop
+    stranger = accounts[6]
+    _, sub = subscribe(chain, token, subs, customer, merchant, max_charges=0, allowance=100 * PRICE)
+    start = chain.timestamp // 1000
+    # Every minute from now, long before the customer's first interval ends.
+    job = chain.cron.schedule(subs, "chargeSubscription", [sub], next_run_at=start + 60, interval_sec=60, max_runs=5, gas_limit=100_000, escrow=ESCROW, sender=stranger)
+    for minute in range(1, 6):
+        chain.warp(start + minute * 60 + 1)
+    runs = [e.data for e in chain.events(name="JobExecuted", actor=CRON_REGISTRY) if e["id"] == job]
+    assert len(runs) == 5 and not any(r["success"] for r in runs), runs
+    assert tokens(chain, token, merchant) == 0, "the stranger's job charged nothing"
+    # The customer's own job still charges, once per interval.
+    chain.warp(start + MONTH + 1)
+    assert tokens(chain, token, merchant) == PRICE
+
+
+def test_current_job_names_the_running_job_and_its_owner(chain, shop):
+    token, subs, customer, merchant = shop
+    _, sub = subscribe(chain, token, subs, customer, merchant)
+    (job,) = chain.cron.jobs_of(subs)
+    assert chain.call(CRON_REGISTRY, "currentJob").raise_for_status().return_value is None
+    start = chain.timestamp // 1000
+    chain.warp(start + MONTH + 1)
+    (charged,) = events(chain, subs, "SubscriptionCharged")
+    assert charged["id"] == sub
+    assert chain.call(subs, "getSubscription", sub).return_value["lastPeriod"] == 0
+
+
+def test_an_interval_below_the_registrys_minimum_is_refused(chain, shop):
+    token, subs, customer, merchant = shop
+    r = chain.call(subs, "approveSubscription", token.address, merchant.address, PRICE, 0, 3, sender=customer, value=ESCROW)
+    assert not r.ok and "intervalSec must be an int of at least 60" in r.error.message

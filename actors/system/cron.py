@@ -20,8 +20,17 @@ Money, exactly:
   job whose `maxRuns` are used up; it is removed and what is left of its
   escrow goes back to its owner once this run is settled. A one-shot job is
   removed after its run the same way;
-- `cancel` (owner only) refunds the escrow at once; `topUp` (anyone) adds
-  the call's value to it. The other methods refuse value.
+- a run's maximum cost leaves its escrow when the run is admitted (the
+  protocol holds it there, #28) and what the run did not use comes back once
+  it is settled. So `cancel` (owner only) refunds at once what is free; if
+  the job's run is already admitted in this block (another job's run
+  cancelled it), that run still happens as a no-op and sends what it did not
+  use to the owner once settled. `topUp` (anyone) adds the call's value to
+  the escrow. The other methods refuse value.
+- `currentJob()` tells a target which job is running it and whose it is
+  (`{"id", "owner", "target", "method", "args"}`, or None outside a run):
+  a target that trusts the registry checks the job is one its own
+  user scheduled, so a stranger's job can make it do nothing.
 - Refunds go to the owner, or to `refundTo` if `schedule` was given one (a
   timerhost extension: a contract scheduling for its user, like the
   subscriptions merchant, sends the leftover straight to that user).
@@ -134,7 +143,11 @@ class CronRegistry:
         try:
             pvm_host.cancel_timer(job["timer"])  # its deposit returns to the escrow
         except pvm_host.HostError:
-            pass  # already gone: removed by governance or as unfunded
+            # Gone: removed by governance or as unfunded — or admitted in
+            # this block and waiting to run (another job's run is cancelling
+            # this one). Such a run still holds its maximum cost out of the
+            # escrow; it will pay what it did not use to refundTo.
+            self._note_cancelled_in_flight(id, job["refundTo"])
         refunded = self.storage["escrow:" + id]
         self._remove(job)
         pvm_host.transfer(job["refundTo"], refunded)
@@ -162,6 +175,16 @@ class CronRegistry:
         view["gasEscrow"] = self.storage["escrow:" + job["id"]]
         return view
 
+    def currentJob(self):
+        """The job whose run is calling its target right now, or None: a
+        target checks it before trusting a call from the registry."""
+        _no_value()
+        job_id = self.storage.get("running")
+        if job_id is None:
+            return None
+        job = self.storage["job:" + job_id]
+        return {k: job[k] for k in ("id", "owner", "target", "method", "args")}
+
     def jobsOf(self, owner):
         _no_value()
         prefix = "owner:" + _address(owner, "owner") + ":"
@@ -174,7 +197,12 @@ class CronRegistry:
         job_id = payload.decode()
         job = self.storage.get("job:" + job_id)
         if job is None:
-            return  # cancelled in this block before its run (the timer went with it)
+            # Cancelled in this block after this run was admitted: nothing
+            # runs, and what the run's held cost leaves goes to refundTo.
+            refund_to = self._take_cancelled_in_flight(job_id)
+            if refund_to is not None:
+                pvm_host.release_escrow(refund_to)
+            return
         self.storage["running"] = job_id
         before = pvm_host.cycles_used()
         try:
@@ -203,10 +231,10 @@ class CronRegistry:
             timer = self._arm(job_id, next_run, job["gasLimit"])
         except pvm_host.HostError as e:
             return self._finish(job, f"the next run cannot be scheduled: {e}")
-        # The escrow is charged this run's cost after the handler returns:
-        # the next run must be paid for even if this one uses its whole limit
-        # (one base fee prices both, so `run` is also this run's pre-charge).
-        worst_left = self.storage["escrow:" + job_id] - run["max_cost"]
+        # This run's maximum cost is already held out of the escrow (one
+        # base fee prices both runs): what is left must pay for the next run
+        # even if this one uses its whole limit.
+        worst_left = self.storage["escrow:" + job_id]
         if worst_left < run["max_cost"]:
             pvm_host.cancel_timer(timer)
             return self._finish(
@@ -225,6 +253,25 @@ class CronRegistry:
             gas_limit=gas + RUN_OVERHEAD_CYCLES,
             escrow="escrow:" + job_id,
         )
+
+    def _note_cancelled_in_flight(self, job_id, refund_to):
+        """Remembers, for this block only, who gets what a cancelled job's
+        admitted run leaves. One key, replaced by the next block's first
+        such cancel, so a timer that was simply gone costs no storage."""
+        height = pvm_host.block_height()
+        noted = self.storage.get("cancelledInFlight")
+        if noted is None or noted["height"] != height:
+            noted = {"height": height, "jobs": {}}
+        noted["jobs"][job_id] = refund_to
+        self.storage["cancelledInFlight"] = noted
+
+    def _take_cancelled_in_flight(self, job_id):
+        noted = self.storage.get("cancelledInFlight")
+        if noted is None or noted["height"] != pvm_host.block_height() or job_id not in noted["jobs"]:
+            return None
+        refund_to = noted["jobs"].pop(job_id)
+        self.storage["cancelledInFlight"] = noted
+        return refund_to
 
     def _job(self, id):
         if not isinstance(id, str):

@@ -32,6 +32,13 @@ class Target:
 
     def cancel_own(self, job):
         pvm_host.call("0x0000000000000000000000000000000000000006", "cancel", job)
+
+    def own_job(self, at):
+        return pvm_host.call("0x0000000000000000000000000000000000000006", "schedule", pvm_host.actor_address(), "ping", ["own"], at, 0, 0, 50_000, value=pvm_host.value())
+
+    def who_runs_me(self):
+        job = pvm_host.call("0x0000000000000000000000000000000000000006", "currentJob")
+        self.storage["running"] = job
 '''
 
 
@@ -310,3 +317,31 @@ def test_nobody_can_run_a_job_but_its_timer(chain, target):
 def test_the_registry_is_in_genesis(chain):
     assert chain.is_actor(CRON_REGISTRY)
     assert CRON_REGISTRY == "0x0000000000000000000000000000000000000006"
+
+
+def test_a_run_cancelling_a_job_admitted_in_the_same_block_pays_from_no_other_escrow(chain, target, accounts):
+    """#28 bug 2: job 1's run cancels job 2 (owned by job 1's target) after
+    both were admitted in one block. Job 2's run holds its maximum cost out
+    of its escrow, so the cancel refunds only the rest; the run then does
+    nothing and sends its leftover to job 2's owner. The books balance
+    (the autouse fixture) and the bystander's escrow is untouched."""
+    at = now(chain) + 30
+    schedule(chain, target, method="cancel_own", args=("2",), at=at, sender=accounts[2])
+    chain.call(target, "own_job", at, value=ESCROW).raise_for_status()
+    bystander = schedule(chain, target, at=at + 3600, sender=accounts[3])
+    kept = chain.cron.job(bystander)["gasEscrow"]
+    owner_before = chain.balance(target)
+    block = chain.warp(timestamp_ms=at * 1000)
+    assert len(block.fires) == 2 and all(f.ok for f in block.fires)
+    run_2 = block.fires[1]
+    assert chain.storage(target, "calls") is None, "job 2 never called its target"
+    assert chain.balance(target) - owner_before == ESCROW - run_2.fee
+    assert chain.cron.job("2") is None
+    assert chain.cron.job(bystander)["gasEscrow"] == kept
+
+
+def test_current_job_tells_a_target_whose_job_runs_it(chain, target, accounts):
+    assert chain.call(CRON_REGISTRY, "currentJob").raise_for_status().return_value is None
+    job = schedule(chain, target, method="who_runs_me", args=(), sender=accounts[4])
+    chain.warp(now(chain) + 11)
+    assert chain.storage(target, "running") == {"id": job, "owner": accounts[4].address, "target": target.address, "method": "who_runs_me", "args": []}

@@ -1,7 +1,9 @@
 """Payroll: pays each employee their salary in ARC-20 tokens when the ARC-21
-cron registry calls `pay()` — and only then. The employer funds it with
-tokens and schedules `pay` from a wallet (`chain.cron.schedule`, or
-`timerhost cron schedule`); no scheduling code lives here."""
+cron registry calls `pay()` from a job the employer scheduled — and only
+then. The employer funds it with tokens and schedules `pay` from a wallet
+(`chain.cron.schedule`, or `timerhost cron schedule`); no scheduling code
+lives here. A job a stranger schedules against `pay` is refused: the
+registry's `currentJob()` says whose job is running."""
 
 import pvm_host
 
@@ -25,6 +27,10 @@ class Payroll:
     def pay(self):
         if pvm_host.caller() != CRON:
             raise PermissionError(f"payday is run by the cron registry {CRON}, not {pvm_host.caller()}")
+        job = pvm_host.call(CRON, "currentJob")
+        if job is None or job["owner"] != self.storage["employer"]:
+            owner = None if job is None else job["owner"]
+            raise PermissionError(f"payday runs only from the employer's own cron jobs, not one of {owner}")
         for employee, salary in sorted(self.storage["staff"].items()):
             pvm_host.call(self.storage["token"], "transfer", employee, salary)
         self.storage["runs"] += 1

@@ -21,16 +21,15 @@ use timerhost_types::{
 use timerhost_timers::delivery::BlockBudgets;
 use timerhost_timers::{
     events as timer_events, governance as timer_governance, host as timer_host, watch,
-    DeliveryStats, Fire, TimerError,
+    DeliveryStats, TimerError,
 };
 
 use crate::accounts::{self, Debit};
 use crate::error::{ChainError, Result};
-use crate::fees::FeeQuote;
-use crate::runtime::{
-    ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, TxEnv,
-};
+use crate::runtime::{ActorRuntime, BlockHooks, EobContext, ExecContext, ExecOutcome, TxEnv};
 use crate::validation::{check_against_state, check_static, intrinsic, TxError};
+
+mod fires;
 
 /// The block-level facts every execution can see.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -177,55 +176,6 @@ impl<'a> BlockExecutor<'a> {
             return_value: None,
             created_actor: None,
         }
-    }
-
-    /// Executes admitted timer fires in order, each with its `TimerFired`.
-    fn execute_fires(&mut self, fires: Vec<Fire>) -> Result<()> {
-        for fire in fires {
-            let delivery = timerhost_types::Delivery {
-                deliver_seq: fire.deliver_seq,
-                fire_seq: fire.info.fire_seq,
-                deliver_id: timerhost_types::Delivery::id(
-                    self.env.height,
-                    &self.env.parent_state_root,
-                    &fire.timer.timer_id,
-                    fire.info.fire_seq,
-                ),
-            };
-            let tx = DeferredTx {
-                origin_tx_hash: Hash::ZERO,
-                sender: fire.timer.actor_address,
-                fee_payer: fire.timer.fee_payer,
-                actor: fire.timer.actor_address,
-                handler: fire.handler.clone(),
-                args: vec![Value::Bytes(fire.payload.clone())],
-                cycles_limit: fire.cycles_limit,
-                base_cycles: fire.base_cycles,
-                cells_limit: fire.cells_limit,
-                invocation: Invocation::TimerFire(fire.info.clone()),
-                cycle_basefee: fire.cycle_basefee,
-                cell_basefee: fire.cell_basefee,
-                bid: u128::from(fire.bid),
-                prepaid: fire.max_cost,
-                tag: fire.timer.timer_id.0.to_vec(),
-                delivery: Some(delivery),
-                escrow_key: fire.timer.escrow_key.clone(),
-            };
-            let mut receipt = self.execute_deferred(&tx)?;
-            let outcome = timer_events::FireOutcome {
-                error: receipt.error.as_ref(),
-                cycles_used: receipt.cycles_used,
-                cells_used: receipt.cells_used,
-                cost: receipt.fee_paid,
-                refund: fire.max_cost - receipt.fee_paid,
-                tip: receipt.tip,
-                delivery,
-            };
-            let fired = timer_events::timer_fired(&fire.timer, &outcome);
-            receipt.events.push(fired);
-            self.receipts.push(receipt);
-        }
-        Ok(())
     }
 
     /// What timer delivery did in this block (after [`Self::end_of_block`]).
@@ -619,6 +569,12 @@ impl<'a> BlockExecutor<'a> {
                 ))
                 .map(|(k, _)| k.as_slice()),
         );
+        // Everything written from here on — the protocol's own writes to
+        // actor storage during delivery (a removed timer's deposit back in
+        // its escrow, a fire's pre-charge held out of it: #28), the fires,
+        // the hooks — wakes watches from the next block, like any write of
+        // the end of the block.
+        let end_of_block_writes = self.overlay.checkpoint();
         let plan = timerhost_timers::deliver(
             &mut self.overlay,
             &self.timer_config,
@@ -628,7 +584,6 @@ impl<'a> BlockExecutor<'a> {
             &written,
             &mut self.timer_budgets,
         )?;
-        let end_of_block_writes = self.overlay.checkpoint();
         let mut ctx = EobContext {
             state: &mut self.overlay,
             env: self.env.clone(),
@@ -673,120 +628,6 @@ impl<'a> BlockExecutor<'a> {
             self.env.height + 1,
         )?;
         Ok(())
-    }
-
-    fn execute_deferred(&mut self, tx: &DeferredTx) -> Result<Receipt> {
-        let index = self.deferred_count;
-        self.deferred_count += 1;
-        let quote = FeeQuote::for_fire(
-            tx.cycle_basefee,
-            tx.cell_basefee,
-            tx.bid,
-            tx.cycles_limit,
-            tx.base_cycles,
-            tx.cells_limit,
-        )
-        .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
-        if quote.prepay != tx.prepaid {
-            return Err(ChainError::Internal(format!(
-                "deferred transaction pre-charge {} does not match its limits ({})",
-                tx.prepaid, quote.prepay
-            )));
-        }
-        let tx_hash = keccak_concat(&[
-            b"timerhost/deferred",
-            &self.env.height.to_be_bytes(),
-            &index.to_be_bytes(),
-            &tx.tag,
-        ]);
-        // A hook's arguments are bytes delivered to its handler; a timer's
-        // payload was paid for, in cells, when it was scheduled.
-        let payload_cells: u64 = match &tx.invocation {
-            Invocation::Transaction => tx.args.iter().map(|a| a.to_bytes().len() as u64).sum(),
-            Invocation::TimerFire(_) => 0,
-        };
-        let env = TxEnv {
-            block: self.env.clone(),
-            sender: tx.sender,
-            tx_hash,
-            timer_config: self.timer_config.clone(),
-        };
-        let checkpoint = self.overlay.checkpoint();
-        let mut escrow_release = None;
-        let outcome = if payload_cells > tx.cells_limit {
-            ExecOutcome {
-                result: Err(ExecError::new(
-                    ErrorKind::OutOfCells,
-                    "the payload alone exceeds the cells limit",
-                )),
-                cycles_used: 0,
-                cells_used: tx.cells_limit,
-                events: Vec::new(),
-            }
-        } else if !accounts::load(&self.overlay, &tx.actor)?.is_actor {
-            ExecOutcome::failed(ExecError::new(
-                ErrorKind::NotFound,
-                format!("no actor at {}", tx.actor),
-            ))
-        } else {
-            let mut ctx = ExecContext {
-                state: &mut self.overlay,
-                env,
-                cycles_limit: tx.cycles_limit,
-                cells_limit: tx.cells_limit - payload_cells,
-                invocation: tx.invocation.clone(),
-                value: 0,
-                escrow_release: None,
-            };
-            let mut o = self
-                .runtime
-                .call(&mut ctx, tx.actor, &tx.handler, &tx.args)?;
-            escrow_release = ctx.escrow_release;
-            o.cells_used += payload_cells;
-            o
-        };
-        let Concluded {
-            status,
-            error,
-            events,
-            return_value,
-        } = self.conclude(checkpoint, outcome.result, outcome.events);
-        let cycles_used = tx.base_cycles + outcome.cycles_used.min(tx.cycles_limit);
-        let cells_used = outcome.cells_used.min(tx.cells_limit);
-        let settlement = quote.settle(cycles_used, cells_used);
-        accounts::credit(&mut self.overlay, &tx.fee_payer, settlement.refund)?;
-        // #19: an escrow-funded fire is charged to its escrow once its cost
-        // is known; a release asked for by a fire that failed died with it.
-        if let Some(key) = &tx.escrow_key {
-            timerhost_timers::escrow::settle(&mut self.overlay, &tx.actor, key, settlement.fee())?;
-            if let (Some(to), None) = (escrow_release, &error) {
-                timerhost_timers::escrow::release(&mut self.overlay, &tx.actor, key, &to)?;
-            }
-        }
-        self.burned += settlement.burned;
-        // A timer's bid is a tip: paid to the proposer with the user tips.
-        self.tips += settlement.tip;
-        self.extra_cycles_used += cycles_used;
-        self.extra_cells_used += cells_used;
-        Ok(Receipt {
-            tx_hash,
-            sender: tx.sender,
-            source: TxSource::Deferred {
-                origin_tx_hash: tx.origin_tx_hash,
-                fee_payer: tx.fee_payer,
-                delivery: tx.delivery,
-            },
-            status,
-            error,
-            cycles_used,
-            cells_used,
-            fee_paid: settlement.fee(),
-            burned: settlement.burned,
-            tip: settlement.tip,
-            events,
-            return_value,
-            created_actor: None,
-        })
     }
 
     /// Pays tips, records burns, updates the basefee and the head metadata,

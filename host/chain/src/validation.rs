@@ -230,11 +230,10 @@ pub fn check_static(
     })?;
     match &t.kind {
         TxKind::Transfer { to, .. } => {
-            if to.is_zero() {
+            if let Some(refusal) = to.payment_refusal() {
                 return Err(TxError::InvalidField {
                     field: "to",
-                    reason: "transfers to the zero address would burn funds; use a real recipient"
-                        .into(),
+                    reason: refusal.into(),
                 });
             }
         }

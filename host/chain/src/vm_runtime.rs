@@ -97,8 +97,18 @@ impl Host for ChainHost<'_, '_, '_> {
     }
 
     fn release_escrow(&mut self, to: &Address) -> HostCall<()> {
+        let cost = Cost::cycles(costs::host::CONTEXT_READ);
+        if let Some(refusal) = to.payment_refusal() {
+            return HostCall::rejected(
+                HostFailure::new(
+                    ErrorKind::InvalidInput,
+                    format!("release_escrow to {to}: {refusal}"),
+                ),
+                cost,
+            );
+        }
         self.ctx.escrow_release = Some(*to);
-        HostCall::ok((), Cost::cycles(costs::host::CONTEXT_READ))
+        HostCall::ok((), cost)
     }
 
     fn actor_record(&mut self, actor: &Address) -> HostCall<Option<ActorRecord>> {
@@ -182,11 +192,15 @@ impl Host for ChainHost<'_, '_, '_> {
 
     fn transfer(&mut self, from: &Address, to: &Address, amount: u128) -> HostCall<()> {
         let cost = Cost::cycles(costs::host::TRANSFER);
+        // Value sent along a call to a system actor is for its handler (the
+        // cron registry's schedule and topUp); a plain payment to one is
+        // refused by `pvm_host.transfer` itself. No value may burn.
         if to.is_zero() {
+            let refusal = to.payment_refusal().unwrap_or_default();
             return HostCall::rejected(
                 HostFailure::new(
                     ErrorKind::InvalidInput,
-                    "transfer to the zero address would burn funds",
+                    format!("transfer to {to}: {refusal}"),
                 ),
                 cost,
             );

@@ -193,6 +193,8 @@ pub struct BlockBudgets {
     lane_total: u64,
     fires_left: u64,
     watch_hits_left: u64,
+    /// Due timers and hits the Globalbox may still take in this block.
+    enqueue_left: u64,
 }
 
 impl BlockBudgets {
@@ -205,6 +207,7 @@ impl BlockBudgets {
             lane_total: config.lane_cycles_per_block,
             fires_left: config.max_fires_per_block,
             watch_hits_left: config.max_watch_matches_per_block,
+            enqueue_left: GLOBALBOX_ENQUEUE_PER_BLOCK,
         }
     }
 }
@@ -545,16 +548,30 @@ impl<'w> Walk<'w> {
         info: FireInfo,
         payload: Vec<u8>,
     ) -> Result<()> {
-        match accounts::debit(state, &timer.fee_payer, max_cost)? {
-            Debit::Done => {}
-            Debit::Insufficient { available } => {
-                return Err(timerhost_state::StorageError::Corrupt {
-                    what: "account",
-                    key: timer.fee_payer.to_hex(),
-                    reason: format!(
-                        "balance {available} changed between check and pre-charge of {max_cost}"
-                    ),
-                })
+        // `classify` checked both the balance and the escrow just before,
+        // and no actor code runs between it and here (fires execute after
+        // the whole walk), so neither debit can fall short unless this
+        // crate's own bookkeeping is broken: that is no actor's doing.
+        let short = |what: &'static str, available: u128| timerhost_state::StorageError::Corrupt {
+            what,
+            key: timer.timer_id.to_hex(),
+            reason: format!(
+                "{available} changed between the check and the pre-charge of {max_cost}"
+            ),
+        };
+        if let Debit::Insufficient { available } =
+            accounts::debit(state, &timer.fee_payer, max_cost)?
+        {
+            return Err(short("fee payer balance", available));
+        }
+        // #28: an escrow-funded fire's pre-charge leaves its escrow too, so
+        // nothing the escrow's owner does before the fire settles (cancel a
+        // job, pay it out) can spend it twice.
+        if let Some(key) = &timer.escrow_key {
+            if let Debit::Insufficient { available } =
+                escrow::hold(state, &timer.actor_address, key, max_cost)?
+            {
+                return Err(short("escrow", available));
             }
         }
         let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
@@ -712,20 +729,26 @@ impl<'w> Walk<'w> {
     /// order, so the work stays bounded; the rest join in later blocks,
     /// their priority (which counts from their due height) unharmed.
     fn enqueue(&mut self, state: &mut Overlay<'_>, timestamp_ms: u64) -> Result<()> {
-        let mut left = GLOBALBOX_ENQUEUE_PER_BLOCK as usize;
+        let mut left = usize::try_from(self.budgets.enqueue_left).unwrap_or(usize::MAX);
         for (due, through) in [
             (DueQueue::Time, timestamp_ms),
             (DueQueue::Height, self.height),
         ] {
             if left == 0 {
-                return Ok(());
+                break;
             }
             let records = queue::due_from(state, queue::DueCursor::start(due), through, left)?;
             for record in records {
-                // A time timer became due at the first block reaching its time.
+                // A time timer became due at the first block reaching its
+                // time: a crowded earlier block may have left it behind.
                 let due_height = match due {
                     DueQueue::Height => record.timer.height,
-                    DueQueue::Time => self.height,
+                    DueQueue::Time => match record.timer.kind {
+                        TimerKind::Time { timestamp_ms } => {
+                            globalbox::came_due_at(state, timestamp_ms, self.height)?
+                        }
+                        _ => self.height,
+                    },
                 };
                 globalbox::enqueue_timer(
                     state,
@@ -737,9 +760,21 @@ impl<'w> Walk<'w> {
                 )?;
                 left -= 1;
             }
+            if due == DueQueue::Time {
+                let behind = left == 0
+                    && !queue::due_from(state, queue::DueCursor::start(due), through, 1)?
+                        .is_empty();
+                if behind {
+                    globalbox::mark_time_lag(state, timestamp_ms, self.height);
+                } else {
+                    globalbox::clear_time_lag(state)?;
+                }
+            }
         }
         if left > 0 {
-            for (hit_height, seq, hit) in watch::waiting(state, self.height, left)? {
+            let hits = watch::waiting(state, self.height, left)?;
+            left -= hits.len();
+            for (hit_height, seq, hit) in hits {
                 let record = watch_record(state, seq)?;
                 globalbox::enqueue_hit(
                     state,
@@ -751,6 +786,7 @@ impl<'w> Walk<'w> {
                 );
             }
         }
+        self.budgets.enqueue_left = left as u64;
         Ok(())
     }
 
@@ -954,4 +990,69 @@ fn shut_one(
         CancelReason::Shutdown,
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{self, HostCaller};
+    use timerhost_state::EmptyState;
+    use timerhost_types::{RequestedTrigger, TimerRequest};
+
+    const ACTOR: Address = Address([7; 20]);
+
+    /// #28 bug 7: a time timer that a crowded block's Globalbox enqueue
+    /// left behind keeps the age it had from the block that reached its
+    /// time, not from the block that finally enqueued it.
+    #[test]
+    fn a_time_timer_enqueued_late_keeps_its_age() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        accounts::credit(&mut state, &ACTOR, 10u128.pow(30)).unwrap();
+        // One target, one fire per block: entries wait in the Globalbox
+        // where their due height can be read.
+        let config = TimerConfig {
+            ordering: TimerOrdering::Priority,
+            max_fires_per_target: 1,
+            ..TimerConfig::default()
+        };
+        let basefee = BasefeeConfig::default();
+        let caller = HostCaller {
+            actor: ACTOR,
+            tx_sender: ACTOR,
+            height: 1,
+            timestamp_ms: 1_000,
+            nested: false,
+        };
+        for payload in [b"a", b"b", b"c"] {
+            let request = TimerRequest {
+                trigger: RequestedTrigger::Time(2_000),
+                payload: payload.to_vec(),
+                fee_payer: None,
+                gas_limit: Some(10_000),
+                expires_at: None,
+                bid: None,
+                escrow_key: None,
+            };
+            host::schedule(&mut state, &config, &caller, request)
+                .unwrap()
+                .unwrap();
+        }
+        // Block 2 reaches their time but enqueues only two of the three.
+        let mut budgets = BlockBudgets::new(&config);
+        budgets.enqueue_left = 2;
+        let plan = deliver(&mut state, &config, &basefee, 2, 2_500, &[], &mut budgets).unwrap();
+        assert_eq!(plan.fires.len(), 1);
+        // Block 3 enqueues the third: it came due at block 2.
+        let mut budgets = BlockBudgets::new(&config);
+        let plan = deliver(&mut state, &config, &basefee, 3, 3_500, &[], &mut budgets).unwrap();
+        assert_eq!(plan.fires.len(), 1);
+        let waiting = globalbox::entries_from(&state, None, 10).unwrap();
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].1.due_height, 2, "its age counts from block 2");
+        // The time queue caught up: the marks are gone.
+        let end = keys::end_of(keys::TIME_DUE_MARK);
+        let marks = StateRead::scan(&state, &keys::TIME_DUE_MARK, Some(&end), 10).unwrap();
+        assert!(marks.is_empty(), "{marks:?}");
+    }
 }

@@ -4,19 +4,28 @@
 //!
 //! The coins never move: they stay in the actor's balance, which still pays
 //! every deposit and fire as for any timer. The integer is the share of that
-//! balance the timer may use, kept exact by the protocol — the deposit is
-//! subtracted from it at scheduling and added back when the timer leaves,
-//! each fire must be covered by it, and the fire's settled cost is
-//! subtracted once it is known. An actor that holds money for many parties
-//! (ARC-21's cron registry, one escrow per job) can then show, after every
-//! block, that its balance is exactly the sum of its escrows — which it
-//! could not do itself, since a fire's cost is only known after its handler
-//! returns.
+//! balance the timer may use, kept exact by the protocol at every moment:
+//!
+//! - the deposit is subtracted from it at scheduling and added back when the
+//!   timer leaves;
+//! - a fire is admitted only if the escrow covers its maximum cost, and that
+//!   pre-charge is **held out of the integer at admission** ([`hold`]), just
+//!   as it leaves the balance: while the fire waits and while its handler
+//!   runs, the integer says what is still free to spend;
+//! - once the cost is known, what the fire did not use comes back
+//!   ([`settle`]), even if the handler deleted the key meanwhile.
+//!
+//! So an actor that holds money for many parties (ARC-21's cron registry,
+//! one escrow per job) has a balance exactly the sum of its escrows after
+//! every block, whatever the fires in between do — a job cancelled while its
+//! run waits in the same block refunds only what that run cannot use (#28).
 //!
 //! The integer is the actor's ordinary storage value (`self.storage[KEY]`),
 //! so the actor reads it, tops it up and pays it out like any other. A key
 //! holding anything but a non-negative int counts as 0, and the protocol
-//! leaves it untouched.
+//! leaves it untouched. Nothing the actor writes there can fail a block:
+//! [`release`] pays at most what the escrow says *and* the actor holds, and
+//! a shortfall is the fire's own failure ([`release_shortfall`]).
 
 use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Overlay, StateRead};
@@ -72,29 +81,61 @@ pub fn debit(state: &mut Overlay<'_>, actor: &Address, key: &[u8], amount: u128)
     Ok(Debit::Done)
 }
 
-/// Charges a settled fire: its cost is subtracted, at most what the escrow
-/// holds (the fire was admitted only if the escrow covered its maximum, so
-/// less means the handler itself lowered it).
-pub fn settle(state: &mut Overlay<'_>, actor: &Address, key: &[u8], cost: u128) -> Result<()> {
-    if let Some(held) = read(state, actor, key)? {
-        write(state, actor, key, held.saturating_sub(cost));
-    }
-    Ok(())
+/// Holds an admitted fire's pre-charge (`max_cost`) out of its escrow. The
+/// walk admits a fire only when the escrow covers it, so `Insufficient`
+/// (nothing written) means the caller skipped that check.
+pub fn hold(state: &mut Overlay<'_>, actor: &Address, key: &[u8], max_cost: u128) -> Result<Debit> {
+    debit(state, actor, key, max_cost)
+}
+
+/// Settles a fire: what it did not use of its held pre-charge (`refund`)
+/// comes back to the escrow. A key the handler deleted is written again
+/// with the refund (the coins are in the balance; the integer must say so);
+/// a key it filled with something else is left alone.
+pub fn settle(state: &mut Overlay<'_>, actor: &Address, key: &[u8], refund: u128) -> Result<()> {
+    credit(state, actor, key, refund)
+}
+
+/// Why `release_escrow` cannot pay out the escrow at `key` now: the
+/// integer exceeds the actor's balance (the actor wrote a larger number
+/// there, or paid its balance away in the handler). `None` when it can.
+///
+/// Called before the fire's own settlement: the refund still to come adds
+/// the same amount to both sides, so the comparison holds after it too.
+pub fn release_shortfall(
+    state: &(impl StateRead + ?Sized),
+    actor: &Address,
+    key: &[u8],
+) -> Result<Option<String>> {
+    let held = available(state, actor, key)?;
+    let balance = accounts::load(state, actor)?.balance;
+    Ok((held > balance).then(|| {
+        format!(
+            "release_escrow: the escrow at storage key {:?} holds {held}, more than the actor's balance {balance}; nothing was released",
+            String::from_utf8_lossy(key)
+        )
+    }))
 }
 
 /// `release_escrow(to)` after the fire settled: what is left is paid from
 /// the actor's balance to `to`, and the key is deleted. Returns the amount.
-pub fn release(state: &mut Overlay<'_>, actor: &Address, key: &[u8], to: &Address) -> Result<u128> {
+/// The caller checked [`release_shortfall`] before the settlement, so the
+/// balance covers it; `Insufficient` is returned untouched (nothing moved)
+/// for it to treat as the invariant violation it would be.
+pub fn release(
+    state: &mut Overlay<'_>,
+    actor: &Address,
+    key: &[u8],
+    to: &Address,
+) -> Result<std::result::Result<u128, Debit>> {
     let held = available(state, actor, key)?;
-    state.delete(keys::storage(actor, key));
-    if let Debit::Insufficient { available } = accounts::transfer(state, actor, to, held)? {
-        return Err(timerhost_state::StorageError::Corrupt {
-            what: "escrow",
-            key: actor.to_hex(),
-            reason: format!("escrow {held} exceeds the actor's balance {available}"),
-        });
+    match accounts::transfer(state, actor, to, held)? {
+        Debit::Done => {
+            state.delete(keys::storage(actor, key));
+            Ok(Ok(held))
+        }
+        short => Ok(Err(short)),
     }
-    Ok(held)
 }
 
 #[cfg(test)]
@@ -118,10 +159,13 @@ mod tests {
         );
         assert_eq!(debit(&mut state, &ACTOR, KEY, 100).unwrap(), Debit::Done);
         credit(&mut state, &ACTOR, KEY, 40).unwrap();
-        settle(&mut state, &ACTOR, KEY, 140).unwrap();
+        // A fire pre-charged 300 used 140: 160 comes back.
+        assert_eq!(hold(&mut state, &ACTOR, KEY, 300).unwrap(), Debit::Done);
+        settle(&mut state, &ACTOR, KEY, 160).unwrap();
         assert_eq!(available(&state, &ACTOR, KEY).unwrap(), 700);
+        assert_eq!(release_shortfall(&state, &ACTOR, KEY).unwrap(), None);
         let to = Address([9; 20]);
-        assert_eq!(release(&mut state, &ACTOR, KEY, &to).unwrap(), 700);
+        assert_eq!(release(&mut state, &ACTOR, KEY, &to).unwrap(), Ok(700));
         assert_eq!(accounts::load(&state, &to).unwrap().balance, 700);
         assert_eq!(accounts::load(&state, &ACTOR).unwrap().balance, 300);
         assert_eq!(state.get(&keys::storage(&ACTOR, KEY)).unwrap(), None);
@@ -137,5 +181,38 @@ mod tests {
         credit(&mut state, &ACTOR, KEY, 5).unwrap();
         settle(&mut state, &ACTOR, KEY, 5).unwrap();
         assert_eq!(state.get(&keys::storage(&ACTOR, KEY)).unwrap(), Some(text));
+    }
+
+    /// #28 bug 1: an escrow larger than the balance is a shortfall to report
+    /// (the fire fails), never a storage error; nothing moves.
+    #[test]
+    fn an_escrow_above_the_balance_is_a_shortfall_not_an_error() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        accounts::credit(&mut state, &ACTOR, 1_000).unwrap();
+        write(&mut state, &ACTOR, KEY, 10u128.pow(30));
+        let why = release_shortfall(&state, &ACTOR, KEY).unwrap().unwrap();
+        assert!(why.contains("more than the actor's balance 1000"), "{why}");
+        let to = Address([9; 20]);
+        assert_eq!(
+            release(&mut state, &ACTOR, KEY, &to).unwrap(),
+            Err(Debit::Insufficient { available: 1_000 })
+        );
+        assert_eq!(accounts::load(&state, &ACTOR).unwrap().balance, 1_000);
+        assert_eq!(available(&state, &ACTOR, KEY).unwrap(), 10u128.pow(30));
+    }
+
+    /// #28 bug 2: a deleted key gets the refund of the fire that was in
+    /// flight when it went, so the integer still says where the coins are.
+    #[test]
+    fn a_refund_to_a_deleted_escrow_writes_it_again() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        write(&mut state, &ACTOR, KEY, 500);
+        assert_eq!(hold(&mut state, &ACTOR, KEY, 300).unwrap(), Debit::Done);
+        assert_eq!(available(&state, &ACTOR, KEY).unwrap(), 200);
+        state.delete(keys::storage(&ACTOR, KEY));
+        settle(&mut state, &ACTOR, KEY, 120).unwrap();
+        assert_eq!(read(&state, &ACTOR, KEY).unwrap(), Some(120));
     }
 }

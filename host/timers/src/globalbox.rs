@@ -102,6 +102,52 @@ pub fn entry_key(
     keys::globalbox_key(order, due_height, target, seq)
 }
 
+/// The height a time timer due at `timestamp_ms` came due at, for one
+/// enqueued at `height` (#28): the first block, among those whose enqueue
+/// left due time timers behind ([`mark_time_lag`]), that reached its time —
+/// or `height` itself when none did. Its age then counts from when it came
+/// due, not from when a crowded block got round to it.
+pub fn came_due_at(state: &Overlay<'_>, timestamp_ms: u64, height: u64) -> Result<u64> {
+    let start = keys::time_due_mark_key(timestamp_ms);
+    let end = keys::end_of(keys::TIME_DUE_MARK);
+    let first = StateRead::scan(state, &start, Some(&end), 1)?;
+    match first.first() {
+        Some((k, v)) => {
+            let bytes: [u8; 8] = v
+                .as_slice()
+                .try_into()
+                .map_err(|_| corrupt("time due mark", k, "not a u64 height"))?;
+            Ok(u64::from_be_bytes(bytes))
+        }
+        None => Ok(height),
+    }
+}
+
+/// Records that block `height` (at `timestamp_ms`) left due time timers
+/// out of the Globalbox.
+pub fn mark_time_lag(state: &mut Overlay<'_>, timestamp_ms: u64, height: u64) {
+    state.put(
+        keys::time_due_mark_key(timestamp_ms),
+        height.to_be_bytes().to_vec(),
+    );
+}
+
+/// Forgets the marks once the time queue's due timers are all enqueued:
+/// the marks of one run of crowded blocks, each deleted once.
+pub fn clear_time_lag(state: &mut Overlay<'_>) -> Result<()> {
+    let start = keys::TIME_DUE_MARK.to_vec();
+    let end = keys::end_of(keys::TIME_DUE_MARK);
+    loop {
+        let page = StateRead::scan(&*state, &start, Some(&end), 256)?;
+        if page.is_empty() {
+            return Ok(());
+        }
+        for (k, _) in page {
+            state.delete(k);
+        }
+    }
+}
+
 /// Moves a due height or time timer into the Globalbox: out of its bucket
 /// (through `removals`) and the expiry queue, its record to `u X`.
 pub fn enqueue_timer(

@@ -27,6 +27,7 @@
 //! | `u e ‖ expires_at BE ‖ seq BE` | expiry queue of time timers and watches → their record key ([`crate::expiry`]) | the records |
 //! | `u h ‖ seq BE` | height of a watch's waiting hit (`t h`), or its Globalbox key | the hits |
 //! | `t x ‖ order u128 BE ‖ due_height BE ‖ target ‖ seq BE` | a Globalbox entry ([`crate::globalbox`]) | the tree |
+//! | `t a ‖ timestamp_ms BE` | u64 BE height: a block whose Globalbox enqueue left due time timers behind, so that they keep their age when enqueued later ([`crate::globalbox::came_due_at`]) | the tree |
 //! | `u X ‖ seq BE` | the record of a height or time timer queued in the Globalbox | its entry |
 //! | `u q ‖ seq BE` | that timer's Globalbox key | the entries |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
@@ -56,6 +57,8 @@ pub const WATCH_LEAF: Prefix = [TIMERS, b'w'];
 pub const WATCH_HIT: Prefix = [TIMERS, b'h'];
 /// `t x`: the Globalbox, by order key.
 pub const GLOBALBOX: Prefix = [TIMERS, b'x'];
+/// `t a`: blocks that left due time timers out of the Globalbox, by timestamp.
+pub const TIME_DUE_MARK: Prefix = [TIMERS, b'a'];
 /// `t g`: the GC backlog.
 pub const BACKLOG: Prefix = [TIMERS, b'g'];
 /// `t s`: the next sequence number.
@@ -310,6 +313,12 @@ pub fn next_seq_key() -> Vec<u8> {
 /// Key of the next delivery number.
 pub fn next_delivery_key() -> Vec<u8> {
     key(NEXT_DELIVERY, &[])
+}
+
+/// Key of the mark of a block (at `timestamp_ms`) whose Globalbox enqueue
+/// left due time timers behind.
+pub fn time_due_mark_key(timestamp_ms: u64) -> Vec<u8> {
+    key(TIME_DUE_MARK, &[&timestamp_ms.to_be_bytes()])
 }
 
 /// Key of the GC backlog entry with sequence `seq`.

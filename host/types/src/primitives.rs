@@ -149,6 +149,23 @@ impl Address {
         self.0[..19].iter().all(|b| *b == 0) && (0x01..=0x0F).contains(&self.0[19])
     }
 
+    /// Why a plain payment (a transfer, a released escrow) to this address
+    /// is refused, or `None` when it may be paid: the zero address would
+    /// burn the funds, and a system actor (the cron registry, the deposit
+    /// escrow, governance) takes value only through its own handlers — a
+    /// payment it did not ask for would break its books (the registry's
+    /// balance is exactly the sum of its jobs' escrows). The one rule for
+    /// `Transfer` transactions, `pvm_host.transfer` and `release_escrow`.
+    pub fn payment_refusal(&self) -> Option<&'static str> {
+        if self.is_zero() {
+            Some("paying the zero address would burn the funds; use a real recipient")
+        } else if self.is_system_reserved() {
+            Some("system actors (0x…01 to 0x…0f) take value only through their own handlers, never as a plain payment")
+        } else {
+            None
+        }
+    }
+
     /// The system address whose last byte is `n` (all others zero).
     pub const fn system(n: u8) -> Self {
         let mut bytes = [0u8; 20];
@@ -226,6 +243,12 @@ mod tests {
         assert!(!Address::ZERO.is_system_reserved());
         assert!(Address::system(1).is_system_reserved());
         assert!(Address::system(0x0F).is_system_reserved());
+        assert!(Address::ZERO.payment_refusal().unwrap().contains("burn"));
+        assert!(Address::system(6)
+            .payment_refusal()
+            .unwrap()
+            .contains("system actors"));
+        assert_eq!(Address::system(0x10).payment_refusal(), None);
         assert!(!Address::system(0x10).is_system_reserved());
         let mut a = Address::system(1);
         a.0[0] = 1;

@@ -199,6 +199,16 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                 |to: PyObjectRef, amount: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
                     let to = parse_address(&to, vm)?;
                     let amount = parse_u128(&amount, "amount", vm)?;
+                    // #28: one rule for every plain payment (Transfer
+                    // transactions, release_escrow): never to the zero
+                    // address, never into a system actor's books.
+                    if let Some(refusal) = to.payment_refusal() {
+                        return Err(host_error(
+                            ErrorKind::InvalidInput,
+                            &format!("transfer to {to}: {refusal}"),
+                            vm,
+                        ));
+                    }
                     let from = current_actor();
                     let call = HOST.with(|slot| slot.host.transfer(&from, &to, amount));
                     host_result(call, vm)
