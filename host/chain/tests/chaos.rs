@@ -1,0 +1,335 @@
+//! #28's chaos test: a seeded generator drives a chain through blocks of
+//! random operations by a dozen actors written to misbehave — height, time
+//! and state timers scheduled, cancelled and extended; escrow-funded timers
+//! whose handlers inflate their escrow, pay their balance away and release
+//! to anyone; cron jobs that cancel each other and themselves; watches on
+//! each other's keys; whole balances moved; governance pausing, resuming,
+//! shutting down, cancelling and switching priority ordering in between.
+//!
+//! After every block: it was produced; supply is conserved (balances +
+//! burned = genesis supply); the cron registry's balance is the sum of its
+//! escrows; the deposit escrow holds exactly the live timers' deposits; and
+//! a second chain on the other backend (memory, the producer is on sled)
+//! re-executes the block to the same header — roots included.
+//!
+//! `TIMERHOST_CHAOS_SEED` and `TIMERHOST_CHAOS_BLOCKS` replay or lengthen a
+//! run (the seed is printed); `chaos_long` (ignored) runs 10,000 blocks:
+//! `cargo test -p timerhost-chain --release --test chaos -- --ignored`.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
+use timerhost_chain::{Chain, NoHooks, VmRuntime};
+use timerhost_state::{MemoryBackend, SledBackend, StateRead};
+use timerhost_timers::store;
+use timerhost_types::{
+    Address, Genesis, SignedTransaction, SystemInstruction, TimerConfig, TimerOrdering, Value,
+    CRON_REGISTRY_ADDRESS, TIMER_DEPOSIT_ESCROW,
+};
+
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
+const PROPOSER: Address = Address([0xee; 20]);
+const ACTORS: usize = 12;
+const DEFAULT_BLOCKS: u64 = 300;
+
+/// Every misbehaviour an actor knows, driven by the generator's commands
+/// (`act`) and by the payloads its timers carry (`handle_timer`, `on_hit`,
+/// `run`: the same command language).
+const CHAOS: &str = r#"
+import pvm_host
+
+CRON = "0x0000000000000000000000000000000000000006"
+
+
+class Chaos:
+    def act(self, cmd, n, other):
+        return self._do(cmd, n, other)
+
+    def run(self, cmd, n, other):
+        return self._do(cmd, n, other)
+
+    @pvm_host.timer_handler
+    def handle_timer(self, payload):
+        cmd, n, other = payload.decode().split("|")
+        self._do(cmd, int(n), other)
+
+    def on_hit(self, payload):
+        cmd, n, other = payload.decode().split("|")
+        self._do(cmd, int(n), other)
+
+    def _timers(self):
+        return self.storage.get("timers", [])
+
+    def _keep(self, timer):
+        timers = self._timers()[-15:]
+        timers.append(timer)
+        self.storage["timers"] = timers
+
+    def _pick(self, n):
+        timers = self._timers()
+        if not timers:
+            return None
+        return timers[n % len(timers)]
+
+    def _do(self, cmd, n, other):
+        height = pvm_host.block_height()
+        payload = (["write", "drain", "inflate", "release", "cancel", "schedule", "noop"][n % 7] + "|" + str(n // 7) + "|" + other).encode()
+        if cmd == "height":
+            self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 5, payload, gas_limit=40_000, expires_at=height + 8))
+        elif cmd == "time":
+            self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 4) * 1000, payload, gas_limit=40_000))
+        elif cmd == "escrow":
+            self.storage["fund"] = self.storage.get("fund", 0) + 10**15
+            if n % 2:
+                self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, payload, gas_limit=40_000, escrow="fund"))
+            else:
+                self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 4, payload, gas_limit=40_000, escrow="fund"))
+        elif cmd == "watch":
+            self._keep(pvm_host.watch(["k" + str(n % 3), "fund"], actor=other, handler="on_hit", payload=payload, gas_limit=40_000, expires_at=height + 6))
+        elif cmd == "cancel":
+            timer = self._pick(n)
+            if timer is not None:
+                pvm_host.cancel_timer(timer)
+        elif cmd == "extend":
+            timer = self._pick(n)
+            if timer is not None:
+                pvm_host.extend_timer(timer, height + 2 + n % 9)
+        elif cmd == "write":
+            self.storage["k" + str(n % 3)] = n
+        elif cmd == "drain":
+            pvm_host.transfer(other, pvm_host.balance(pvm_host.actor_address()))
+        elif cmd == "inflate":
+            self.storage["fund"] = 10**30
+            pvm_host.release_escrow(other)
+        elif cmd == "release":
+            pvm_host.release_escrow(other if n % 3 else "0x0000000000000000000000000000000000000006")
+        elif cmd == "schedule":
+            self._keep(pvm_host.schedule_timer_ex(height + 2, b"noop|0|" + other.encode(), gas_limit=20_000))
+        elif cmd == "cron":
+            job = pvm_host.call(CRON, "schedule", other, "run", [["write", "drain", "cron_cancel", "cron_self", "noop"][n % 5], n, pvm_host.actor_address()], pvm_host.block_timestamp() + 1 + n % 3, 60 * (n % 2), 1 + n % 3, 60_000, value=10**16)
+            jobs = self.storage.get("jobs", [])[-7:]
+            jobs.append(job)
+            self.storage["jobs"] = jobs
+        elif cmd == "cron_cancel":
+            jobs = pvm_host.call(other, "jobs")
+            if jobs:
+                pvm_host.call(other, "cancel_job", jobs[n % len(jobs)])
+        elif cmd == "cron_self":
+            running = pvm_host.call(CRON, "currentJob")
+            if running is not None:
+                pvm_host.call(CRON, "cancel", running["id"])
+        return height
+
+    def jobs(self):
+        return self.storage.get("jobs", [])
+
+    def cancel_job(self, job):
+        try:
+            pvm_host.call(CRON, "cancel", job)
+        except pvm_host.HostError:
+            pass
+"#;
+
+const COMMANDS: &[&str] = &[
+    "height", "time", "escrow", "watch", "cancel", "extend", "write", "drain", "cron",
+];
+
+struct Chaos {
+    producer: Chain<SledBackend>,
+    follower: Chain<MemoryBackend>,
+    b: Vec<TxBuilder>,
+    actors: Vec<Address>,
+    rng: ChaCha20Rng,
+    timestamp_ms: u64,
+    _dir: tempfile::TempDir,
+}
+
+impl Chaos {
+    fn new(seed: u64) -> Self {
+        let genesis = Genesis::dev();
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = || Arc::new(VmRuntime::new().unwrap());
+        let producer = Chain::open(
+            SledBackend::open(dir.path()).unwrap(),
+            genesis.clone(),
+            runtime(),
+            Arc::new(NoHooks),
+        )
+        .unwrap();
+        let follower =
+            Chain::open(MemoryBackend::new(), genesis, runtime(), Arc::new(NoHooks)).unwrap();
+        let mut b = dev_builders();
+        for x in &mut b {
+            x.cycles_limit = 3_000_000;
+            x.cells_limit = 200_000;
+        }
+        let timestamp_ms = producer.head().unwrap().timestamp_ms;
+        Chaos {
+            producer,
+            follower,
+            b,
+            actors: Vec::new(),
+            rng: ChaCha20Rng::seed_from_u64(seed),
+            timestamp_ms,
+            _dir: dir,
+        }
+    }
+
+    /// Produces a block on the producer, re-executes it on the follower and
+    /// checks every invariant; returns how many transactions failed.
+    fn block(&mut self, txs: Vec<SignedTransaction>, seed: u64) -> usize {
+        // Blocks 0.4–2.5 s apart, so time timers fall due unevenly.
+        self.timestamp_ms += self.rng.gen_range(400..2_500);
+        let height = self.producer.head().unwrap().height + 1;
+        let proposed = self
+            .producer
+            .produce_block(&txs, self.timestamp_ms, PROPOSER)
+            .unwrap_or_else(|e| panic!("seed {seed}: block {height} not produced: {e}"));
+        let executed = self
+            .follower
+            .execute(&proposed.executed.block)
+            .unwrap_or_else(|e| panic!("seed {seed}: block {height} not re-executed: {e}"));
+        assert_eq!(
+            executed.block.header, proposed.executed.block.header,
+            "seed {seed}: the other backend disagrees at block {height}"
+        );
+        self.follower.commit(&executed).unwrap();
+        self.check(seed, height);
+        proposed.rejected.len()
+            + proposed
+                .executed
+                .receipts
+                .iter()
+                .filter(|r| !r.is_success())
+                .count()
+    }
+
+    fn check(&self, seed: u64, height: u64) {
+        let state = self.producer.store().state();
+        let supply = timerhost_chain::accounts::supply(&state).unwrap();
+        assert_eq!(
+            total_balances(&state).unwrap(),
+            supply.genesis_supply - supply.burned,
+            "seed {seed}: supply not conserved at block {height}"
+        );
+        let (start, end) =
+            timerhost_types::keys::storage_scan_range(&CRON_REGISTRY_ADDRESS, b"escrow:", None);
+        let escrows: u128 = state
+            .scan(&start, Some(&end), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|(_, v)| Value::from_bytes(&v).unwrap().as_u128().unwrap())
+            .sum();
+        let account = |a: &Address| timerhost_state::accounts::load(&state, a).unwrap();
+        assert_eq!(
+            account(&CRON_REGISTRY_ADDRESS).balance,
+            escrows,
+            "seed {seed}: the registry's books at block {height}"
+        );
+        assert_eq!(
+            account(&TIMER_DEPOSIT_ESCROW).balance,
+            store::deposits_held(&state, usize::MAX).unwrap(),
+            "seed {seed}: deposits unaccounted for at block {height}"
+        );
+    }
+
+    fn governance(&mut self) -> Option<SignedTransaction> {
+        let instruction = match self.rng.gen_range(0..40) {
+            0 => SystemInstruction::PauseTimers,
+            1 | 2 => SystemInstruction::ResumeTimers,
+            3 => SystemInstruction::ShutdownTimers,
+            4 | 5 => {
+                let ordering = if self.rng.gen_bool(0.5) {
+                    TimerOrdering::Priority
+                } else {
+                    TimerOrdering::Fifo
+                };
+                let cfg = TimerConfig {
+                    ordering,
+                    max_fires_per_block: self.rng.gen_range(3..40),
+                    max_fires_per_target: self.rng.gen_range(1..10),
+                    ..TimerConfig::default()
+                };
+                SystemInstruction::UpdateTimerConfig(cfg)
+            }
+            6 => {
+                let listed = store::by_fee_payer(
+                    &self.producer.store().state(),
+                    &self.actors[self.rng.gen_range(0..ACTORS)],
+                    8,
+                )
+                .unwrap();
+                let timer = listed.first()?;
+                SystemInstruction::CancelTimer {
+                    timer_id: timer.timer_id,
+                }
+            }
+            _ => return None,
+        };
+        Some(self.b[0].system(instruction))
+    }
+
+    fn run(seed: u64, blocks: u64) {
+        println!("chaos: seed {seed}, {blocks} blocks (TIMERHOST_CHAOS_SEED={seed} replays it)");
+        let mut c = Chaos::new(seed);
+        let mut deploys = Vec::new();
+        for i in 0..ACTORS {
+            let b = &mut c.b[1 + i % 8];
+            c.actors
+                .push(timerhost_types::actor_address(&b.address(), b.nonce));
+            deploys.push(b.deploy(CHAOS, vec![], 10u128.pow(18)));
+        }
+        assert_eq!(c.block(deploys, seed), 0, "seed {seed}: the actors deploy");
+        let mut failed = 0;
+        for _ in 0..blocks {
+            let mut txs = Vec::new();
+            for _ in 0..c.rng.gen_range(0..6) {
+                let who = 1 + c.rng.gen_range(0..9);
+                let actor = c.actors[c.rng.gen_range(0..ACTORS)];
+                let other = c.actors[c.rng.gen_range(0..ACTORS)];
+                let cmd = COMMANDS[c.rng.gen_range(0..COMMANDS.len())];
+                let n = c.rng.gen_range(0..1_000u64);
+                txs.push(c.b[who].call(
+                    actor,
+                    "act",
+                    vec![Value::str(cmd), Value::int(n), Value::str(other.to_hex())],
+                    0,
+                ));
+            }
+            if let Some(tx) = c.governance() {
+                txs.push(tx);
+            }
+            failed += c.block(txs, seed);
+        }
+        let head = c.producer.head().unwrap();
+        println!(
+            "chaos: seed {seed}: {} blocks, {failed} failed executions or refusals, root {}",
+            head.height, head.state_root
+        );
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name} must be an integer, got {v:?}"))
+    })
+}
+
+#[test]
+fn chaos_blocks_keep_every_invariant() {
+    let seed = env_u64("TIMERHOST_CHAOS_SEED").unwrap_or(0x28);
+    let blocks = env_u64("TIMERHOST_CHAOS_BLOCKS").unwrap_or(DEFAULT_BLOCKS);
+    Chaos::run(seed, blocks);
+}
+
+#[test]
+#[ignore = "a long run: 10,000 blocks (docs/PERFORMANCE.md)"]
+fn chaos_long() {
+    let seed = env_u64("TIMERHOST_CHAOS_SEED").unwrap_or(0x2828);
+    Chaos::run(seed, 10_000);
+}
