@@ -28,7 +28,7 @@
 //! | [`settings`] | listen address, peers, timeouts, block time → the engine's configuration |
 //! | [`engine`] | starting Malachite with this node's identity; engine events into metrics |
 //! | [`app`] | answering the engine with the block pipeline: propose, verify by executing, commit, sync |
-//! | [`reassembly`] | gossiped stream messages put back in order, bounded |
+//! | [`reassembly`] | gossiped stream messages put back in order, bounded in streams and bytes |
 //! | [`store`] | commit certificates and undecided proposals beside the chain |
 //! | [`metrics`] | height, round, peers, proposals, votes, commit latency |
 //! | [`byzantine`] | a test hook: a proposer of corrupted blocks |

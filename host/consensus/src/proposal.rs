@@ -1,5 +1,6 @@
 //! Proposals, and the parts a proposed block is streamed in: `Init` (who
-//! proposes what height and round), the block's bytes in `Data` chunks, and
+//! proposes what height and round, and how many bytes the block has), the
+//! block's bytes in `Data` chunks, and
 //! `Fin` carrying the proposer's signature over everything before it, so a
 //! receiver trusts the block only once it has all of it.
 
@@ -69,6 +70,12 @@ pub enum ProposalPart {
         proposer: ValidatorAddress,
         /// The proof-of-lock round, `Round::Nil` if none.
         pol_round: Round,
+        /// Length of the block's encoding: what the `Data` parts add up to.
+        /// It lets a receiver drop a stream as soon as it carries more, long
+        /// before the signature can be checked. It is not signed; a relay
+        /// that alters it only gets the stream dropped or refused, since the
+        /// bytes must still hash to the signed block.
+        block_bytes: u64,
     },
     /// A chunk of the block's encoding, in order.
     Data(Vec<u8>),

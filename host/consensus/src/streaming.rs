@@ -75,6 +75,7 @@ pub fn stream_block(
         round,
         proposer,
         pol_round,
+        block_bytes: bytes.len() as u64,
     }];
     parts.extend(ProposalPart::data_parts(&bytes));
     let signature = signer.sign_bytes(&streamed_block_bytes(chain_id, height, round, &block_hash));
@@ -88,8 +89,18 @@ pub fn stream_block(
 /// Puts one proposer's stream back together, part by part, in order.
 #[derive(Debug, Default)]
 pub struct Assembler {
-    init: Option<(Height, Round, ValidatorAddress, Round)>,
+    init: Option<Announced>,
     bytes: Vec<u8>,
+}
+
+/// What a stream's `Init` part announced.
+#[derive(Clone, Copy, Debug)]
+struct Announced {
+    height: Height,
+    round: Round,
+    proposer: ValidatorAddress,
+    pol_round: Round,
+    block_bytes: usize,
 }
 
 impl Assembler {
@@ -107,19 +118,31 @@ impl Assembler {
                 round,
                 proposer,
                 pol_round,
+                block_bytes,
             } => {
                 if self.init.is_some() {
                     return Err(StreamError::NoInit);
                 }
-                self.init = Some((height, round, proposer, pol_round));
+                let block_bytes = usize::try_from(block_bytes)
+                    .ok()
+                    .filter(|&n| n <= MAX_STREAMED_BLOCK_BYTES)
+                    .ok_or(StreamError::TooLarge)?;
+                self.init = Some(Announced {
+                    height,
+                    round,
+                    proposer,
+                    pol_round,
+                    block_bytes,
+                });
                 Ok(None)
             }
             ProposalPart::Data(chunk) => {
-                if self.init.is_none() {
-                    return Err(StreamError::NoInit);
-                }
-                if self.bytes.len() + chunk.len() > MAX_STREAMED_BLOCK_BYTES {
-                    return Err(StreamError::TooLarge);
+                let announced = self.init.ok_or(StreamError::NoInit)?;
+                if self.bytes.len() + chunk.len() > announced.block_bytes {
+                    return Err(StreamError::Mismatch(format!(
+                        "Init announced {} bytes, the parts carry more",
+                        announced.block_bytes
+                    )));
                 }
                 self.bytes.extend_from_slice(&chunk);
                 Ok(None)
@@ -128,7 +151,19 @@ impl Assembler {
                 block_hash,
                 signature,
             } => {
-                let (height, round, proposer, pol_round) = self.init.ok_or(StreamError::NoInit)?;
+                let Announced {
+                    height,
+                    round,
+                    proposer,
+                    pol_round,
+                    block_bytes,
+                } = self.init.ok_or(StreamError::NoInit)?;
+                if self.bytes.len() != block_bytes {
+                    return Err(StreamError::Mismatch(format!(
+                        "Init announced {block_bytes} bytes, the parts carry {}",
+                        self.bytes.len()
+                    )));
+                }
                 let validator =
                     malachitebft_core_types::ValidatorSet::get_by_address(validators, &proposer)
                         .ok_or(StreamError::UnknownProposer(proposer))?;
@@ -213,6 +248,50 @@ mod tests {
             last = a.push(p, CHAIN, set)?;
         }
         Ok(last)
+    }
+
+    /// Rewrites the block size a stream's `Init` part announces.
+    fn announce(parts: &mut [ProposalPart], bytes: u64) {
+        match &mut parts[0] {
+            ProposalPart::Init { block_bytes, .. } => *block_bytes = bytes,
+            other => panic!("not an Init part: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stream_must_carry_exactly_the_bytes_its_init_announced() {
+        let (set, keys) = setup();
+        let signer = ConsensusSigner::new(CHAIN, keys[0].clone());
+        let b = block(5, 9);
+        let honest = stream_block(
+            &signer,
+            keys[0].address(),
+            CHAIN,
+            Round::ZERO,
+            Round::Nil,
+            &b,
+        );
+        let size = encode(&b).len() as u64;
+        assert!(matches!(
+            &honest[0],
+            ProposalPart::Init { block_bytes, .. } if *block_bytes == size
+        ));
+
+        let mut understated = honest.clone();
+        announce(&mut understated, size - 1);
+        assert!(matches!(
+            assemble(understated, &set),
+            Err(StreamError::Mismatch(m)) if m.contains("carry more")
+        ));
+        let mut overstated = honest.clone();
+        announce(&mut overstated, size + 1);
+        assert!(matches!(
+            assemble(overstated, &set),
+            Err(StreamError::Mismatch(m)) if m.contains(&format!("the parts carry {size}"))
+        ));
+        let mut huge = honest;
+        announce(&mut huge, MAX_STREAMED_BLOCK_BYTES as u64 + 1);
+        assert_eq!(assemble(huge, &set), Err(StreamError::TooLarge));
     }
 
     #[test]
@@ -302,6 +381,7 @@ mod tests {
             round: Round::ZERO,
             proposer: keys[0].address(),
             pol_round: Round::Nil,
+            block_bytes: encode(&b).len() as u64,
         };
         assert!(matches!(
             assemble(wrong_height, &set),
@@ -315,6 +395,7 @@ mod tests {
         );
         let mut garbage = honest;
         garbage.splice(1..garbage.len() - 1, [ProposalPart::Data(vec![1, 2, 3])]);
+        announce(&mut garbage, 3);
         assert!(matches!(
             assemble(garbage, &set),
             Err(StreamError::NotABlock(_))
