@@ -14,6 +14,15 @@
 //! Execution is synchronous and may take a while, so it runs in
 //! `block_in_place`: the engine's other actors keep the runtime's other
 //! worker threads.
+//!
+//! A proposer gets one block executed per (height, round): the first
+//! complete, signed proposal from the round's proposer is executed and kept,
+//! and the verdict on it is the answer to every re-delivery. A second,
+//! different block from the same proposer for the same (height, round) is
+//! equivocation: it is logged as evidence and counted
+//! (`consensus_equivocations_total`), never executed nor stored, so a
+//! byzantine proposer cannot make a validator execute and hold blocks
+//! without end.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -80,6 +89,9 @@ pub struct AppSettings {
     pub byzantine: Option<ByzantineMode>,
 }
 
+/// The slot a proposer fills once: (height, round, proposer).
+type ProposalSlot = (Height, Round, ValidatorAddress);
+
 /// A block executed against the head, waiting for the network's decision.
 struct Undecided {
     executed: ExecutedBlock,
@@ -98,6 +110,9 @@ pub struct App<B: KvBackend> {
     metrics: Arc<ConsensusMetrics>,
     reassembly: Reassembly,
     undecided: HashMap<Hash, Undecided>,
+    /// The verdict on the first proposal validated in each slot of the
+    /// height being decided; any other block in that slot is equivocation.
+    first_proposals: HashMap<ProposalSlot, ProposedValue<Ctx>>,
     /// Proposals for heights above the one being decided, checked once it starts.
     future: Vec<(StreamedBlock, Vec<ProposalPart>)>,
     height: Height,
@@ -138,6 +153,21 @@ pub fn proposes_in_turn(
     }
 }
 
+/// A proposal's parts as the messages of stream `stream_id`: one per part,
+/// in order, then the end-of-stream marker.
+fn stream_messages(
+    stream_id: StreamId,
+    parts: Vec<ProposalPart>,
+) -> impl Iterator<Item = StreamMessage<ProposalPart>> {
+    let end = parts.len() as u64;
+    let end_marker = StreamMessage::new(stream_id.clone(), end, StreamContent::Fin);
+    parts
+        .into_iter()
+        .enumerate()
+        .map(move |(i, p)| StreamMessage::new(stream_id.clone(), i as u64, StreamContent::Data(p)))
+        .chain(std::iter::once(end_marker))
+}
+
 /// The block a stream's parts carry (already verified when stored).
 fn block_of(parts: &[ProposalPart]) -> Result<Block> {
     let bytes: Vec<u8> = parts
@@ -173,6 +203,7 @@ impl<B: KvBackend + 'static> App<B> {
             metrics,
             reassembly: Reassembly::default(),
             undecided: HashMap::new(),
+            first_proposals: HashMap::new(),
             future: Vec::new(),
             height: Height(0),
             round: Round::Nil,
@@ -214,17 +245,7 @@ impl<B: KvBackend + 'static> App<B> {
         id.extend_from_slice(&self.round.as_i64().to_be_bytes());
         id.extend_from_slice(&self.streams_sent.to_be_bytes());
         let stream_id = StreamId::new(Bytes::from(id));
-        let n = parts.len() as u64;
-        let messages = parts
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| StreamMessage::new(stream_id.clone(), i as u64, StreamContent::Data(p)))
-            .chain(std::iter::once(StreamMessage::new(
-                stream_id.clone(),
-                n,
-                StreamContent::Fin,
-            )));
-        for m in messages {
+        for m in stream_messages(stream_id, parts) {
             channels
                 .network
                 .send(NetworkMsg::PublishProposalPart(m))
@@ -253,6 +274,7 @@ impl<B: KvBackend + 'static> App<B> {
                     self.height = height;
                     self.height_started = Instant::now();
                     self.committed = false;
+                    self.first_proposals.retain(|(h, _, _), _| *h >= height);
                 }
                 self.round = round;
                 ConsensusMetrics::set(&self.metrics.height, height.0);
@@ -497,7 +519,8 @@ impl<B: KvBackend + 'static> App<B> {
     }
 
     /// Executes a streamed block against the head: the answer consensus
-    /// votes on. Only the round's proposer may propose.
+    /// votes on. Only the round's proposer may propose, and only one block
+    /// per (height, round): see the module's documentation.
     fn validate(
         &mut self,
         streamed: StreamedBlock,
@@ -508,37 +531,70 @@ impl<B: KvBackend + 'static> App<B> {
             return None;
         }
         let hash = streamed.block.header.hash();
+        let slot = (streamed.height, streamed.round, streamed.proposer);
+        if let Some(first) = self.first_proposals.get(&slot) {
+            if first.value.0 == hash {
+                // Re-delivered (gossip, a restream): the same answer, not
+                // executed again — even when it was invalid.
+                let mut value = first.clone();
+                value.valid_round = streamed.pol_round;
+                return Some(value);
+            }
+            ConsensusMetrics::inc(&self.metrics.equivocations);
+            tracing::warn!(
+                height = %streamed.height,
+                round = %streamed.round,
+                proposer = %streamed.proposer,
+                first = %first.value.0,
+                second = %hash,
+                "equivocation: the proposer sent a second, different block for this height and round; not executed nor kept"
+            );
+            return None;
+        }
+        let verdict = self.verdict(&streamed, hash, &parts);
+        self.first_proposals.insert(slot, verdict.clone());
+        Some(verdict)
+    }
+
+    /// The answer on a block new to its slot: the value kept from an earlier
+    /// round if it was executed before, else what executing it says.
+    fn verdict(
+        &mut self,
+        streamed: &StreamedBlock,
+        hash: Hash,
+        parts: &[ProposalPart],
+    ) -> ProposedValue<Ctx> {
         if let Some(u) = self.undecided.get(&hash) {
             let mut value = u.value.clone();
             value.round = streamed.round;
             value.valid_round = streamed.pol_round;
             value.proposer = streamed.proposer;
-            return Some(value);
+            return value;
         }
         let drift = self.settings.max_future_drift_ms;
         match blocking(|| self.chain.accept(&streamed.block, now_ms(), drift)) {
             Ok(executed) => {
-                if let Err(e) = self.store.put_stream(streamed.height.0, &hash, &parts) {
+                if let Err(e) = self.store.put_stream(streamed.height.0, &hash, parts) {
                     tracing::warn!(error = %e, "could not record a proposal");
                 }
-                Some(self.remember(
+                self.remember(
                     executed,
                     streamed.round,
                     streamed.pol_round,
                     streamed.proposer,
-                ))
+                )
             }
             Err(e) => {
                 ConsensusMetrics::inc(&self.metrics.proposals_refused);
                 tracing::warn!(height = %streamed.height, round = %streamed.round, proposer = %streamed.proposer, block = %hash, error = %e, "refused a proposed block");
-                Some(ProposedValue {
+                ProposedValue {
                     height: streamed.height,
                     round: streamed.round,
                     valid_round: streamed.pol_round,
                     proposer: streamed.proposer,
                     value: BlockValue(hash),
                     validity: Validity::Invalid,
-                })
+                }
             }
         }
     }
@@ -589,6 +645,7 @@ impl<B: KvBackend + 'static> App<B> {
                     ConsensusMetrics::inc(&self.metrics.heights_with_extra_rounds);
                 }
                 self.undecided.clear();
+                self.first_proposals.retain(|(h, _, _), _| *h > height);
                 if let Err(e) = self.store.prune_through(height.0) {
                     tracing::warn!(error = %e, "could not prune old proposals");
                 }
@@ -671,7 +728,118 @@ mod tests {
     use super::*;
     use crate::signing::ConsensusKey;
     use crate::validators::Validator;
+    use std::sync::atomic::Ordering;
+    use timerhost_chain::testing::dev_chain;
+    use timerhost_chain::DEFAULT_MAX_FUTURE_DRIFT_MS;
+    use timerhost_state::MemoryBackend;
     use timerhost_types::BlockHeader;
+
+    /// A node with an empty pool that ignores its commits.
+    struct Quiet;
+
+    impl AppHooks for Quiet {
+        fn candidates(&self) -> Vec<SignedTransaction> {
+            Vec::new()
+        }
+        fn refused(&self, _: &[(usize, Hash, TxError)]) {}
+        fn committed(&self, _: &ExecutedBlock, _: Round, _: Instant) {}
+    }
+
+    /// Feeds a whole stream of `parts` to `app` as gossip from `peer`; the
+    /// app's answer once the stream completed.
+    fn deliver(
+        app: &mut App<MemoryBackend>,
+        peer: PeerId,
+        stream: u8,
+        parts: Vec<ProposalPart>,
+    ) -> Option<ProposedValue<Ctx>> {
+        let mut answer = None;
+        for m in stream_messages(StreamId::new(Bytes::from(vec![stream])), parts) {
+            answer = app.received_part(peer, m);
+        }
+        answer
+    }
+
+    #[test]
+    fn an_equivocating_proposer_gets_only_its_first_block_executed_and_is_counted() {
+        let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
+        let set = ValidatorSet::new(
+            keys.iter()
+                .map(|k| Validator::new(k.public_key(), 1))
+                .collect(),
+        )
+        .unwrap();
+        let (height, round) = (Height(1), Round::ZERO);
+        let in_turn = set.proposer(height.0, 0).address;
+        let proposer_key = keys.iter().find(|k| k.address() == in_turn).unwrap();
+        let own_key = keys.iter().find(|k| k.address() != in_turn).unwrap();
+
+        let chain = Arc::new(dev_chain());
+        let chain_id = chain.genesis().chain_id;
+        let store = DecidedStore::temporary().unwrap();
+        let metrics = Arc::new(ConsensusMetrics::default());
+        let mut app = App::new(
+            chain.clone(),
+            Arc::new(Quiet),
+            ConsensusSigner::new(chain_id, own_key.clone()),
+            set,
+            AppSettings {
+                timeouts: LinearTimeouts::default(),
+                block_time: Duration::from_secs(1),
+                max_future_drift_ms: DEFAULT_MAX_FUTURE_DRIFT_MS,
+                tip_recipient: Address::ZERO,
+                byzantine: None,
+            },
+            store.clone(),
+            metrics.clone(),
+        );
+        app.height = height;
+        app.round = round;
+
+        // Two valid, different blocks for height 1, both signed by the
+        // round's proposer for round 0.
+        let parent = chain.head().unwrap().timestamp_ms;
+        let first = chain
+            .propose(&[], parent + 1_000, Address::ZERO)
+            .unwrap()
+            .executed
+            .block;
+        let second = chain
+            .propose(&[], parent + 2_000, Address::ZERO)
+            .unwrap()
+            .executed
+            .block;
+        let (first_id, second_id) = (first.header.hash(), second.header.hash());
+        assert_ne!(first_id, second_id);
+        let signer = ConsensusSigner::new(chain_id, proposer_key.clone());
+        let parts_of =
+            |block: &Block| stream_block(&signer, in_turn, chain_id, round, Round::Nil, block);
+        // A SHA-256 multihash (code 0x12, 32 bytes): any digest names a peer.
+        let peer = PeerId::from_bytes(&[[0x12, 32].as_slice(), &[7; 32]].concat()).unwrap();
+
+        let accepted = deliver(&mut app, peer, 1, parts_of(&first)).expect("first proposal");
+        assert_eq!(
+            (accepted.value, accepted.validity, accepted.proposer),
+            (BlockValue(first_id), Validity::Valid, in_turn)
+        );
+
+        // The same proposal again (gossip, a restream): the same answer.
+        assert_eq!(deliver(&mut app, peer, 2, parts_of(&first)), Some(accepted));
+        assert_eq!(metrics.equivocations.load(Ordering::Relaxed), 0);
+
+        // A different block for the same height and round: equivocation.
+        assert_eq!(deliver(&mut app, peer, 3, parts_of(&second)), None);
+        assert_eq!(metrics.equivocations.load(Ordering::Relaxed), 1);
+        assert_eq!(metrics.proposals_received.load(Ordering::Relaxed), 3);
+        assert_eq!(metrics.proposals_refused.load(Ordering::Relaxed), 0);
+        // Only the first was executed and kept.
+        assert_eq!(
+            app.undecided.keys().copied().collect::<Vec<_>>(),
+            vec![first_id]
+        );
+        assert!(store.stream(height.0, &first_id).unwrap().is_some());
+        assert_eq!(store.stream(height.0, &second_id).unwrap(), None);
+    }
 
     #[test]
     fn only_the_rounds_proposer_may_propose_and_stored_streams_give_their_block_back() {

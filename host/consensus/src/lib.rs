@@ -30,7 +30,7 @@
 //! | [`app`] | answering the engine with the block pipeline: propose, verify by executing, commit, sync |
 //! | [`reassembly`] | gossiped stream messages put back in order, bounded in streams and bytes |
 //! | [`store`] | commit certificates and undecided proposals beside the chain |
-//! | [`metrics`] | height, round, peers, proposals, votes, commit latency |
+//! | [`metrics`] | height, round, peers, proposals, equivocations, votes, commit latency |
 //! | [`byzantine`] | a test hook: a proposer of corrupted blocks |
 
 pub mod app;

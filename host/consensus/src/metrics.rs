@@ -18,6 +18,10 @@ pub struct ConsensusMetrics {
     pub proposals_received: AtomicU64,
     /// Proposals received and refused on execution (wrong root, bad tx, …).
     pub proposals_refused: AtomicU64,
+    /// Proposals refused as equivocation: a second, different block from a
+    /// proposer for a (height, round) it already proposed at, neither
+    /// executed nor kept.
+    pub equivocations: AtomicU64,
     /// Votes this node signed and published.
     pub votes_published: AtomicU64,
     /// Votes received from peers.
@@ -80,6 +84,12 @@ impl ConsensusMetrics {
                 "Proposals refused on execution.",
                 "counter",
                 g(&self.proposals_refused),
+            ),
+            (
+                "consensus_equivocations_total",
+                "Second, different proposals from a proposer for one height and round, refused unexecuted.",
+                "counter",
+                g(&self.equivocations),
             ),
             (
                 "consensus_votes_published_total",
