@@ -145,7 +145,19 @@ struct Chaos {
     actors: Vec<Address>,
     rng: ChaCha20Rng,
     timestamp_ms: u64,
+    tally: Tally,
     _dir: tempfile::TempDir,
+}
+
+/// What the run did, by outcome and event name: printed so a run shows
+/// it exercised what it claims to.
+#[derive(Default)]
+struct Tally(std::collections::BTreeMap<String, u64>);
+
+impl Tally {
+    fn count(&mut self, what: String) {
+        *self.0.entry(what).or_default() += 1;
+    }
 }
 
 impl Chaos {
@@ -175,6 +187,7 @@ impl Chaos {
             actors: Vec::new(),
             rng: ChaCha20Rng::seed_from_u64(seed),
             timestamp_ms,
+            tally: Tally::default(),
             _dir: dir,
         }
     }
@@ -199,6 +212,35 @@ impl Chaos {
         );
         self.follower.commit(&executed).unwrap();
         self.check(seed, height);
+        for (_, _, e) in &proposed.rejected {
+            self.tally.count(format!("refused: {e}"));
+        }
+        for r in &proposed.executed.receipts {
+            let fire = r.events.iter().any(|e| e.name == "TimerFired");
+            let what = match (&r.error, fire) {
+                (None, true) => "fire ok".to_string(),
+                (None, false) => "ok".to_string(),
+                (Some(e), fire) => {
+                    // The rule, not the ids: cut at the first address or id.
+                    let head: String = e
+                        .message
+                        .split(" 0x")
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(70)
+                        .collect();
+                    let phase = if fire { "fire failed" } else { "failed" };
+                    format!("{phase}: {:?}: {head}", e.kind)
+                }
+            };
+            self.tally.count(what);
+            for e in &r.events {
+                if e.name.starts_with("Timer") || e.name.starts_with("Job") {
+                    self.tally.count(e.name.clone());
+                }
+            }
+        }
         proposed.rejected.len()
             + proposed
                 .executed
@@ -237,12 +279,17 @@ impl Chaos {
         );
     }
 
-    fn governance(&mut self) -> Option<SignedTransaction> {
-        let instruction = match self.rng.gen_range(0..40) {
-            0 => SystemInstruction::PauseTimers,
-            1 | 2 => SystemInstruction::ResumeTimers,
-            3 => SystemInstruction::ShutdownTimers,
-            4 | 5 => {
+    fn governance(&mut self, block: u64, blocks: u64) -> Option<SignedTransaction> {
+        // Every run shuts timers down once, midway, whatever the dice say.
+        if block == blocks / 2 {
+            return Some(self.b[0].system(SystemInstruction::ShutdownTimers));
+        }
+        // Rare stops, frequent resumes: timers are mostly running.
+        let instruction = match self.rng.gen_range(0..200) {
+            0..=3 => SystemInstruction::PauseTimers,
+            4 => SystemInstruction::ShutdownTimers,
+            5..=29 => SystemInstruction::ResumeTimers,
+            10..=13 => {
                 let ordering = if self.rng.gen_bool(0.5) {
                     TimerOrdering::Priority
                 } else {
@@ -256,7 +303,7 @@ impl Chaos {
                 };
                 SystemInstruction::UpdateTimerConfig(cfg)
             }
-            6 => {
+            14..=17 => {
                 let listed = store::by_fee_payer(
                     &self.producer.store().state(),
                     &self.actors[self.rng.gen_range(0..ACTORS)],
@@ -285,10 +332,10 @@ impl Chaos {
         }
         assert_eq!(c.block(deploys, seed), 0, "seed {seed}: the actors deploy");
         let mut failed = 0;
-        for _ in 0..blocks {
+        for block in 0..blocks {
             let mut txs = Vec::new();
             for _ in 0..c.rng.gen_range(0..6) {
-                let who = 1 + c.rng.gen_range(0..9);
+                let who = 1 + c.rng.gen_range(0..8);
                 let actor = c.actors[c.rng.gen_range(0..ACTORS)];
                 let other = c.actors[c.rng.gen_range(0..ACTORS)];
                 let cmd = COMMANDS[c.rng.gen_range(0..COMMANDS.len())];
@@ -300,7 +347,12 @@ impl Chaos {
                     0,
                 ));
             }
-            if let Some(tx) = c.governance() {
+            // Money keeps coming in: actors drain each other to zero.
+            if c.rng.gen_bool(0.5) {
+                let to = c.actors[c.rng.gen_range(0..ACTORS)];
+                txs.push(c.b[9].transfer(to, 10u128.pow(17)));
+            }
+            if let Some(tx) = c.governance(block, blocks) {
                 txs.push(tx);
             }
             failed += c.block(txs, seed);
@@ -310,6 +362,9 @@ impl Chaos {
             "chaos: seed {seed}: {} blocks, {failed} failed executions or refusals, root {}",
             head.height, head.state_root
         );
+        for (what, n) in &c.tally.0 {
+            println!("chaos:   {n:>6}  {what}");
+        }
     }
 }
 
