@@ -236,7 +236,7 @@ impl Chaos {
             };
             self.tally.count(what);
             for e in &r.events {
-                if e.name.starts_with("Timer") || e.name.starts_with("Job") {
+                if e.name.to_lowercase().starts_with("timer") || e.name.starts_with("Job") {
                     self.tally.count(e.name.clone());
                 }
             }
@@ -288,8 +288,8 @@ impl Chaos {
         let instruction = match self.rng.gen_range(0..200) {
             0..=3 => SystemInstruction::PauseTimers,
             4 => SystemInstruction::ShutdownTimers,
-            5..=29 => SystemInstruction::ResumeTimers,
-            10..=13 => {
+            5..=24 => SystemInstruction::ResumeTimers,
+            25..=30 => {
                 let ordering = if self.rng.gen_bool(0.5) {
                     TimerOrdering::Priority
                 } else {
@@ -303,7 +303,7 @@ impl Chaos {
                 };
                 SystemInstruction::UpdateTimerConfig(cfg)
             }
-            14..=17 => {
+            31..=36 => {
                 let listed = store::by_fee_payer(
                     &self.producer.store().state(),
                     &self.actors[self.rng.gen_range(0..ACTORS)],
