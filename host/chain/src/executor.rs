@@ -106,6 +106,7 @@ impl<'a> BlockExecutor<'a> {
         let params = accounts::chain_params(state)?;
         let basefee = accounts::basefee_config(state)?;
         let timer_config = accounts::timer_config(state)?;
+        let timer_budgets = BlockBudgets::new(&timer_config, &basefee);
         Ok(Self {
             overlay: Overlay::new(state),
             env,
@@ -121,7 +122,7 @@ impl<'a> BlockExecutor<'a> {
             burned: 0,
             tips: 0,
             pending_basefee: None,
-            timer_budgets: BlockBudgets::new(&timer_config),
+            timer_budgets,
             timer_config,
             pending_timer_config: None,
             timer_stats: DeliveryStats::default(),
@@ -134,35 +135,59 @@ impl<'a> BlockExecutor<'a> {
     /// "One scheduler, many triggers"); they spend the block's one timer
     /// lane first.
     pub fn begin_block(&mut self) -> Result<()> {
-        let plan = timerhost_timers::delivery::deliver_time(
-            &mut self.overlay,
-            &self.timer_config,
-            &self.basefee,
-            self.env.height,
-            self.env.timestamp_ms,
-            &mut self.timer_budgets,
-        )?;
-        self.timer_stats.absorb(&plan.stats);
-        if !plan.events.is_empty() {
-            let receipt = self.protocol_receipt(
-                TxSource::StartOfBlock,
-                plan.stats.gc_cycles_used,
-                plan.events,
-            );
-            self.receipts.push(receipt);
+        // #28: when the block's cells stop admission, what was admitted runs,
+        // gives back the cells it did not use, and the walk goes on.
+        for round in 0u64.. {
+            let plan = timerhost_timers::delivery::deliver_time(
+                &mut self.overlay,
+                &self.timer_config,
+                &self.basefee,
+                self.env.height,
+                self.env.timestamp_ms,
+                &mut self.timer_budgets,
+            )?;
+            let more = plan.stats.cells_full && !plan.fires.is_empty();
+            self.timer_stats.absorb(&plan.stats);
+            if !plan.events.is_empty() {
+                let receipt = self.protocol_receipt(
+                    TxSource::StartOfBlock,
+                    round,
+                    plan.stats.gc_cycles_used,
+                    plan.events,
+                );
+                self.receipts.push(receipt);
+            }
+            self.execute_fires(plan.fires)?;
+            if !more {
+                break;
+            }
         }
-        self.execute_fires(plan.fires)
+        Ok(())
     }
 
     /// The receipt of protocol work at the start or the end of the block:
-    /// no sender, no fee, its events; its hash names the phase and height.
-    fn protocol_receipt(&self, source: TxSource, cycles_used: u64, events: Vec<Event>) -> Receipt {
+    /// no sender, no fee, its events; its hash names the phase and height
+    /// (and the round of a walk the block's cells interrupted, from 1).
+    fn protocol_receipt(
+        &self,
+        source: TxSource,
+        round: u64,
+        cycles_used: u64,
+        events: Vec<Event>,
+    ) -> Receipt {
         let phase: &[u8] = match source {
             TxSource::StartOfBlock => b"timerhost/start-of-block",
             _ => b"timerhost/end-of-block",
         };
+        let height = self.env.height.to_be_bytes();
+        let round_bytes = round.to_be_bytes();
+        let parts: &[&[u8]] = if round == 0 {
+            &[phase, &height]
+        } else {
+            &[phase, &height, &round_bytes]
+        };
         Receipt {
-            tx_hash: keccak_concat(&[phase, &self.env.height.to_be_bytes()]),
+            tx_hash: keccak_concat(parts),
             sender: Address::ZERO,
             source,
             status: ReceiptStatus::Success,
@@ -239,7 +264,8 @@ impl<'a> BlockExecutor<'a> {
                 remaining: cycles_room,
             }));
         }
-        let cells_room = self.basefee.max_block_cells - self.tx_cells_used;
+        // The block's cells are shared with the timers' fires (#28).
+        let cells_room = self.timer_budgets.cells_left();
         if t.cells_limit > cells_room {
             return Ok(Err(TxError::BlockFull {
                 dimension: "cells",
@@ -335,6 +361,7 @@ impl<'a> BlockExecutor<'a> {
         self.tips += settlement.tip;
         self.tx_cycles_used += cycles_used;
         self.tx_cells_used += cells_used;
+        self.timer_budgets.spend_cells(cells_used);
         self.receipts.push(Receipt {
             tx_hash,
             sender,
@@ -591,6 +618,7 @@ impl<'a> BlockExecutor<'a> {
             events: plan.events,
             cycles_used: plan.stats.gc_cycles_used,
         };
+        let cells_full = plan.stats.cells_full;
         let hook_deferred = self.hooks.end_of_block(&mut ctx)?;
         let eob_events = std::mem::take(&mut ctx.events);
         let eob_cycles = ctx.cycles_used;
@@ -599,10 +627,36 @@ impl<'a> BlockExecutor<'a> {
         let mut protocol_cycles = eob_cycles - plan.stats.gc_cycles_used;
         self.timer_stats.absorb(&plan.stats);
         if !eob_events.is_empty() || eob_cycles > 0 {
-            let receipt = self.protocol_receipt(TxSource::EndOfBlock, eob_cycles, eob_events);
+            let receipt = self.protocol_receipt(TxSource::EndOfBlock, 0, eob_cycles, eob_events);
             self.receipts.push(receipt);
         }
+        let mut more = cells_full && !plan.fires.is_empty();
         self.execute_fires(plan.fires)?;
+        // #28: the block's cells stopped admission; the fires that ran gave
+        // back what they did not use, so the walk goes on where it stopped.
+        let mut round = 0;
+        while more {
+            round += 1;
+            let plan = timerhost_timers::delivery::deliver_more(
+                &mut self.overlay,
+                &self.timer_config,
+                &self.basefee,
+                self.env.height,
+                &mut self.timer_budgets,
+            )?;
+            more = plan.stats.cells_full && !plan.fires.is_empty();
+            self.timer_stats.absorb(&plan.stats);
+            if !plan.events.is_empty() {
+                let receipt = self.protocol_receipt(
+                    TxSource::EndOfBlock,
+                    round,
+                    plan.stats.gc_cycles_used,
+                    plan.events,
+                );
+                self.receipts.push(receipt);
+            }
+            self.execute_fires(plan.fires)?;
+        }
         for tx in &hook_deferred {
             let mut receipt = self.execute_deferred(tx)?;
             let mut ctx = EobContext {

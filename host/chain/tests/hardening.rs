@@ -382,3 +382,76 @@ fn bug6_protocol_escrow_credits_wake_watches() {
         "the credit woke the watch"
     );
 }
+
+/// Time timers that each write `size` bytes when they fire.
+const BLOBS: &str = r#"
+import pvm_host
+
+class Blobs:
+    def arm(self, count, at_ms, size):
+        self.storage["size"] = size
+        for i in range(count):
+            pvm_host.schedule_timer_at(at_ms, str(i).encode(), gas_limit=500_000)
+
+    @pvm_host.timer_handler
+    def handle_timer(self, payload):
+        self.storage["blob" + payload.decode()] = b"x" * self.storage["size"]
+        self.storage["order"] = self.storage.get("order", []) + [int(payload.decode())]
+"#;
+
+/// Bug 4: fires count against the block's cells like transactions do. 60
+/// fires of 540 KB each (32 MB) are spread over blocks of at most
+/// `max_block_cells` (16 MB), carried over in order; 100 small fires still
+/// fire in one block (a fire holds its cells limit only until it has run).
+#[test]
+fn bug4_fires_never_exceed_the_blocks_cells() {
+    let mut n = Net::new();
+    let max_block_cells = n.chain.basefee_config().unwrap().max_block_cells;
+    let actor = n.deploy(1, BLOBS, FUNDS);
+    let at = n.now() + 5_000;
+    n.call(
+        1,
+        actor,
+        "arm",
+        vec![Value::int(60), Value::int(at), Value::int(540_000)],
+    );
+    let mut fired = 0;
+    let mut blocks = 0;
+    let mut ts = at;
+    while fired < 60 {
+        let receipts = n.block_at(vec![], ts);
+        let cells: u64 = receipts.iter().map(|r| r.cells_used).sum();
+        assert!(
+            cells <= max_block_cells,
+            "block of {cells} cells > {max_block_cells}"
+        );
+        let this = fires(&receipts);
+        assert!(this.iter().all(|r| r.is_success()));
+        assert!(!this.is_empty(), "every block fires what fits");
+        fired += this.len();
+        blocks += 1;
+        ts += 1_000;
+    }
+    assert!(blocks >= 2, "32 MB of fires cannot fit one 16 MB block");
+    let Some(Value::List(order)) = n.storage(&actor, "order") else {
+        panic!("no fire recorded its order");
+    };
+    let order: Vec<u128> = order.iter().map(|v| v.as_u128().unwrap()).collect();
+    assert_eq!(
+        order,
+        (0..60).collect::<Vec<u128>>(),
+        "carried over in order"
+    );
+
+    // Small fires: held cells come back after each round, so all fire at once.
+    let small = n.deploy(2, BLOBS, FUNDS);
+    let at = n.now() + 5_000;
+    n.call(
+        2,
+        small,
+        "arm",
+        vec![Value::int(100), Value::int(at), Value::int(10)],
+    );
+    let receipts = n.block_at(vec![], at);
+    assert_eq!(fires(&receipts).len(), 100);
+}

@@ -416,7 +416,7 @@ mod tests {
             10,
             0,
             &[],
-            &mut delivery::BlockBudgets::new(&config),
+            &mut delivery::BlockBudgets::new(&config, &BasefeeConfig::default()),
         )
         .unwrap();
         assert_eq!(plan.fires.len(), 5);

@@ -127,6 +127,10 @@ pub struct DeliveryStats {
     pub lane_full: bool,
     /// Did `max_fires_per_block` stop admission (timers carried over)?
     pub fire_quota_full: bool,
+    /// Did the block's cells stop admission (#28)? The chain executes what
+    /// was admitted, gives back the cells it did not use, and walks on
+    /// ([`deliver_more`]); what still does not fit carries over.
+    pub cells_full: bool,
     /// State-watch hits evaluated (fired or removed).
     pub watch_hits_evaluated: u64,
     /// Did `max_watch_matches_per_block` leave hits waiting?
@@ -159,8 +163,15 @@ pub fn max_cost(
 ) -> Option<u128> {
     (gas_limit as u128 + TIMER_FIRE_BASE_CYCLES as u128)
         .checked_mul(basefee.cycle_basefee)?
-        .checked_add((config.max_cells_per_fire as u128).checked_mul(basefee.cell_basefee)?)?
+        .checked_add((cells_per_fire(config, basefee) as u128).checked_mul(basefee.cell_basefee)?)?
         .checked_add((gas_limit as u128).checked_mul(bid as u128)?)
+}
+
+/// The cells limit of every fire: `max_cells_per_fire`, but never more than
+/// a whole block may hold (the two are governed apart), so that one fire
+/// always fits an empty block (#28).
+pub fn cells_per_fire(config: &TimerConfig, basefee: &BasefeeConfig) -> u64 {
+    config.max_cells_per_fire.min(basefee.max_block_cells)
 }
 
 impl DeliveryStats {
@@ -176,6 +187,7 @@ impl DeliveryStats {
         self.lane_reserved += other.lane_reserved;
         self.gc_cycles_used += other.gc_cycles_used;
         self.lane_full |= other.lane_full;
+        self.cells_full |= other.cells_full;
         self.fire_quota_full |= other.fire_quota_full;
         self.watch_hits_evaluated += other.watch_hits_evaluated;
         self.watch_quota_full |= other.watch_quota_full;
@@ -184,7 +196,8 @@ impl DeliveryStats {
 }
 
 /// What one block may still spend on timers: one lane, one fire quota and
-/// one GC budget shared by the start and the end of the block.
+/// one GC budget shared by the start and the end of the block — and the
+/// block's cells, which its user transactions spend too (#28).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockBudgets {
     gc_left: u64,
@@ -195,11 +208,19 @@ pub struct BlockBudgets {
     watch_hits_left: u64,
     /// Due timers and hits the Globalbox may still take in this block.
     enqueue_left: u64,
+    /// Of `max_block_cells`: what neither a transaction used nor a fire
+    /// holds. A fire holds [`cells_per_fire`] from admission until it has
+    /// run, then gives back what it did not use.
+    cells_left: u64,
+    cells_per_fire: u64,
+    /// Globalbox entries examined, and fires per target, in this block.
+    examined: u64,
+    per_target: BTreeMap<Address, u64>,
 }
 
 impl BlockBudgets {
-    /// A fresh block's budgets under `config`.
-    pub fn new(config: &TimerConfig) -> BlockBudgets {
+    /// A fresh block's budgets under `config` and `basefee`.
+    pub fn new(config: &TimerConfig, basefee: &BasefeeConfig) -> BlockBudgets {
         BlockBudgets {
             gc_left: config.gc_cycles_per_block,
             moves_left: config.gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL,
@@ -208,7 +229,28 @@ impl BlockBudgets {
             fires_left: config.max_fires_per_block,
             watch_hits_left: config.max_watch_matches_per_block,
             enqueue_left: GLOBALBOX_ENQUEUE_PER_BLOCK,
+            cells_left: basefee.max_block_cells,
+            cells_per_fire: cells_per_fire(config, basefee),
+            examined: 0,
+            per_target: BTreeMap::new(),
         }
+    }
+
+    /// Cells of the block neither used nor held: what a transaction may
+    /// still ask for.
+    pub fn cells_left(&self) -> u64 {
+        self.cells_left
+    }
+
+    /// A transaction used `cells` of the block.
+    pub fn spend_cells(&mut self, cells: u64) {
+        self.cells_left = self.cells_left.saturating_sub(cells);
+    }
+
+    /// A fire that held `held` cells used `used` of them: the rest is free
+    /// again.
+    pub fn settle_fire_cells(&mut self, held: u64, used: u64) {
+        self.cells_left += held.saturating_sub(used);
     }
 }
 
@@ -382,6 +424,43 @@ pub fn deliver(
     Ok(plan)
 }
 
+/// Resumes the end of block `height`'s walk after the block's cells
+/// stopped it ([`DeliveryStats::cells_full`]) and the fires it admitted ran
+/// and gave back what they did not use: the Globalbox, the due height
+/// timers and the waiting watch hits, in the same order and under the same
+/// budgets as [`deliver`] — whose once-a-block work (the backlog, the
+/// Globalbox enqueue, the watch hits of the block's writes, expiries) is
+/// not repeated.
+pub fn deliver_more(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    basefee: &BasefeeConfig,
+    height: u64,
+    budgets: &mut BlockBudgets,
+) -> Result<DeliveryPlan> {
+    let status = control::status(state)?;
+    let mut plan = DeliveryPlan::default();
+    plan.stats.status = status;
+    if status != TimerStatus::Active {
+        return Ok(plan);
+    }
+    let mut removals = Removals::default();
+    let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
+    match config.ordering {
+        TimerOrdering::Priority => {
+            walk.materialize(state)?;
+        }
+        TimerOrdering::Fifo => {
+            if walk.materialize(state)? {
+                walk.queue(state, DueQueue::Height, height)?;
+                walk.watch_hits(state)?;
+            }
+        }
+    }
+    removals.apply(state)?;
+    Ok(plan)
+}
+
 /// Queues the watch hits of `written` (storage keys written by committed
 /// executions, sorted) to be evaluated from block `height` on. A hit is
 /// recorded even while timers are paused — it fires once they resume — but
@@ -506,6 +585,13 @@ impl<'w> Walk<'w> {
             self.plan.stats.lane_full = true;
             return Ok(Verdict::Stop);
         }
+        // #28: the block's cells, transactions and every fire together,
+        // never pass `max_block_cells`; a fire holds its whole cells limit
+        // until it has run.
+        if budgets.cells_per_fire > budgets.cells_left {
+            self.plan.stats.cells_full = true;
+            return Ok(Verdict::Stop);
+        }
         Ok(Verdict::Fire(required))
     }
 
@@ -577,6 +663,7 @@ impl<'w> Walk<'w> {
         let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
         self.budgets.lane_left = self.budgets.lane_left.saturating_sub(reserve);
         self.budgets.fires_left -= 1;
+        self.budgets.cells_left -= self.budgets.cells_per_fire;
         let deliver_seq = store::read_u64(state, &keys::next_delivery_key())?;
         state.put(
             keys::next_delivery_key(),
@@ -589,7 +676,7 @@ impl<'w> Walk<'w> {
             payload,
             cycles_limit: timer.gas_limit_per_fire,
             base_cycles: TIMER_FIRE_BASE_CYCLES,
-            cells_limit: self.config.max_cells_per_fire,
+            cells_limit: self.budgets.cells_per_fire,
             cycle_basefee: self.basefee.cycle_basefee,
             cell_basefee: self.basefee.cell_basefee,
             bid: timer.bid,
@@ -797,13 +884,11 @@ impl<'w> Walk<'w> {
     /// stops: strict order). At most `2 × max_fires_per_block` entries are
     /// examined per block. Returns whether the Globalbox is now empty.
     fn materialize(&mut self, state: &mut Overlay<'_>) -> Result<bool> {
-        let mut per_target: BTreeMap<Address, u64> = BTreeMap::new();
         let bound = self
             .config
             .max_fires_per_block
             .saturating_mul(2)
             .max(SCAN_CHUNK as u64);
-        let mut examined = 0u64;
         let mut skipped = false;
         let mut cursor: Option<Vec<u8>> = None;
         loop {
@@ -812,8 +897,10 @@ impl<'w> Walk<'w> {
                 return Ok(!skipped);
             }
             for (key, entry) in entries {
-                examined += 1;
-                if examined > bound {
+                // Counted for the whole block: a walk resumed after the
+                // block's cells freed up examines no entry twice for free.
+                self.budgets.examined += 1;
+                if self.budgets.examined > bound {
                     return Ok(false);
                 }
                 let mut next = key;
@@ -833,7 +920,7 @@ impl<'w> Walk<'w> {
                     }
                     Verdict::Stop => return Ok(false),
                     Verdict::Fire(max_cost) => {
-                        let fired = per_target.entry(entry.actor).or_default();
+                        let fired = self.budgets.per_target.entry(entry.actor).or_default();
                         if *fired >= self.config.max_fires_per_target {
                             skipped = true;
                             continue;
@@ -1039,12 +1126,12 @@ mod tests {
                 .unwrap();
         }
         // Block 2 reaches their time but enqueues only two of the three.
-        let mut budgets = BlockBudgets::new(&config);
+        let mut budgets = BlockBudgets::new(&config, &basefee);
         budgets.enqueue_left = 2;
         let plan = deliver(&mut state, &config, &basefee, 2, 2_500, &[], &mut budgets).unwrap();
         assert_eq!(plan.fires.len(), 1);
         // Block 3 enqueues the third: it came due at block 2.
-        let mut budgets = BlockBudgets::new(&config);
+        let mut budgets = BlockBudgets::new(&config, &basefee);
         let plan = deliver(&mut state, &config, &basefee, 3, 3_500, &[], &mut budgets).unwrap();
         assert_eq!(plan.fires.len(), 1);
         let waiting = globalbox::entries_from(&state, None, 10).unwrap();

@@ -49,6 +49,8 @@ impl BlockExecutor<'_> {
                 escrow_key: fire.timer.escrow_key.clone(),
             };
             let mut receipt = self.execute_deferred(&tx)?;
+            self.timer_budgets
+                .settle_fire_cells(fire.cells_limit, receipt.cells_used);
             let outcome = timer_events::FireOutcome {
                 error: receipt.error.as_ref(),
                 cycles_used: receipt.cycles_used,
