@@ -6,8 +6,9 @@
 //! each other's keys; whole balances moved; governance pausing, resuming,
 //! shutting down, cancelling and switching priority ordering in between.
 //!
-//! After every block: it was produced; supply is conserved (balances +
-//! burned = genesis supply); the cron registry's balance is the sum of its
+//! After every block: it was produced; its cells stayed within
+//! `max_block_cells`; supply is conserved (balances + burned = genesis
+//! supply); the cron registry's balance is the sum of its
 //! escrows; the deposit escrow holds exactly the live timers' deposits; and
 //! a second chain on the other backend (memory, the producer is on sled)
 //! re-executes the block to the same header — roots included.
@@ -212,6 +213,17 @@ impl Chaos {
         );
         self.follower.commit(&executed).unwrap();
         self.check(seed, height);
+        let cells: u64 = proposed
+            .executed
+            .receipts
+            .iter()
+            .map(|r| r.cells_used)
+            .sum();
+        let max_block_cells = self.producer.basefee_config().unwrap().max_block_cells;
+        assert!(
+            cells <= max_block_cells,
+            "seed {seed}: block {height} used {cells} cells, more than {max_block_cells}"
+        );
         for (_, _, e) in &proposed.rejected {
             self.tally.count(format!("refused: {e}"));
         }
