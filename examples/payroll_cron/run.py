@@ -24,14 +24,20 @@ def main(chain, out=print):
     job = chain.cron.schedule(payroll, "pay", [], next_run_at=first, interval_sec=MONTH, max_runs=12, gas_limit=50_000, escrow=10**16, sender=employer)
     out(f"payroll job {job}: {chain.cron.job(job)}")
 
-    # A stranger cannot run payday early.
+    # A stranger cannot run payday early — neither directly nor with a cron
+    # job of their own aimed at `pay` (its runs revert, paid by its escrow).
     assert not chain.call(payroll, "pay", sender=alice).ok
+    stranger = chain.accounts[6]
+    rogue = chain.cron.schedule(payroll, "pay", [], next_run_at=first - 60, interval_sec=MONTH, max_runs=2, gas_limit=50_000, escrow=10**16, sender=stranger)
 
     for month in (1, 2):
         chain.warp(first + (month - 1) * MONTH + 1)
         balances = [chain.storage(token, "balance:" + a.address) for a in (alice, bob)]
         out(f"payday {month}: alice {balances[0]}, bob {balances[1]}, escrow left {chain.cron.job(job)['gasEscrow']}")
     assert balances == [6_000, 4_000], balances
+    rogue_runs = [e.data for e in chain.events(name="JobExecuted") if e["id"] == rogue]
+    out(f"the stranger's job {rogue} ran {len(rogue_runs)} times and paid nobody")
+    assert rogue_runs and not any(r["success"] for r in rogue_runs), rogue_runs
 
     # The employer stops payroll; the rest of the escrow comes back.
     r = chain.cron.cancel(job, sender=employer)

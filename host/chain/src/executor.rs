@@ -302,6 +302,8 @@ impl<'a> BlockExecutor<'a> {
                         cells_used: 0,
                         events: Vec::new(),
                     },
+                    // `check_against_state` just checked the balance covers
+                    // the pre-charge plus the amount; nothing ran since.
                     Debit::Insufficient { available } => {
                         return Err(ChainError::Internal(format!(
                             "validated transfer found balance {available} < {amount}"
@@ -434,6 +436,8 @@ impl<'a> BlockExecutor<'a> {
             self.overlay
                 .put(keys::code_source(&code_hash), code.as_bytes().to_vec());
         }
+        // Validated with the pre-charge before any code ran: unreachable
+        // unless the validation and this path disagree.
         if let Debit::Insufficient { available } =
             accounts::transfer(&mut self.overlay, &env.sender, &actor, value)?
         {

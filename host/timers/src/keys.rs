@@ -352,6 +352,16 @@ pub fn end_of(prefix: Prefix) -> Vec<u8> {
 }
 
 /// A timer key that does not hold what it should.
+///
+/// Why no actor reaches it (#28): every key of this module is written by
+/// the timer store alone — actor storage lives under its own namespace
+/// ([`timerhost_types::keys::storage`]), and what actors choose (payloads,
+/// handlers, escrow ints, balances) is validated before it is stored or
+/// judged as a removal or a failed fire when it is read. A missing record
+/// behind an index entry, a malformed bucket or a record that does not
+/// decode therefore means a broken database or a bug in this crate, and
+/// stopping the block is right: a node must not commit state it cannot
+/// read. Every caller of this and [`missing`] relies on that.
 pub fn corrupt(what: &'static str, key: &[u8], reason: &str) -> StorageError {
     StorageError::Corrupt {
         what,

@@ -78,6 +78,10 @@ impl BlockExecutor<'_> {
             tx.base_cycles,
             tx.cells_limit,
         )
+        // Not an actor's doing: the walk admitted this fire only after the
+        // same quote (`delivery::max_cost`, checked arithmetic, a bid
+        // capped by `max_bid`) fit, and built `prepaid` from it; a mismatch
+        // is a bug between the two crates.
         .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
         if quote.prepay != tx.prepaid {
             return Err(ChainError::Internal(format!(
