@@ -21,7 +21,7 @@ use timerhost_types::{
 use timerhost_timers::delivery::BlockBudgets;
 use timerhost_timers::{
     events as timer_events, governance as timer_governance, host as timer_host, watch,
-    DeliveryStats, TimerError,
+    DeliveryPlan, DeliveryStats, TimerError,
 };
 
 use crate::accounts::{self, Debit};
@@ -146,23 +146,27 @@ impl<'a> BlockExecutor<'a> {
                 self.env.timestamp_ms,
                 &mut self.timer_budgets,
             )?;
-            let more = plan.stats.cells_full && !plan.fires.is_empty();
-            self.timer_stats.absorb(&plan.stats);
-            if !plan.events.is_empty() {
-                let receipt = self.protocol_receipt(
-                    TxSource::StartOfBlock,
-                    round,
-                    plan.stats.gc_cycles_used,
-                    plan.events,
-                );
-                self.receipts.push(receipt);
-            }
-            self.execute_fires(plan.fires)?;
-            if !more {
+            if !self.run_round(TxSource::StartOfBlock, round, plan)? {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// One walk's outcome at the start or the end of the block: its
+    /// removal events in a protocol receipt, then its fires. Returns whether
+    /// the block's cells stopped the walk after admitting something — the
+    /// fires have given back what they did not use, so it may go on.
+    fn run_round(&mut self, source: TxSource, round: u64, plan: DeliveryPlan) -> Result<bool> {
+        let more = plan.stats.cells_full && !plan.fires.is_empty();
+        self.timer_stats.absorb(&plan.stats);
+        if !plan.events.is_empty() {
+            let receipt =
+                self.protocol_receipt(source, round, plan.stats.gc_cycles_used, plan.events);
+            self.receipts.push(receipt);
+        }
+        self.execute_fires(plan.fires)?;
+        Ok(more)
     }
 
     /// The receipt of protocol work at the start or the end of the block:
@@ -648,18 +652,7 @@ impl<'a> BlockExecutor<'a> {
                 self.env.height,
                 &mut self.timer_budgets,
             )?;
-            more = plan.stats.cells_full && !plan.fires.is_empty();
-            self.timer_stats.absorb(&plan.stats);
-            if !plan.events.is_empty() {
-                let receipt = self.protocol_receipt(
-                    TxSource::EndOfBlock,
-                    round,
-                    plan.stats.gc_cycles_used,
-                    plan.events,
-                );
-                self.receipts.push(receipt);
-            }
-            self.execute_fires(plan.fires)?;
+            more = self.run_round(TxSource::EndOfBlock, round, plan)?;
         }
         for tx in &hook_deferred {
             let mut receipt = self.execute_deferred(tx)?;

@@ -3,14 +3,12 @@
 //! unit; plus CIP-5 rules that need real actors (nested-call reverts,
 //! cross-actor cancel through the VM).
 
-use std::sync::Arc;
+mod common;
 
-use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
-use timerhost_chain::{Chain, NoHooks, VmRuntime};
-use timerhost_state::MemoryBackend;
+use common::{cron_escrows, Net, PROPOSER};
 use timerhost_timers::store;
 use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
-use timerhost_types::{Address, ErrorKind, Event, Genesis, Receipt, TimerConfig, TxSource, Value};
+use timerhost_types::{Address, ErrorKind, Event, TimerConfig, TxSource, Value};
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
@@ -18,69 +16,8 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 const HEARTBEAT: &str = include_str!("../../../actors/heartbeat/heartbeat.py");
 const DEPLOYER_FUNDED: &str =
     include_str!("../../../actors/heartbeat/heartbeat_deployer_funded.py");
-const PROPOSER: Address = Address([0xee; 20]);
 /// Enough to lend a few timer deposits, far from a fire's max_cost.
 const DEPOSITS: u128 = 100_000_000;
-
-struct Net {
-    chain: Chain<MemoryBackend>,
-    b: Vec<TxBuilder>,
-}
-
-impl Net {
-    fn new() -> Self {
-        let chain = Chain::open(
-            MemoryBackend::new(),
-            Genesis::dev(),
-            Arc::new(VmRuntime::new().unwrap()),
-            Arc::new(NoHooks),
-        )
-        .unwrap();
-        let mut b = dev_builders();
-        for x in &mut b {
-            x.cycles_limit = 5_000_000;
-            x.cells_limit = 1_000_000;
-        }
-        Net { chain, b }
-    }
-
-    fn height(&self) -> u64 {
-        self.chain.head().unwrap().height
-    }
-
-    fn block(&self, txs: Vec<timerhost_types::SignedTransaction>) -> Vec<Receipt> {
-        let head = self.chain.head().unwrap();
-        let p = self
-            .chain
-            .produce_block(&txs, head.timestamp_ms + 1, PROPOSER)
-            .unwrap();
-        assert!(p.rejected.is_empty(), "{:?}", p.rejected);
-        let state = self.chain.store().state();
-        let s = timerhost_chain::accounts::supply(&state).unwrap();
-        assert_eq!(
-            total_balances(&state).unwrap(),
-            s.genesis_supply - s.burned,
-            "conservation"
-        );
-        p.executed.receipts
-    }
-
-    fn deploy(&mut self, who: usize, code: &str, args: Vec<Value>, value: u128) -> Address {
-        let tx = self.b[who].deploy(code, args, value);
-        let r = self.block(vec![tx]).remove(0);
-        assert!(r.is_success(), "deploy failed: {:?}", r.error);
-        r.created_actor.unwrap()
-    }
-
-    fn call(&mut self, who: usize, actor: Address, handler: &str, args: Vec<Value>) -> Receipt {
-        let tx = self.b[who].call(actor, handler, args, 0);
-        self.block(vec![tx]).remove(0)
-    }
-
-    fn balance(&self, a: &Address) -> u128 {
-        self.chain.account(a).unwrap().balance
-    }
-}
 
 fn field<'a>(e: &'a Event, k: &str) -> &'a Value {
     e.data
@@ -560,20 +497,6 @@ class Big:
     };
     assert_eq!(get(b"len"), Value::int(1_000_000));
     assert_eq!(get(b"last"), Value::int(42));
-}
-
-/// The cron registry's escrow integers (`escrow:<id>` in its storage).
-fn cron_escrows(chain: &Chain<MemoryBackend>) -> Vec<u128> {
-    use timerhost_state::StateRead;
-    let registry = timerhost_types::CRON_REGISTRY_ADDRESS;
-    let state = chain.store().state();
-    let (start, end) = timerhost_types::keys::storage_scan_range(&registry, b"escrow:", None);
-    state
-        .scan(&start, Some(&end), usize::MAX)
-        .unwrap()
-        .into_iter()
-        .map(|(_, v)| Value::from_bytes(&v).unwrap().as_u128().unwrap())
-        .collect()
 }
 
 /// ARC-21's registry (#19) on the real VM, driven by transactions on two

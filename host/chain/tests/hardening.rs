@@ -4,124 +4,15 @@
 //! them run real actors on the real VM, and every block they mine is checked
 //! for supply conservation and for the cron registry's books.
 
-use std::sync::Arc;
+mod common;
 
-use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
-use timerhost_chain::{Chain, NoHooks, VmRuntime};
-use timerhost_state::{MemoryBackend, StateRead};
-use timerhost_types::{
-    Address, ErrorKind, Genesis, Receipt, SignedTransaction, TxSource, Value, CRON_REGISTRY_ADDRESS,
-};
+use common::{cron_escrows, Net, PROPOSER};
+use timerhost_types::{Address, ErrorKind, Receipt, TxSource, Value, CRON_REGISTRY_ADDRESS};
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
 
-const PROPOSER: Address = Address([0xee; 20]);
 const FUNDS: u128 = 10u128.pow(18);
-
-struct Net {
-    chain: Chain<MemoryBackend>,
-    b: Vec<TxBuilder>,
-}
-
-impl Net {
-    fn new() -> Self {
-        let chain = Chain::open(
-            MemoryBackend::new(),
-            Genesis::dev(),
-            Arc::new(VmRuntime::new().unwrap()),
-            Arc::new(NoHooks),
-        )
-        .unwrap();
-        let mut b = dev_builders();
-        for x in &mut b {
-            x.cycles_limit = 5_000_000;
-            x.cells_limit = 1_000_000;
-        }
-        Net { chain, b }
-    }
-
-    fn now(&self) -> u64 {
-        self.chain.head().unwrap().timestamp_ms
-    }
-
-    /// Mines a block at `timestamp_ms` (must be produced: that is the
-    /// point), then checks conservation and the registry's books.
-    fn block_at(&self, txs: Vec<SignedTransaction>, timestamp_ms: u64) -> Vec<Receipt> {
-        let p = self
-            .chain
-            .produce_block(&txs, timestamp_ms, PROPOSER)
-            .expect("the block is produced whatever its actors do");
-        assert!(p.rejected.is_empty(), "{:?}", p.rejected);
-        let state = self.chain.store().state();
-        let s = timerhost_chain::accounts::supply(&state).unwrap();
-        assert_eq!(
-            total_balances(&state).unwrap(),
-            s.genesis_supply - s.burned,
-            "conservation"
-        );
-        assert_eq!(
-            self.balance(&CRON_REGISTRY_ADDRESS),
-            cron_escrows(&self.chain).iter().sum::<u128>(),
-            "the registry's balance is the sum of its escrows"
-        );
-        p.executed.receipts
-    }
-
-    fn block(&self, txs: Vec<SignedTransaction>) -> Vec<Receipt> {
-        self.block_at(txs, self.now() + 1)
-    }
-
-    fn deploy(&mut self, who: usize, code: &str, value: u128) -> Address {
-        let tx = self.b[who].deploy(code, vec![], value);
-        let r = self.block(vec![tx]).remove(0);
-        assert!(r.is_success(), "deploy failed: {:?}", r.error);
-        r.created_actor.unwrap()
-    }
-
-    fn call(&mut self, who: usize, actor: Address, handler: &str, args: Vec<Value>) -> Receipt {
-        self.call_value(who, actor, handler, args, 0)
-    }
-
-    fn call_value(
-        &mut self,
-        who: usize,
-        actor: Address,
-        handler: &str,
-        args: Vec<Value>,
-        value: u128,
-    ) -> Receipt {
-        let tx = self.b[who].call(actor, handler, args, value);
-        let r = self.block(vec![tx]).remove(0);
-        assert!(r.is_success(), "{handler} failed: {:?}", r.error);
-        r
-    }
-
-    fn balance(&self, a: &Address) -> u128 {
-        self.chain.account(a).unwrap().balance
-    }
-
-    fn storage(&self, actor: &Address, key: &str) -> Option<Value> {
-        let state = self.chain.store().state();
-        state
-            .get(&timerhost_types::keys::storage(actor, key.as_bytes()))
-            .unwrap()
-            .map(|b| Value::from_bytes(&b).unwrap())
-    }
-}
-
-/// The cron registry's escrow integers (`escrow:<id>` in its storage).
-fn cron_escrows(chain: &Chain<MemoryBackend>) -> Vec<u128> {
-    let state = chain.store().state();
-    let (start, end) =
-        timerhost_types::keys::storage_scan_range(&CRON_REGISTRY_ADDRESS, b"escrow:", None);
-    state
-        .scan(&start, Some(&end), usize::MAX)
-        .unwrap()
-        .into_iter()
-        .map(|(_, v)| Value::from_bytes(&v).unwrap().as_u128().unwrap())
-        .collect()
-}
 
 fn fires(receipts: &[Receipt]) -> Vec<&Receipt> {
     receipts
@@ -170,10 +61,10 @@ class Escrowed:
 "#;
 
 fn arm(n: &mut Net, mode: &str) -> (Address, Address, u64) {
-    let actor = n.deploy(1, ESCROWED, FUNDS);
+    let actor = n.deploy(1, ESCROWED, vec![], FUNDS);
     let to = n.b[5].address();
     let at = n.now() + 5_000;
-    n.call(
+    n.call_ok(
         1,
         actor,
         "arm",
@@ -183,6 +74,7 @@ fn arm(n: &mut Net, mode: &str) -> (Address, Address, u64) {
             Value::str(mode),
             addr(&to),
         ],
+        0,
     );
     (actor, to, at)
 }
@@ -283,11 +175,11 @@ class OwnerTarget:
 #[test]
 fn bug2_a_run_cancelling_an_admitted_job_pays_nothing_from_other_escrows() {
     let mut n = Net::new();
-    let target = n.deploy(1, OWNER_TARGET, 0);
+    let target = n.deploy(1, OWNER_TARGET, vec![], 0);
     let at_s = n.now() / 1000 + 30;
     let escrow = 10u128.pow(16);
     // Job 1 (a wallet's): cancels job 2 when it runs.
-    n.call_value(
+    n.call_ok(
         2,
         CRON_REGISTRY_ADDRESS,
         "schedule",
@@ -303,10 +195,10 @@ fn bug2_a_run_cancelling_an_admitted_job_pays_nothing_from_other_escrows() {
         escrow,
     );
     // Job 2: the target's own, due at the same time, admitted right after.
-    n.call_value(1, target, "own_job", vec![Value::int(at_s)], escrow);
+    n.call_ok(1, target, "own_job", vec![Value::int(at_s)], escrow);
     let owner_before = n.balance(&target);
-    let bystander = n.deploy(3, OWNER_TARGET, 0);
-    n.call_value(
+    let bystander = n.deploy(3, OWNER_TARGET, vec![], 0);
+    n.call_ok(
         3,
         bystander,
         "own_job",
@@ -355,10 +247,10 @@ class WatchedEscrow:
 #[test]
 fn bug6_protocol_escrow_credits_wake_watches() {
     let mut n = Net::new();
-    let actor = n.deploy(1, WATCHED_ESCROW, FUNDS);
+    let actor = n.deploy(1, WATCHED_ESCROW, vec![], FUNDS);
     let due = n.chain.head().unwrap().height + 4;
-    n.call(1, actor, "arm", vec![Value::int(due)]);
-    n.call(1, actor, "starve", vec![]);
+    n.call_ok(1, actor, "arm", vec![Value::int(due)], 0);
+    n.call_ok(1, actor, "starve", vec![], 0);
     while n.chain.head().unwrap().height < due - 1 {
         n.block(vec![]);
     }
@@ -407,13 +299,14 @@ class Blobs:
 fn bug4_fires_never_exceed_the_blocks_cells() {
     let mut n = Net::new();
     let max_block_cells = n.chain.basefee_config().unwrap().max_block_cells;
-    let actor = n.deploy(1, BLOBS, FUNDS);
+    let actor = n.deploy(1, BLOBS, vec![], FUNDS);
     let at = n.now() + 5_000;
-    n.call(
+    n.call_ok(
         1,
         actor,
         "arm",
         vec![Value::int(60), Value::int(at), Value::int(540_000)],
+        0,
     );
     let mut fired = 0;
     let mut blocks = 0;
@@ -444,13 +337,14 @@ fn bug4_fires_never_exceed_the_blocks_cells() {
     );
 
     // Small fires: held cells come back after each round, so all fire at once.
-    let small = n.deploy(2, BLOBS, FUNDS);
+    let small = n.deploy(2, BLOBS, vec![], FUNDS);
     let at = n.now() + 5_000;
-    n.call(
+    n.call_ok(
         2,
         small,
         "arm",
         vec![Value::int(100), Value::int(at), Value::int(10)],
+        0,
     );
     let receipts = n.block_at(vec![], at);
     assert_eq!(fires(&receipts).len(), 100);

@@ -406,19 +406,10 @@ pub fn deliver(
     }
 
     let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
-    match config.ordering {
-        TimerOrdering::Priority => {
-            walk.enqueue(state, timestamp_ms)?;
-            walk.materialize(state)?;
-        }
-        TimerOrdering::Fifo => {
-            // Back from priority: the Globalbox drains, in its order, first.
-            if walk.materialize(state)? {
-                walk.queue(state, DueQueue::Height, height)?;
-                walk.watch_hits(state)?;
-            }
-        }
+    if config.ordering == TimerOrdering::Priority {
+        walk.enqueue(state, timestamp_ms)?;
     }
+    walk.due(state)?;
     walk.expired(state)?;
     removals.apply(state)?;
     Ok(plan)
@@ -446,17 +437,7 @@ pub fn deliver_more(
     }
     let mut removals = Removals::default();
     let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
-    match config.ordering {
-        TimerOrdering::Priority => {
-            walk.materialize(state)?;
-        }
-        TimerOrdering::Fifo => {
-            if walk.materialize(state)? {
-                walk.queue(state, DueQueue::Height, height)?;
-                walk.watch_hits(state)?;
-            }
-        }
-    }
+    walk.due(state)?;
     removals.apply(state)?;
     Ok(plan)
 }
@@ -685,6 +666,19 @@ impl<'w> Walk<'w> {
             info,
             timer,
         });
+        Ok(())
+    }
+
+    /// The end of the block's walk over what is due: the Globalbox under
+    /// priority ordering; under FIFO the Globalbox drains first (back from
+    /// priority, in its order), then the due height timers and the waiting
+    /// watch hits.
+    fn due(&mut self, state: &mut Overlay<'_>) -> Result<()> {
+        let drained = self.materialize(state)?;
+        if self.config.ordering == TimerOrdering::Fifo && drained {
+            self.queue(state, DueQueue::Height, self.height)?;
+            self.watch_hits(state)?;
+        }
         Ok(())
     }
 

@@ -1,0 +1,141 @@
+//! A chain on the real VM for integration tests (`mod common;`): mines
+//! blocks and checks, after every one, that it was produced, that supply is
+//! conserved and that the cron registry's balance is the sum of its escrows.
+
+// Each test binary uses its own subset of these helpers.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
+use timerhost_chain::{Chain, NoHooks, VmRuntime};
+use timerhost_state::{MemoryBackend, StateRead};
+use timerhost_types::{Address, Genesis, Receipt, SignedTransaction, Value, CRON_REGISTRY_ADDRESS};
+
+/// Receives the tips of every block mined here.
+pub const PROPOSER: Address = Address([0xee; 20]);
+
+/// A dev chain on the real VM and a transaction builder per dev account.
+pub struct Net {
+    pub chain: Chain<MemoryBackend>,
+    pub b: Vec<TxBuilder>,
+}
+
+impl Net {
+    pub fn new() -> Self {
+        let chain = Chain::open(
+            MemoryBackend::new(),
+            Genesis::dev(),
+            Arc::new(VmRuntime::new().unwrap()),
+            Arc::new(NoHooks),
+        )
+        .unwrap();
+        let mut b = dev_builders();
+        for x in &mut b {
+            x.cycles_limit = 5_000_000;
+            x.cells_limit = 1_000_000;
+        }
+        Net { chain, b }
+    }
+
+    pub fn height(&self) -> u64 {
+        self.chain.head().unwrap().height
+    }
+
+    pub fn now(&self) -> u64 {
+        self.chain.head().unwrap().timestamp_ms
+    }
+
+    /// Mines a block at `timestamp_ms` with `txs` (all must be included),
+    /// then checks conservation and the registry's books.
+    pub fn block_at(&self, txs: Vec<SignedTransaction>, timestamp_ms: u64) -> Vec<Receipt> {
+        let p = self
+            .chain
+            .produce_block(&txs, timestamp_ms, PROPOSER)
+            .expect("the block is produced whatever its actors do");
+        assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+        let state = self.chain.store().state();
+        let s = timerhost_chain::accounts::supply(&state).unwrap();
+        assert_eq!(
+            total_balances(&state).unwrap(),
+            s.genesis_supply - s.burned,
+            "conservation"
+        );
+        assert_eq!(
+            self.balance(&CRON_REGISTRY_ADDRESS),
+            cron_escrows(&self.chain).iter().sum::<u128>(),
+            "the registry's balance is the sum of its escrows"
+        );
+        p.executed.receipts
+    }
+
+    /// Mines the next block, 1 ms after the head.
+    pub fn block(&self, txs: Vec<SignedTransaction>) -> Vec<Receipt> {
+        self.block_at(txs, self.now() + 1)
+    }
+
+    pub fn deploy(&mut self, who: usize, code: &str, args: Vec<Value>, value: u128) -> Address {
+        let tx = self.b[who].deploy(code, args, value);
+        let r = self.block(vec![tx]).remove(0);
+        assert!(r.is_success(), "deploy failed: {:?}", r.error);
+        r.created_actor.unwrap()
+    }
+
+    /// Calls `handler` in a block of its own; the receipt, failed or not.
+    pub fn call(&mut self, who: usize, actor: Address, handler: &str, args: Vec<Value>) -> Receipt {
+        self.call_value(who, actor, handler, args, 0)
+    }
+
+    /// Calls `handler` sending `value`; the receipt, failed or not.
+    pub fn call_value(
+        &mut self,
+        who: usize,
+        actor: Address,
+        handler: &str,
+        args: Vec<Value>,
+        value: u128,
+    ) -> Receipt {
+        let tx = self.b[who].call(actor, handler, args, value);
+        self.block(vec![tx]).remove(0)
+    }
+
+    /// Like [`Net::call_value`], asserting the call succeeded.
+    pub fn call_ok(
+        &mut self,
+        who: usize,
+        actor: Address,
+        handler: &str,
+        args: Vec<Value>,
+        value: u128,
+    ) -> Receipt {
+        let r = self.call_value(who, actor, handler, args, value);
+        assert!(r.is_success(), "{handler} failed: {:?}", r.error);
+        r
+    }
+
+    pub fn balance(&self, a: &Address) -> u128 {
+        self.chain.account(a).unwrap().balance
+    }
+
+    /// An actor's storage value at `key`.
+    pub fn storage(&self, actor: &Address, key: &str) -> Option<Value> {
+        let state = self.chain.store().state();
+        state
+            .get(&timerhost_types::keys::storage(actor, key.as_bytes()))
+            .unwrap()
+            .map(|b| Value::from_bytes(&b).unwrap())
+    }
+}
+
+/// The cron registry's escrow integers (`escrow:<id>` in its storage).
+pub fn cron_escrows(chain: &Chain<MemoryBackend>) -> Vec<u128> {
+    let state = chain.store().state();
+    let (start, end) =
+        timerhost_types::keys::storage_scan_range(&CRON_REGISTRY_ADDRESS, b"escrow:", None);
+    state
+        .scan(&start, Some(&end), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| Value::from_bytes(&v).unwrap().as_u128().unwrap())
+        .collect()
+}
