@@ -78,19 +78,19 @@ class Chaos:
 
     def _do(self, cmd, n, other):
         height = pvm_host.block_height()
-        payload = (["write", "drain", "inflate", "release", "cancel", "schedule", "noop"][n % 7] + "|" + str(n // 7) + "|" + other).encode()
+        payload = (["write", "drain", "inflate", "release", "cancel", "schedule", "blob", "noop"][n % 8] + "|" + str(n // 8) + "|" + other).encode()
         if cmd == "height":
-            self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 5, payload, gas_limit=40_000, expires_at=height + 8))
+            self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 5, payload, gas_limit=120_000, expires_at=height + 8))
         elif cmd == "time":
-            self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 4) * 1000, payload, gas_limit=40_000))
+            self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 4) * 1000, payload, gas_limit=120_000))
         elif cmd == "escrow":
             self.storage["fund"] = self.storage.get("fund", 0) + 10**15
             if n % 2:
-                self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, payload, gas_limit=40_000, escrow="fund"))
+                self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, payload, gas_limit=120_000, escrow="fund"))
             else:
-                self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 4, payload, gas_limit=40_000, escrow="fund"))
+                self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 4, payload, gas_limit=120_000, escrow="fund"))
         elif cmd == "watch":
-            self._keep(pvm_host.watch(["k" + str(n % 3), "fund"], actor=other, handler="on_hit", payload=payload, gas_limit=40_000, expires_at=height + 6))
+            self._keep(pvm_host.watch(["k" + str(n % 3), "fund"], actor=other, handler="on_hit", payload=payload, gas_limit=120_000, expires_at=height + 6))
         elif cmd == "cancel":
             timer = self._pick(n)
             if timer is not None:
@@ -101,6 +101,8 @@ class Chaos:
                 pvm_host.extend_timer(timer, height + 2 + n % 9)
         elif cmd == "write":
             self.storage["k" + str(n % 3)] = n
+        elif cmd == "blob":
+            self.storage["blob"] = b"x" * (100_000 * (1 + n % 4))
         elif cmd == "drain":
             pvm_host.transfer(other, pvm_host.balance(pvm_host.actor_address()))
         elif cmd == "inflate":
@@ -163,7 +165,11 @@ impl Tally {
 
 impl Chaos {
     fn new(seed: u64) -> Self {
-        let genesis = Genesis::dev();
+        // The smallest block cells governance allows (2 × MAX_TX_BYTES):
+        // four fires' cells limits fill it, so blocks with more due fires
+        // walk in rounds and carry the rest over (#28 bug 4).
+        let mut genesis = Genesis::dev();
+        genesis.basefee.max_block_cells = 2 * timerhost_types::MAX_TX_BYTES as u64;
         let dir = tempfile::tempdir().unwrap();
         let runtime = || Arc::new(VmRuntime::new().unwrap());
         let producer = Chain::open(
@@ -224,6 +230,15 @@ impl Chaos {
             cells <= max_block_cells,
             "seed {seed}: block {height} used {cells} cells, more than {max_block_cells}"
         );
+        let stats = &proposed.executed.timer_stats;
+        if stats.cells_full {
+            self.tally
+                .count("blocks whose cells held fires back".into());
+        }
+        if stats.lane_full || stats.fire_quota_full {
+            self.tally
+                .count("blocks whose lane or fire quota held fires back".into());
+        }
         for (_, _, e) in &proposed.rejected {
             self.tally.count(format!("refused: {e}"));
         }
