@@ -669,6 +669,18 @@ impl<'w> Walk<'w> {
         Ok(())
     }
 
+    /// How many due entries to read at once: a chunk, but no more than the
+    /// block's cells could still admit (plus the one that stops the walk).
+    /// A walk the cells interrupt resumes in another round, so reading a
+    /// whole chunk each time would decode most entries many times over.
+    fn chunk(&self) -> usize {
+        let room = self.budgets.cells_left / self.budgets.cells_per_fire.max(1);
+        usize::try_from(room)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+            .min(SCAN_CHUNK)
+    }
+
     /// The end of the block's walk over what is due: the Globalbox under
     /// priority ordering; under FIFO the Globalbox drains first (back from
     /// priority, in its order), then the due height timers and the waiting
@@ -687,7 +699,7 @@ impl<'w> Walk<'w> {
     fn queue(&mut self, state: &mut Overlay<'_>, due: DueQueue, through: u64) -> Result<()> {
         let mut cursor = queue::DueCursor::start(due);
         loop {
-            let entries = queue::due_from(state, cursor, through, SCAN_CHUNK)?;
+            let entries = queue::due_from(state, cursor, through, self.chunk())?;
             if entries.is_empty() {
                 return Ok(());
             }
@@ -718,7 +730,7 @@ impl<'w> Walk<'w> {
         loop {
             let limit = usize::try_from(self.budgets.watch_hits_left)
                 .unwrap_or(usize::MAX)
-                .min(SCAN_CHUNK);
+                .min(self.chunk());
             if limit == 0 {
                 // Only a quota that leaves hits behind is "full".
                 self.plan.stats.watch_quota_full =
@@ -886,7 +898,7 @@ impl<'w> Walk<'w> {
         let mut skipped = false;
         let mut cursor: Option<Vec<u8>> = None;
         loop {
-            let entries = globalbox::entries_from(state, cursor.as_deref(), SCAN_CHUNK)?;
+            let entries = globalbox::entries_from(state, cursor.as_deref(), self.chunk())?;
             if entries.is_empty() {
                 return Ok(!skipped);
             }
