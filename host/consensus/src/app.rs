@@ -48,7 +48,7 @@ use crate::error::{ConsensusError, Result};
 use crate::height::Height;
 use crate::metrics::ConsensusMetrics;
 use crate::proposal::ProposalPart;
-use crate::reassembly::Reassembly;
+use crate::reassembly::{Reassembly, ReassemblyLimits};
 use crate::signing::ConsensusSigner;
 use crate::store::DecidedStore;
 use crate::streaming::{stream_block, Assembler, StreamedBlock};
@@ -87,6 +87,9 @@ pub struct AppSettings {
     pub tip_recipient: Address,
     /// Test hook: propose corrupted blocks.
     pub byzantine: Option<ByzantineMode>,
+    /// Byte caps of the buffer of proposal streams whose signatures are not
+    /// checked yet (`[consensus] max_buffered_proposal_bytes`).
+    pub reassembly: ReassemblyLimits,
 }
 
 /// The slot a proposer fills once: (height, round, proposer).
@@ -193,6 +196,7 @@ impl<B: KvBackend + 'static> App<B> {
         store: DecidedStore,
         metrics: Arc<ConsensusMetrics>,
     ) -> App<B> {
+        let reassembly = Reassembly::with_limits(settings.reassembly);
         App {
             chain,
             hooks,
@@ -201,7 +205,7 @@ impl<B: KvBackend + 'static> App<B> {
             settings,
             store,
             metrics,
-            reassembly: Reassembly::default(),
+            reassembly,
             undecided: HashMap::new(),
             first_proposals: HashMap::new(),
             future: Vec::new(),
@@ -789,6 +793,7 @@ mod tests {
                 max_future_drift_ms: DEFAULT_MAX_FUTURE_DRIFT_MS,
                 tip_recipient: Address::ZERO,
                 byzantine: None,
+                reassembly: ReassemblyLimits::default(),
             },
             store.clone(),
             metrics.clone(),

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use timerhost_chain::DEFAULT_MAX_FUTURE_DRIFT_MS;
+use timerhost_consensus::reassembly::{max_stream_footprint, ReassemblyLimits, MAX_BUFFERED_BYTES};
+use timerhost_consensus::streaming::MAX_STREAMED_BLOCK_BYTES;
 use timerhost_rpc::MempoolConfig;
 use timerhost_types::Address;
 
@@ -64,6 +66,10 @@ pub struct ConsensusSection {
     pub max_future_drift: String,
     /// How often peers exchange their heights (drives sync).
     pub status_interval: String,
+    /// Most bytes of proposal streams from peers held before their
+    /// signatures can be checked, all publishers together (#28): the
+    /// oldest streams are dropped past it. At least one largest stream.
+    pub max_buffered_proposal_bytes: u64,
 }
 
 impl Default for ConsensusSection {
@@ -79,11 +85,20 @@ impl Default for ConsensusSection {
             // The chain's one default (15 s), as config/node.toml shows it.
             max_future_drift: format!("{}s", DEFAULT_MAX_FUTURE_DRIFT_MS / 1000),
             status_interval: "2s".into(),
+            max_buffered_proposal_bytes: MAX_BUFFERED_BYTES as u64,
         }
     }
 }
 
 impl ConsensusSection {
+    /// The byte caps of the proposal-stream buffer (checked by `check`).
+    pub fn reassembly_limits(&self) -> ReassemblyLimits {
+        ReassemblyLimits {
+            stream_bytes: MAX_STREAMED_BLOCK_BYTES,
+            total_bytes: usize::try_from(self.max_buffered_proposal_bytes).unwrap_or(usize::MAX),
+        }
+    }
+
     fn check(&self) -> std::result::Result<(), String> {
         for (name, v) in [
             ("timeout_propose", &self.timeout_propose),
@@ -93,6 +108,13 @@ impl ConsensusSection {
             ("status_interval", &self.status_interval),
         ] {
             parse_duration(v).map_err(|e| format!("consensus.{name}: {e}"))?;
+        }
+        let least = max_stream_footprint(MAX_STREAMED_BLOCK_BYTES) as u64;
+        if self.max_buffered_proposal_bytes < least {
+            return Err(format!(
+                "consensus.max_buffered_proposal_bytes: {} cannot hold one largest proposal stream; use at least {least}",
+                self.max_buffered_proposal_bytes
+            ));
         }
         for a in std::iter::once(&self.listen).chain(&self.peers) {
             a.parse::<timerhost_consensus::settings::Multiaddr>()
@@ -209,5 +231,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field"), "{e}");
+    }
+
+    /// #28: the proposal-stream buffer's cap comes from node.toml and must
+    /// hold one largest stream.
+    #[test]
+    fn the_proposal_buffer_cap_is_configured_and_checked() {
+        let c = NodeConfig::parse(
+            "[consensus]\nmax_buffered_proposal_bytes = 134217728\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(c.consensus.reassembly_limits().total_bytes, 134_217_728);
+        let e = NodeConfig::parse(
+            "[consensus]\nmax_buffered_proposal_bytes = 1000\n",
+            Path::new("x"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("cannot hold one largest proposal stream"), "{e}");
     }
 }

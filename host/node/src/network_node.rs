@@ -292,6 +292,7 @@ pub(crate) fn run(
         max_future_drift_ms: settings.max_future_drift_ms,
         tip_recipient: cfg.proposer,
         byzantine,
+        reassembly: cfg.consensus.reassembly_limits(),
     };
     let outcome: Result<()> = services.runtime.block_on(async {
         let (mut channels, engine) =
