@@ -48,7 +48,7 @@ use crate::error::{ConsensusError, Result};
 use crate::height::Height;
 use crate::metrics::ConsensusMetrics;
 use crate::proposal::ProposalPart;
-use crate::reassembly::{Reassembly, ReassemblyLimits};
+use crate::reassembly::{parts_footprint, Reassembly, ReassemblyLimits};
 use crate::signing::ConsensusSigner;
 use crate::store::DecidedStore;
 use crate::streaming::{stream_block, Assembler, StreamedBlock};
@@ -511,11 +511,20 @@ impl<B: KvBackend + 'static> App<B> {
         if streamed.height > self.height {
             // Kept until that height starts; bounded, since only the next
             // few heights can be reached before they are decided.
+            // By count and by bytes (#28): a validator signing huge blocks
+            // for later heights holds no more than the stream buffer's cap.
             if streamed.height.0 <= self.height.0 + FUTURE_HEIGHTS {
-                if self.future.len() >= MAX_FUTURE_PROPOSALS {
-                    self.future.remove(0);
+                let cap = self.settings.reassembly.total_bytes;
+                let size = parts_footprint(&parts);
+                let mut held: usize = self.future.iter().map(|(_, p)| parts_footprint(p)).sum();
+                while !self.future.is_empty()
+                    && (self.future.len() >= MAX_FUTURE_PROPOSALS || held + size > cap)
+                {
+                    held -= parts_footprint(&self.future.remove(0).1);
                 }
-                self.future.push((streamed, parts));
+                if held + size <= cap {
+                    self.future.push((streamed, parts));
+                }
             }
             return None;
         }
@@ -764,40 +773,127 @@ mod tests {
         answer
     }
 
+    /// An app of a four-validator dev chain, deciding height 1, run by a
+    /// validator that is not height 1's first proposer.
+    struct TestApp {
+        app: App<MemoryBackend>,
+        chain: Arc<Chain<MemoryBackend>>,
+        chain_id: u64,
+        in_turn: ValidatorAddress,
+        proposer_key: ConsensusKey,
+        metrics: Arc<ConsensusMetrics>,
+        store: DecidedStore,
+    }
+
+    impl TestApp {
+        fn new(reassembly: ReassemblyLimits) -> TestApp {
+            let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
+            let set = ValidatorSet::new(
+                keys.iter()
+                    .map(|k| Validator::new(k.public_key(), 1))
+                    .collect(),
+            )
+            .unwrap();
+            let in_turn = set.proposer(1, 0).address;
+            let proposer_key = keys.iter().find(|k| k.address() == in_turn).unwrap();
+            let own_key = keys.iter().find(|k| k.address() != in_turn).unwrap();
+            let chain = Arc::new(dev_chain());
+            let chain_id = chain.genesis().chain_id;
+            let store = DecidedStore::temporary().unwrap();
+            let metrics = Arc::new(ConsensusMetrics::default());
+            let app = App::new(
+                chain.clone(),
+                Arc::new(Quiet),
+                ConsensusSigner::new(chain_id, own_key.clone()),
+                set,
+                AppSettings {
+                    timeouts: LinearTimeouts::default(),
+                    block_time: Duration::from_secs(1),
+                    max_future_drift_ms: DEFAULT_MAX_FUTURE_DRIFT_MS,
+                    tip_recipient: Address::ZERO,
+                    byzantine: None,
+                    reassembly,
+                },
+                store.clone(),
+                metrics.clone(),
+            );
+            TestApp {
+                app,
+                chain,
+                chain_id,
+                in_turn,
+                proposer_key: proposer_key.clone(),
+                metrics,
+                store,
+            }
+        }
+    }
+
+    /// #28: signed proposals for later heights are kept by count *and* by
+    /// bytes — no more than the stream buffer's cap, the oldest dropped.
+    #[test]
+    fn proposals_for_later_heights_are_bounded_by_bytes() {
+        let limits = ReassemblyLimits {
+            stream_bytes: 16_000,
+            total_bytes: crate::reassembly::max_stream_footprint(16_000),
+        };
+        let t = TestApp::new(limits);
+        let (chain, chain_id, in_turn) = (t.chain.clone(), t.chain_id, t.in_turn);
+        let signer = ConsensusSigner::new(chain_id, t.proposer_key.clone());
+        let mut app = t.app;
+        // Deciding height 0's successor is height 1: proposals for it wait.
+        app.height = Height(0);
+        let mut builders = timerhost_chain::testing::dev_builders();
+        let txs: Vec<_> = (0..40)
+            .map(|i| builders[1].transfer(Address([9; 20]), 1 + i))
+            .collect();
+        let peer = PeerId::from_bytes(&[[0x12, 32].as_slice(), &[7; 32]].concat()).unwrap();
+        let parent = chain.head().unwrap().timestamp_ms;
+        for r in 0..30u32 {
+            let block = chain
+                .propose(&txs, parent + 1_000 + u64::from(r), Address::ZERO)
+                .unwrap()
+                .executed
+                .block;
+            let parts = stream_block(
+                &signer,
+                in_turn,
+                chain_id,
+                Round::new(r),
+                Round::Nil,
+                &block,
+            );
+            assert_eq!(
+                deliver(&mut app, peer, r as u8, parts),
+                None,
+                "kept for later"
+            );
+        }
+        let held: usize = app.future.iter().map(|(_, p)| parts_footprint(p)).sum();
+        assert!(
+            held <= limits.total_bytes,
+            "{held} > {}",
+            limits.total_bytes
+        );
+        assert!(app.future.len() < 30, "the oldest were dropped");
+        assert!(!app.future.is_empty());
+        // The newest is kept.
+        assert_eq!(app.future.last().unwrap().0.round, Round::new(29));
+    }
+
     #[test]
     fn an_equivocating_proposer_gets_only_its_first_block_executed_and_is_counted() {
-        let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
-        let set = ValidatorSet::new(
-            keys.iter()
-                .map(|k| Validator::new(k.public_key(), 1))
-                .collect(),
-        )
-        .unwrap();
         let (height, round) = (Height(1), Round::ZERO);
-        let in_turn = set.proposer(height.0, 0).address;
-        let proposer_key = keys.iter().find(|k| k.address() == in_turn).unwrap();
-        let own_key = keys.iter().find(|k| k.address() != in_turn).unwrap();
-
-        let chain = Arc::new(dev_chain());
-        let chain_id = chain.genesis().chain_id;
-        let store = DecidedStore::temporary().unwrap();
-        let metrics = Arc::new(ConsensusMetrics::default());
-        let mut app = App::new(
-            chain.clone(),
-            Arc::new(Quiet),
-            ConsensusSigner::new(chain_id, own_key.clone()),
-            set,
-            AppSettings {
-                timeouts: LinearTimeouts::default(),
-                block_time: Duration::from_secs(1),
-                max_future_drift_ms: DEFAULT_MAX_FUTURE_DRIFT_MS,
-                tip_recipient: Address::ZERO,
-                byzantine: None,
-                reassembly: ReassemblyLimits::default(),
-            },
-            store.clone(),
-            metrics.clone(),
+        let t = TestApp::new(ReassemblyLimits::default());
+        let (chain, chain_id, in_turn, metrics, store) = (
+            t.chain.clone(),
+            t.chain_id,
+            t.in_turn,
+            t.metrics.clone(),
+            t.store.clone(),
         );
+        let proposer_key = t.proposer_key.clone();
+        let mut app = t.app;
         app.height = height;
         app.round = round;
 

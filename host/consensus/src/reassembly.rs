@@ -170,6 +170,13 @@ fn footprint(part: &ProposalPart) -> usize {
     PART_OVERHEAD_BYTES + payload_bytes(part)
 }
 
+/// What holding a whole stream's parts costs, counted as the buffer counts
+/// them (the app bounds the signed proposals it keeps for later heights by
+/// the same measure).
+pub fn parts_footprint(parts: &[ProposalPart]) -> usize {
+    parts.iter().map(footprint).sum()
+}
+
 impl Reassembly {
     /// An empty buffer with these caps.
     ///
