@@ -14,7 +14,8 @@
 //!   also binds before `Init` has arrived);
 //! - all open streams together hold at most [`MAX_BUFFERED_BYTES`],
 //!   counting [`PART_OVERHEAD_BYTES`] for every part on top of its payload;
-//!   the oldest streams are dropped to make room;
+//!   the oldest streams of the publisher holding the most are dropped to
+//!   make room, so a flooding peer loses its own streams first;
 //! - at most [`MAX_OPEN_STREAMS`] streams of at most [`MAX_STREAM_MESSAGES`]
 //!   messages each.
 //!
@@ -29,7 +30,8 @@ use malachitebft_engine::util::streaming::{StreamContent, StreamId, StreamMessag
 use crate::proposal::{ProposalPart, PROPOSAL_CHUNK_BYTES};
 use crate::streaming::MAX_STREAMED_BLOCK_BYTES;
 
-/// Most streams buffered at once (across publishers); the oldest is dropped
+/// Most streams buffered at once (across publishers); the oldest of the
+/// publisher with the most streams is dropped
 /// to make room. A few heights' worth of proposals from every validator.
 pub const MAX_OPEN_STREAMS: usize = 256;
 
@@ -285,7 +287,7 @@ impl Reassembly {
         // Make room before taking the part, so the buffer never holds more
         // than the total cap, not even for a moment.
         while self.buffered_bytes - released + added > self.limits.total_bytes {
-            if !self.drop_oldest(Some(key)) {
+            if !self.drop_oldest(Some(key), true) {
                 break; // cannot happen: one stream fits the cap alone
             }
         }
@@ -304,7 +306,7 @@ impl Reassembly {
     fn open(&mut self, key: &StreamKey) -> &mut OpenStream {
         if !self.streams.contains_key(key) {
             if self.streams.len() >= MAX_OPEN_STREAMS {
-                self.drop_oldest(None);
+                self.drop_oldest(None, false);
             }
             self.opened += 1;
             self.streams.insert(
@@ -338,15 +340,27 @@ impl Reassembly {
         Some(stream)
     }
 
-    /// Drops the oldest stream other than `keep`; false if there is none.
-    fn drop_oldest(&mut self, keep: Option<&StreamKey>) -> bool {
-        let oldest = self
+    /// Drops the oldest stream of the publisher holding the most — bytes
+    /// when making room for a part, streams when making room for a stream
+    /// — other than `keep`. A peer flooding the buffer so evicts its own
+    /// streams before anyone else's: an honest proposer's stream in flight
+    /// survives a flood from others. `false` when there is nothing to drop.
+    fn drop_oldest(&mut self, keep: Option<&StreamKey>, by_bytes: bool) -> bool {
+        let mut load: HashMap<&[u8], usize> = HashMap::new();
+        for ((publisher, _), s) in &self.streams {
+            *load.entry(publisher.as_slice()).or_default() +=
+                if by_bytes { s.buffered_bytes } else { 1 };
+        }
+        // `opened` is unique, so the choice is the same on every node.
+        let victim = self
             .streams
             .iter()
             .filter(|(k, _)| Some(*k) != keep)
-            .min_by_key(|(_, s)| s.opened)
+            .max_by_key(|((publisher, _), s)| {
+                (load[publisher.as_slice()], std::cmp::Reverse(s.opened))
+            })
             .map(|(k, _)| k.clone());
-        match oldest {
+        match victim {
             Some(key) => {
                 self.drop_stream(&key);
                 true
@@ -544,6 +558,39 @@ mod tests {
         r.push(p.clone(), msg(0, 3, fin())).unwrap();
         assert_eq!(r.push(p, msg(0, 4, StreamContent::Fin)), Ok(None));
         assert!(r.buffered_bytes() <= limits.total_bytes);
+    }
+
+    /// A flood from one peer evicts that peer's own streams: another
+    /// publisher's stream in flight survives and completes.
+    #[test]
+    fn a_flooding_peer_evicts_its_own_streams_not_an_honest_one() {
+        let limits = ReassemblyLimits {
+            stream_bytes: 4_000,
+            total_bytes: max_stream_footprint(4_000) + 10_000,
+        };
+        let mut r = Reassembly::with_limits(limits);
+        let honest = b"proposer".to_vec();
+        r.push(honest.clone(), msg(200, 0, init(4_000))).unwrap();
+        r.push(honest.clone(), msg(200, 1, chunk(2_000))).unwrap();
+        let flooder = b"flooder".to_vec();
+        for id in 0..100u8 {
+            r.push(flooder.clone(), msg(id, 0, init(4_000))).unwrap();
+            r.push(flooder.clone(), msg(id, 1, chunk(2_000))).unwrap();
+            r.push(flooder.clone(), msg(id, 2, chunk(2_000))).unwrap();
+            assert!(r.buffered_bytes() <= limits.total_bytes);
+        }
+        // Many streams arriving one by one, past the count cap, too.
+        for id in 0..=255u8 {
+            r.push(b"sybil".to_vec(), msg(id, 0, init(10))).unwrap();
+        }
+        r.push(honest.clone(), msg(200, 2, chunk(2_000))).unwrap();
+        r.push(honest.clone(), msg(200, 3, fin())).unwrap();
+        let parts = r.push(honest, msg(200, 4, StreamContent::Fin)).unwrap();
+        assert_eq!(
+            parts.map(|v| v.len()),
+            Some(4),
+            "the honest stream completed"
+        );
     }
 
     #[test]
