@@ -31,8 +31,8 @@ use crate::proposal::{ProposalPart, PROPOSAL_CHUNK_BYTES};
 use crate::streaming::MAX_STREAMED_BLOCK_BYTES;
 
 /// Most streams buffered at once (across publishers); the oldest of the
-/// publisher with the most streams is dropped
-/// to make room. A few heights' worth of proposals from every validator.
+/// publisher with the most streams is dropped to make room. A few heights'
+/// worth of proposals from every validator.
 pub const MAX_OPEN_STREAMS: usize = 256;
 
 /// Most messages one stream may have: `Init`, the data chunks of the
