@@ -773,6 +773,18 @@ mod tests {
         answer
     }
 
+    /// Four validators of power 1 and their keys.
+    fn four_validators() -> (Vec<ConsensusKey>, ValidatorSet) {
+        let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
+        let set = ValidatorSet::new(
+            keys.iter()
+                .map(|k| Validator::new(k.public_key(), 1))
+                .collect(),
+        )
+        .unwrap();
+        (keys, set)
+    }
+
     /// An app of a four-validator dev chain, deciding height 1, run by a
     /// validator that is not height 1's first proposer.
     struct TestApp {
@@ -787,13 +799,7 @@ mod tests {
 
     impl TestApp {
         fn new(reassembly: ReassemblyLimits) -> TestApp {
-            let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
-            let set = ValidatorSet::new(
-                keys.iter()
-                    .map(|k| Validator::new(k.public_key(), 1))
-                    .collect(),
-            )
-            .unwrap();
+            let (keys, set) = four_validators();
             let in_turn = set.proposer(1, 0).address;
             let proposer_key = keys.iter().find(|k| k.address() == in_turn).unwrap();
             let own_key = keys.iter().find(|k| k.address() != in_turn).unwrap();
@@ -944,13 +950,7 @@ mod tests {
 
     #[test]
     fn only_the_rounds_proposer_may_propose_and_stored_streams_give_their_block_back() {
-        let keys: Vec<_> = (1..=4).map(|i| ConsensusKey::from_bytes([i; 32])).collect();
-        let set = ValidatorSet::new(
-            keys.iter()
-                .map(|k| Validator::new(k.public_key(), 1))
-                .collect(),
-        )
-        .unwrap();
+        let (keys, set) = four_validators();
         let block = Block {
             header: BlockHeader {
                 chain_id: 7,
