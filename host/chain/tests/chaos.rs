@@ -62,6 +62,10 @@ class Chaos:
         cmd, n, other = payload.decode().split("|")
         self._do(cmd, int(n), other)
 
+    def _fund(self):
+        fund = self.storage.get("fund", 0)
+        self.storage["fund"] = (fund if isinstance(fund, int) else 0) + 10**15
+
     def _timers(self):
         return self.storage.get("timers", [])
 
@@ -84,11 +88,18 @@ class Chaos:
         elif cmd == "time":
             self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 4) * 1000, payload, gas_limit=120_000))
         elif cmd == "escrow":
-            self.storage["fund"] = self.storage.get("fund", 0) + 10**15
+            self._fund()
             if n % 2:
                 self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, payload, gas_limit=120_000, escrow="fund"))
             else:
                 self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 4, payload, gas_limit=120_000, escrow="fund"))
+        elif cmd == "bigescrow":
+            self._fund()
+            self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, ("noop|0|" + "x" * 60_000).encode(), gas_limit=1, escrow="fund"))
+            if n % 2:
+                self.storage["fund"] = "spoiled"
+        elif cmd == "spoil":
+            self.storage["fund"] = "spoiled"
         elif cmd == "watch":
             self._keep(pvm_host.watch(["k" + str(n % 3), "fund"], actor=other, handler="on_hit", payload=payload, gas_limit=120_000, expires_at=height + 6))
         elif cmd == "cancel":
@@ -138,7 +149,17 @@ class Chaos:
 "#;
 
 const COMMANDS: &[&str] = &[
-    "height", "time", "escrow", "watch", "cancel", "extend", "write", "drain", "cron",
+    "height",
+    "time",
+    "escrow",
+    "bigescrow",
+    "spoil",
+    "watch",
+    "cancel",
+    "extend",
+    "write",
+    "drain",
+    "cron",
 ];
 
 struct Chaos {
@@ -170,6 +191,9 @@ impl Chaos {
         // walk in rounds and carry the rest over (#28 bug 4).
         let mut genesis = Genesis::dev();
         genesis.basefee.max_block_cells = 2 * timerhost_types::MAX_TX_BYTES as u64;
+        // Deposits ten times the default: a 60 KB payload's deposit alone
+        // then exceeds a small fire's maximum cost (the "bigescrow" case).
+        genesis.timers.deposit_per_byte = 10_000;
         let dir = tempfile::tempdir().unwrap();
         let runtime = || Arc::new(VmRuntime::new().unwrap());
         let producer = Chain::open(

@@ -349,3 +349,42 @@ fn bug4_fires_never_exceed_the_blocks_cells() {
     let receipts = n.block_at(vec![], at);
     assert_eq!(fires(&receipts).len(), 100);
 }
+
+/// An escrow-funded timer whose deposit alone exceeds a fire's maximum
+/// cost, and whose escrow key the actor then fills with something else.
+const NOT_AN_INT: &str = r#"
+import pvm_host
+
+class NotAnInt:
+    def arm(self, at_ms):
+        self.storage["fund"] = 10**16
+        pvm_host.schedule_timer_at(at_ms, b"x" * 600_000, escrow="fund", gas_limit=1)
+
+    def spoil(self):
+        self.storage["fund"] = "not money"
+
+    @pvm_host.timer_handler
+    def handle_timer(self, payload):
+        self.storage["ran"] = True
+"#;
+
+/// An escrow that holds no int pays for nothing — not even with the
+/// deposit it gets back — so its timer leaves unfunded and unrun, and the
+/// block is produced (the pre-charge is never held out of a non-int).
+#[test]
+fn an_escrow_key_holding_no_int_leaves_its_timer_unfunded_not_the_block_failed() {
+    let mut n = Net::new();
+    let actor = n.deploy(1, NOT_AN_INT, vec![], FUNDS);
+    let at = n.now() + 5_000;
+    n.call_ok(1, actor, "arm", vec![Value::int(at)], 0);
+    n.call_ok(1, actor, "spoil", vec![], 0);
+    let receipts = n.block_at(vec![], at);
+    assert!(fires(&receipts).is_empty());
+    assert!(receipts
+        .iter()
+        .flat_map(|r| &r.events)
+        .any(|e| e.name == "TimerCancelledInsufficientFunds"));
+    assert_eq!(n.storage(&actor, "ran"), None);
+    assert_eq!(n.storage(&actor, "fund"), Some(Value::str("not money")));
+    n.block(vec![]);
+}

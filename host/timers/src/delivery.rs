@@ -538,9 +538,15 @@ impl<'w> Walk<'w> {
         let balance = accounts::load(state, &timer.fee_payer)?.balance;
         let mut available = balance.saturating_add(returning);
         // #19: an escrow-funded timer must also be covered by its escrow.
+        // A key holding no int covers nothing (#28): the deposit coming back
+        // is not added to it and no pre-charge can be held there, so a fire
+        // admitted on the deposit alone could never be paid for.
         if let Some(key) = &timer.escrow_key {
-            let escrowed = escrow::available(state, &timer.actor_address, key)?;
-            available = available.min(escrowed.saturating_add(returning));
+            let covered = match escrow::read(state, &timer.actor_address, key)? {
+                Some(escrowed) => escrowed.saturating_add(returning),
+                None => 0,
+            };
+            available = available.min(covered);
         }
         let required = match required {
             Some(r) if available >= r => r,
