@@ -1,8 +1,9 @@
 //! Proposals, and the parts a proposed block is streamed in: `Init` (who
 //! proposes what height and round, and how many bytes the block has), the
 //! block's bytes in `Data` chunks, and
-//! `Fin` carrying the proposer's signature over everything before it, so a
-//! receiver trusts the block only once it has all of it.
+//! `Fin` carrying the block's hash and the proposer's signature over (chain
+//! id, height, round, block hash) — the chunks are bound through the hash —
+//! so a receiver trusts the block only once it has all of it.
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use malachitebft_core_types::Round;
@@ -79,8 +80,10 @@ pub enum ProposalPart {
     },
     /// A chunk of the block's encoding, in order.
     Data(Vec<u8>),
-    /// The last part: the proposer's signature over the hash of the
-    /// `Init` fields and every `Data` chunk.
+    /// The last part: the proposer's signature over (chain id, height,
+    /// round, block hash) (`signing::streamed_block_bytes`); the `Data`
+    /// chunks must decode to the block of that hash. `Init`'s `pol_round`
+    /// and `block_bytes` are not signed.
     Fin {
         /// The block's hash (what the value will be).
         block_hash: Hash,
