@@ -17,17 +17,18 @@
 //! run (the seed is printed); `chaos_long` (ignored) runs 10,000 blocks:
 //! `cargo test -p timerhost-chain --release --test chaos -- --ignored`.
 
+mod common;
+
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
+use timerhost_chain::testing::{dev_builders, TxBuilder};
 use timerhost_chain::{Chain, NoHooks, VmRuntime};
-use timerhost_state::{MemoryBackend, SledBackend, StateRead};
+use timerhost_state::{MemoryBackend, SledBackend};
 use timerhost_timers::store;
 use timerhost_types::{
     Address, Genesis, SignedTransaction, SystemInstruction, TimerConfig, TimerOrdering, Value,
-    CRON_REGISTRY_ADDRESS, TIMER_DEPOSIT_ESCROW,
 };
 
 #[global_allocator]
@@ -242,7 +243,10 @@ impl Chaos {
             "seed {seed}: the other backend disagrees at block {height}"
         );
         self.follower.commit(&executed).unwrap();
-        self.check(seed, height);
+        common::assert_invariants(
+            &self.producer.store().state(),
+            &format!("seed {seed}, block {height}"),
+        );
         let cells: u64 = proposed
             .executed
             .receipts
@@ -299,35 +303,6 @@ impl Chaos {
                 .iter()
                 .filter(|r| !r.is_success())
                 .count()
-    }
-
-    fn check(&self, seed: u64, height: u64) {
-        let state = self.producer.store().state();
-        let supply = timerhost_chain::accounts::supply(&state).unwrap();
-        assert_eq!(
-            total_balances(&state).unwrap(),
-            supply.genesis_supply - supply.burned,
-            "seed {seed}: supply not conserved at block {height}"
-        );
-        let (start, end) =
-            timerhost_types::keys::storage_scan_range(&CRON_REGISTRY_ADDRESS, b"escrow:", None);
-        let escrows: u128 = state
-            .scan(&start, Some(&end), usize::MAX)
-            .unwrap()
-            .into_iter()
-            .map(|(_, v)| Value::from_bytes(&v).unwrap().as_u128().unwrap())
-            .sum();
-        let account = |a: &Address| timerhost_state::accounts::load(&state, a).unwrap();
-        assert_eq!(
-            account(&CRON_REGISTRY_ADDRESS).balance,
-            escrows,
-            "seed {seed}: the registry's books at block {height}"
-        );
-        assert_eq!(
-            account(&TIMER_DEPOSIT_ESCROW).balance,
-            store::deposits_held(&state, usize::MAX).unwrap(),
-            "seed {seed}: deposits unaccounted for at block {height}"
-        );
     }
 
     fn governance(&mut self, block: u64, blocks: u64) -> Option<SignedTransaction> {

@@ -3,14 +3,15 @@
 //! Actors are the chain's deterministic mock runtime, whose timer handlers
 //! call the same `timerhost_timers` host functions the Python VM calls.
 
-use timerhost_chain::testing::{dev_builders, dev_chain, total_balances, TxBuilder};
+mod common;
+
+use timerhost_chain::testing::{dev_builders, dev_chain, TxBuilder};
 use timerhost_chain::Chain;
 use timerhost_state::MemoryBackend;
 use timerhost_timers::store;
 use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
 use timerhost_types::{
-    keys, Address, ErrorKind, Event, Hash, Receipt, SignedTransaction, TimerConfig, TxSource,
-    Value, TIMER_DEPOSIT_ESCROW,
+    keys, Address, ErrorKind, Event, Hash, Receipt, SignedTransaction, TimerConfig, TxSource, Value,
 };
 
 const PROPOSER: Address = Address([0xee; 20]);
@@ -50,22 +51,9 @@ impl Net {
             .produce_block(&txs, head.timestamp_ms + 1, PROPOSER)
             .unwrap();
         assert!(p.rejected.is_empty(), "{:?}", p.rejected);
-        let state = self.chain.store().state();
-        let s = timerhost_chain::accounts::supply(&state).unwrap();
-        assert_eq!(
-            total_balances(&state).unwrap(),
-            s.genesis_supply - s.burned,
-            "conservation broken at {}",
-            head.height + 1
-        );
-        // The escrow holds exactly the live timers' deposits.
-        assert_eq!(
-            timerhost_state::accounts::load(&state, &TIMER_DEPOSIT_ESCROW)
-                .unwrap()
-                .balance,
-            store::deposits_held(&state, usize::MAX).unwrap(),
-            "deposit escrow out of step at {}",
-            head.height + 1
+        common::assert_invariants(
+            &self.chain.store().state(),
+            &format!("block {}", head.height + 1),
         );
         p.executed.receipts
     }

@@ -1,6 +1,6 @@
-//! A chain on the real VM for integration tests (`mod common;`): mines
-//! blocks and checks, after every one, that it was produced, that supply is
-//! conserved and that the cron registry's balance is the sum of its escrows.
+//! Shared by the integration tests (`mod common;`): the chain's invariants
+//! checked after a block ([`assert_invariants`]), and a chain on the real
+//! VM ([`Net`]) that checks them after every block it mines.
 
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
@@ -10,7 +10,11 @@ use std::sync::Arc;
 use timerhost_chain::testing::{dev_builders, total_balances, TxBuilder};
 use timerhost_chain::{Chain, NoHooks, VmRuntime};
 use timerhost_state::{MemoryBackend, StateRead};
-use timerhost_types::{Address, Genesis, Receipt, SignedTransaction, Value, CRON_REGISTRY_ADDRESS};
+use timerhost_timers::store;
+use timerhost_types::{
+    Address, Genesis, Receipt, SignedTransaction, Value, CRON_REGISTRY_ADDRESS,
+    TIMER_DEPOSIT_ESCROW,
+};
 
 /// Receives the tips of every block mined here.
 pub const PROPOSER: Address = Address([0xee; 20]);
@@ -54,18 +58,8 @@ impl Net {
             .produce_block(&txs, timestamp_ms, PROPOSER)
             .expect("the block is produced whatever its actors do");
         assert!(p.rejected.is_empty(), "{:?}", p.rejected);
-        let state = self.chain.store().state();
-        let s = timerhost_chain::accounts::supply(&state).unwrap();
-        assert_eq!(
-            total_balances(&state).unwrap(),
-            s.genesis_supply - s.burned,
-            "conservation"
-        );
-        assert_eq!(
-            self.balance(&CRON_REGISTRY_ADDRESS),
-            cron_escrows(&self.chain).iter().sum::<u128>(),
-            "the registry's balance is the sum of its escrows"
-        );
+        let height = p.executed.block.header.height;
+        assert_invariants(&self.chain.store().state(), &format!("block {height}"));
         p.executed.receipts
     }
 
@@ -127,9 +121,36 @@ impl Net {
     }
 }
 
+/// The chain's invariants after a block (docs/ARCHITECTURE.md,
+/// "Invariants"): balances + burned = genesis supply; the cron registry's
+/// balance is the sum of its escrows; the deposit escrow holds exactly the
+/// live timers' deposits. `context` names the block in a failure.
+pub fn assert_invariants(state: &dyn StateRead, context: &str) {
+    let supply = timerhost_chain::accounts::supply(state).unwrap();
+    assert_eq!(
+        total_balances(state).unwrap(),
+        supply.genesis_supply - supply.burned,
+        "{context}: supply not conserved"
+    );
+    let balance = |a: &Address| timerhost_state::accounts::load(state, a).unwrap().balance;
+    assert_eq!(
+        balance(&CRON_REGISTRY_ADDRESS),
+        cron_escrows_in(state).iter().sum::<u128>(),
+        "{context}: the registry's balance is not the sum of its escrows"
+    );
+    assert_eq!(
+        balance(&TIMER_DEPOSIT_ESCROW),
+        store::deposits_held(state, usize::MAX).unwrap(),
+        "{context}: the deposit escrow does not hold exactly the live timers' deposits"
+    );
+}
+
 /// The cron registry's escrow integers (`escrow:<id>` in its storage).
 pub fn cron_escrows(chain: &Chain<MemoryBackend>) -> Vec<u128> {
-    let state = chain.store().state();
+    cron_escrows_in(&chain.store().state())
+}
+
+fn cron_escrows_in(state: &dyn StateRead) -> Vec<u128> {
     let (start, end) =
         timerhost_types::keys::storage_scan_range(&CRON_REGISTRY_ADDRESS, b"escrow:", None);
     state
