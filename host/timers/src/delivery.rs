@@ -28,14 +28,18 @@
 //!    `gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL` moves per block, so the
 //!    work stays bounded while live timers behind them still get reached;
 //! 2. otherwise **admitted** if the block has fired fewer than
-//!    `max_fires_per_block` timers and its reservation (its
+//!    `max_fires_per_block` timers, its reservation (its
 //!    `gas_limit_per_fire` plus `TIMER_FIRE_BASE_CYCLES`) fits what is left of the lane
-//!    (`lane_cycles_per_block`): the timer is removed (its deposit refunded),
-//!    the fee payer is pre-charged `max_cost = (gas_limit + base) ×
-//!    cycle_basefee + max_cells_per_fire × cell_basefee`, and a [`Fire`] is
-//!    returned. The first fire that does not fit either limit stops the
-//!    walk: admission is strict FIFO and everything behind it carries over,
-//!    in order, to the next block.
+//!    (`lane_cycles_per_block`) and its cells limit ([`cells_per_fire`])
+//!    fits what is left of the block's cells (#28): the timer is removed (its
+//!    deposit refunded), the fee payer (and an escrow-funded timer's escrow)
+//!    is pre-charged `max_cost = (gas_limit + base) × cycle_basefee +
+//!    cells_per_fire × cell_basefee`, and a [`Fire`] is returned. The first
+//!    fire that does not fit a limit stops the walk: admission is strict
+//!    FIFO and everything behind it carries over, in order, to the next
+//!    block — except that a walk the cells stopped resumes in the same
+//!    block once the admitted fires have run and given back the cells they
+//!    did not use ([`deliver_more`]).
 //!
 //! The chain then *executes* the fires as deferred transactions, refunds
 //! `max_cost − actual_cost`, and emits [`crate::events::timer_fired`].
@@ -90,7 +94,8 @@ pub struct Fire {
     pub cycles_limit: u64,
     /// Cycles the fire pays on top ([`TIMER_FIRE_BASE_CYCLES`]).
     pub base_cycles: u64,
-    /// Cells limit (`max_cells_per_fire`).
+    /// Cells limit ([`cells_per_fire`]), held from the block's cells until
+    /// the fire has run.
     pub cells_limit: u64,
     /// Cycle basefee of the pre-charge.
     pub cycle_basefee: u128,
@@ -150,6 +155,17 @@ pub struct DeliveryPlan {
     pub events: Vec<Event>,
     /// Counters.
     pub stats: DeliveryStats,
+}
+
+impl DeliveryPlan {
+    /// An empty plan for a walk under governance's current status, and
+    /// that status.
+    fn under_status(state: &Overlay<'_>) -> Result<(TimerStatus, DeliveryPlan)> {
+        let status = control::status(state)?;
+        let mut plan = DeliveryPlan::default();
+        plan.stats.status = status;
+        Ok((status, plan))
+    }
 }
 
 /// `max_cost` of one fire (§6.3 step 2), its base charge included, plus
@@ -318,9 +334,7 @@ pub fn deliver_time(
     timestamp_ms: u64,
     budgets: &mut BlockBudgets,
 ) -> Result<DeliveryPlan> {
-    let status = control::status(state)?;
-    let mut plan = DeliveryPlan::default();
-    plan.stats.status = status;
+    let (status, mut plan) = DeliveryPlan::under_status(state)?;
     // Only an active scheduler fires; a shutdown removes time timers at the
     // end of the block with everything else. Under priority ordering every
     // kind is materialised from the Globalbox at the end, and after a switch
@@ -354,9 +368,7 @@ pub fn deliver(
     written: &[(Address, Vec<u8>)],
     budgets: &mut BlockBudgets,
 ) -> Result<DeliveryPlan> {
-    let status = control::status(state)?;
-    let mut plan = DeliveryPlan::default();
-    plan.stats.status = status;
+    let (status, mut plan) = DeliveryPlan::under_status(state)?;
     if status == TimerStatus::Shutdown {
         return Ok(plan);
     }
@@ -429,9 +441,7 @@ pub fn deliver_more(
     height: u64,
     budgets: &mut BlockBudgets,
 ) -> Result<DeliveryPlan> {
-    let status = control::status(state)?;
-    let mut plan = DeliveryPlan::default();
-    plan.stats.status = status;
+    let (status, mut plan) = DeliveryPlan::under_status(state)?;
     if status != TimerStatus::Active {
         return Ok(plan);
     }
