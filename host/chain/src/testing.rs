@@ -299,22 +299,25 @@ impl MockRuntime {
                     }
                 };
                 let caller = ctx.env.timer_caller(actor, false);
+                let mut record_bytes = 0;
                 let event = if handler == "cancel" {
                     try_exec!(meter.charge(CANCEL_TIMER_CYCLES, 0));
-                    try_exec!(
-                        timer_host::cancel(ctx.state, &caller, &id)?.map_err(|e| timer_error(&e))
-                    )
+                    let result = timer_host::cancel(ctx.state, &caller, &id, &mut record_bytes)?;
+                    try_exec!(meter.charge(timer_host::record_cycles(record_bytes), 0));
+                    try_exec!(result.map_err(|e| timer_error(&e)))
                 } else {
                     let new_expires_at = try_exec!(arg_u64(args, 1));
                     try_exec!(meter.charge(EXTEND_TIMER_CYCLES, 0));
-                    try_exec!(timer_host::extend(
+                    let result = timer_host::extend(
                         ctx.state,
                         &ctx.env.timer_config,
                         &caller,
                         &id,
-                        new_expires_at
-                    )?
-                    .map_err(|e| timer_error(&e)))
+                        new_expires_at,
+                        &mut record_bytes,
+                    )?;
+                    try_exec!(meter.charge(timer_host::record_cycles(record_bytes), 0));
+                    try_exec!(result.map_err(|e| timer_error(&e)))
                 };
                 events.push(event);
                 Ok(Ok(None))

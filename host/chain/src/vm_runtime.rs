@@ -173,12 +173,20 @@ impl Host for ChainHost<'_, '_, '_> {
         prefix: &[u8],
         after: Option<&[u8]>,
     ) -> HostCall<Option<Vec<u8>>> {
-        let cost = Cost::cycles(costs::host::STORAGE_NEXT_KEY);
+        // One scan step, plus one per key deleted earlier in the block that
+        // the walk steps over (#29: they stay in the block's overlay as
+        // tombstones until it commits). The walk gives up past what the
+        // execution could pay for, so its work is bounded before the charge.
+        let step = costs::host::STORAGE_NEXT_KEY;
         let base = keys::storage_prefix(actor);
         let (start, end) = keys::storage_scan_range(actor, prefix, after);
-        match self.ctx.state.scan(&start, Some(&end), 1) {
-            Ok(mut found) => HostCall::ok(found.pop().map(|(k, _)| k[base.len()..].to_vec()), cost),
-            Err(e) => self.fail(e, cost),
+        let max_skipped = self.ctx.cycles_limit / step;
+        match self.ctx.state.next_key(&start, &end, max_skipped) {
+            Ok(next) => {
+                let cost = Cost::cycles(step.saturating_mul(next.skipped.saturating_add(1)));
+                HostCall::ok(next.key.map(|k| k[base.len()..].to_vec()), cost)
+            }
+            Err(e) => self.fail(e, Cost::cycles(step)),
         }
     }
 
@@ -277,15 +285,20 @@ impl Host for ChainHost<'_, '_, '_> {
         timer_id: &Hash,
         new_expires_at: u64,
     ) -> HostCall<()> {
-        let cost = Cost::cycles(EXTEND_TIMER_CYCLES);
         let caller = self.caller(actor, false);
-        match timer_host::extend(
+        // The base price, plus the caller's own record's bytes once it is
+        // known to be the caller's (#29: decoded, hashed, rewritten).
+        let mut record_bytes = 0;
+        let result = timer_host::extend(
             self.ctx.state,
             &self.ctx.env.timer_config,
             &caller,
             timer_id,
             new_expires_at,
-        ) {
+            &mut record_bytes,
+        );
+        let cost = Cost::cycles(EXTEND_TIMER_CYCLES + timer_host::record_cycles(record_bytes));
+        match result {
             Ok(Ok(event)) => {
                 self.events.push(event);
                 HostCall::ok((), cost)
@@ -296,9 +309,11 @@ impl Host for ChainHost<'_, '_, '_> {
     }
 
     fn cancel_timer(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()> {
-        let cost = Cost::cycles(CANCEL_TIMER_CYCLES);
         let caller = self.caller(actor, false);
-        match timer_host::cancel(self.ctx.state, &caller, timer_id) {
+        let mut record_bytes = 0;
+        let result = timer_host::cancel(self.ctx.state, &caller, timer_id, &mut record_bytes);
+        let cost = Cost::cycles(CANCEL_TIMER_CYCLES + timer_host::record_cycles(record_bytes));
+        match result {
             Ok(Ok(event)) => {
                 self.events.push(event);
                 HostCall::ok((), cost)

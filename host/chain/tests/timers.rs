@@ -1040,13 +1040,29 @@ fn cip5_6_1_host_call_costs_are_charged_to_the_caller() {
         u128::from(state_bytes) * TimerConfig::default().deposit_per_byte,
         "the deposit is deposit_per_byte × the same bytes"
     );
+    // #29: cancel and extend pay for the caller's own record's bytes (one
+    // cycle per 16), which they decode, hash (and rewrite).
+    let record_cycles = |n: &Net, id: &timerhost_types::Hash| {
+        let state = n.chain.store().state();
+        let record = store::get_record(&state, id).unwrap().unwrap();
+        let bytes = timerhost_types::encoding::encode(&record).len() as u64;
+        assert_eq!(
+            timerhost_timers::host::record_cycles(bytes),
+            bytes / timerhost_timers::host::RECORD_BYTES_PER_CYCLE
+        );
+        bytes / 16
+    };
     let id = timer_id_of(&r_empty);
+    let own = record_cycles(&n, &id);
+    assert!((10..20).contains(&own), "an empty timer's record: {own}");
     let r = n.call(0, actor, "cancel", vec![Value::Bytes(id.0.to_vec())]);
     assert_eq!(
         r.cycles_used,
-        base + timerhost_types::timer::CANCEL_TIMER_CYCLES
+        base + timerhost_types::timer::CANCEL_TIMER_CYCLES + own
     );
     let id = timer_id_of(&r_big);
+    let own = record_cycles(&n, &id);
+    assert!(own > 1_000 / 16, "a 1,000-byte payload's record: {own}");
     let r = n.call(
         0,
         actor,
@@ -1055,7 +1071,7 @@ fn cip5_6_1_host_call_costs_are_charged_to_the_caller() {
     );
     assert_eq!(
         r.cycles_used,
-        base + timerhost_types::timer::EXTEND_TIMER_CYCLES
+        base + timerhost_types::timer::EXTEND_TIMER_CYCLES + own
     );
 }
 

@@ -57,6 +57,16 @@ pub trait KvBackend: Send + Sync + 'static {
     /// Reads one key.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
+    /// The first `n` bytes of the value at `key` and its whole length,
+    /// without copying the rest (`StateRead::get_head`).
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        Ok(self.get(key)?.map(|mut v| {
+            let len = v.len();
+            v.truncate(n);
+            (v, len)
+        }))
+    }
+
     /// Up to `limit` entries with `start ≤ key < end` (`end = None`: no upper
     /// bound), in ascending key order.
     fn scan(
@@ -65,6 +75,15 @@ pub trait KvBackend: Send + Sync + 'static {
         end: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+
+    /// The keys of [`KvBackend::scan`], without copying the values.
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        Ok(self
+            .scan(start, end, limit)?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect())
+    }
 
     /// The entry with the greatest key in `[start, end)`, if any.
     fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>>;
@@ -81,6 +100,10 @@ impl<T: KvBackend + ?Sized> KvBackend for Box<T> {
         (**self).get(key)
     }
 
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        (**self).get_head(key, n)
+    }
+
     fn scan(
         &self,
         start: &[u8],
@@ -88,6 +111,10 @@ impl<T: KvBackend + ?Sized> KvBackend for Box<T> {
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         (**self).scan(start, end, limit)
+    }
+
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        (**self).scan_keys(start, end, limit)
     }
 
     fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
@@ -146,6 +173,14 @@ impl KvBackend for MemoryBackend {
         Ok(self.map.read().get(key).cloned())
     }
 
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        Ok(self
+            .map
+            .read()
+            .get(key)
+            .map(|v| (v[..v.len().min(n)].to_vec(), v.len())))
+    }
+
     fn scan(
         &self,
         start: &[u8],
@@ -157,6 +192,15 @@ impl KvBackend for MemoryBackend {
             .range::<[u8], _>(bounds(start, end))
             .take(limit)
             .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        let map = self.map.read();
+        Ok(map
+            .range::<[u8], _>(bounds(start, end))
+            .take(limit)
+            .map(|(k, _)| k.clone())
             .collect())
     }
 
@@ -258,6 +302,14 @@ impl KvBackend for SledBackend {
         Ok(self.db.get(key)?.map(|v| v.to_vec()))
     }
 
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        // sled hands out its buffer (`IVec`) without copying it.
+        Ok(self
+            .db
+            .get(key)?
+            .map(|v| (v[..v.len().min(n)].to_vec(), v.len())))
+    }
+
     fn scan(
         &self,
         start: &[u8],
@@ -270,6 +322,17 @@ impl KvBackend for SledBackend {
         };
         iter.take(limit)
             .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).map_err(Into::into))
+            .collect()
+    }
+
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        // sled's values come out as shared buffers: only the keys are copied.
+        let iter = match end {
+            Some(end) => self.db.range(start..end),
+            None => self.db.range(start..),
+        };
+        iter.take(limit)
+            .map(|r| r.map(|(k, _)| k.to_vec()).map_err(Into::into))
             .collect()
     }
 

@@ -26,7 +26,7 @@ pub mod store;
 pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 pub use commitment::{NodeCache, StateCommitment};
 pub use error::{Result, StorageError};
-pub use overlay::{ChangeSet, Checkpoint, EmptyState, Overlay, StateRead, StateReadExt};
+pub use overlay::{ChangeSet, Checkpoint, EmptyState, NextKey, Overlay, StateRead, StateReadExt};
 pub use store::{
     ChainStore, CommitRequest, EventFilter, EventRecord, StoreSnapshot, TxLocation, STORE_FORMAT,
 };

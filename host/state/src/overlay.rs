@@ -22,6 +22,18 @@ pub trait StateRead {
     /// Reads one key.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
+    /// The first `n` bytes of the value at `key` (fewer if it is shorter)
+    /// and the value's whole length, without copying the rest: for callers
+    /// that must look at a record's fixed-size head (its owner) before
+    /// they may spend work on its bytes (#29).
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        Ok(self.get(key)?.map(|mut v| {
+            let len = v.len();
+            v.truncate(n);
+            (v, len)
+        }))
+    }
+
     /// Up to `limit` entries with `start ≤ key < end` (`None`: unbounded), ascending.
     fn scan(
         &self,
@@ -29,6 +41,29 @@ pub trait StateRead {
         end: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+
+    /// The keys of [`StateRead::scan`], without copying the values (a
+    /// key walk must not pay for the bytes stored under the keys, #29).
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        Ok(self
+            .scan(start, end, limit)?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect())
+    }
+}
+
+/// What [`Overlay::next_key`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextKey {
+    /// The first live key of the range, if any (`None` also when the walk
+    /// gave up).
+    pub key: Option<Vec<u8>>,
+    /// Deleted entries stepped over to get there: keys this overlay
+    /// deleted, each counted once whether or not the base holds it.
+    pub skipped: u64,
+    /// The walk stopped after stepping over more than its `max_skipped`.
+    pub gave_up: bool,
 }
 
 /// Committed state with nothing in it: what genesis is built on, and a base
@@ -215,6 +250,80 @@ impl<'a> Overlay<'a> {
     pub fn changes(&self) -> &ChangeSet {
         &self.writes
     }
+
+    /// The first live key in `[start, end)`, reading keys only, and how
+    /// many deleted entries it stepped over on the way ([`NextKey`]). A
+    /// key deleted in this overlay still sits in the base (and in the
+    /// overlay, as a tombstone) until the block commits, so a walk from
+    /// the start of a range steps over every key deleted in it; the caller
+    /// charges for each (`storage.keys()`, #29), and `max_skipped` bounds
+    /// the work before the charge: past it the walk gives up.
+    pub fn next_key(&self, start: &[u8], end: &[u8], max_skipped: u64) -> Result<NextKey> {
+        let mut skipped = 0u64;
+        let mut chunk = 16usize;
+        let mut cursor = start.to_vec();
+        let gave_up = |skipped| NextKey {
+            key: None,
+            skipped,
+            gave_up: true,
+        };
+        loop {
+            let base = self.base.scan_keys(&cursor, Some(end), chunk)?;
+            let exhausted = base.len() < chunk;
+            let upper: Bound<&[u8]> = if exhausted {
+                Bound::Excluded(end)
+            } else {
+                Bound::Included(base.last().expect("non-empty chunk").as_slice())
+            };
+            let mut own = self
+                .writes
+                .range::<[u8], _>((Bound::Included(cursor.as_slice()), upper))
+                .peekable();
+            let mut base_iter = base.iter().peekable();
+            loop {
+                let take_own = match (own.peek(), base_iter.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (Some((ok, _)), Some(bk)) => ok.as_slice() <= bk.as_slice(),
+                };
+                if take_own {
+                    let (k, v) = own.next().expect("peeked");
+                    if base_iter.peek().is_some_and(|bk| *bk == k) {
+                        base_iter.next();
+                    }
+                    if v.is_some() {
+                        return Ok(NextKey {
+                            key: Some(k.clone()),
+                            skipped,
+                            gave_up: false,
+                        });
+                    }
+                    skipped += 1;
+                    if skipped > max_skipped {
+                        return Ok(gave_up(skipped));
+                    }
+                } else {
+                    let k = base_iter.next().expect("peeked");
+                    return Ok(NextKey {
+                        key: Some(k.clone()),
+                        skipped,
+                        gave_up: false,
+                    });
+                }
+            }
+            if exhausted {
+                return Ok(NextKey {
+                    key: None,
+                    skipped,
+                    gave_up: false,
+                });
+            }
+            cursor = successor(base.last().expect("non-empty chunk"));
+            // Deleted runs are long or absent: fetch more at a time.
+            chunk = (chunk * 2).min(1024);
+        }
+    }
 }
 
 impl StateRead for Overlay<'_> {
@@ -222,6 +331,15 @@ impl StateRead for Overlay<'_> {
         match self.writes.get(key) {
             Some(value) => Ok(value.clone()),
             None => self.base.get(key),
+        }
+    }
+
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        match self.writes.get(key) {
+            Some(value) => Ok(value
+                .as_ref()
+                .map(|v| (v[..v.len().min(n)].to_vec(), v.len()))),
+            None => self.base.get_head(key, n),
         }
     }
 
@@ -354,6 +472,60 @@ mod tests {
             vec![&b"after"[..], &b"both"[..]],
             "rewritten keys count, reverted ones and earlier ones do not"
         );
+    }
+
+    #[test]
+    fn next_key_steps_over_deleted_keys_and_counts_them() {
+        let base = MapState((0u8..50).map(|i| (vec![1, i], vec![0; 1_000])).collect());
+        let mut o = Overlay::new(&base);
+        for i in 0u8..40 {
+            o.delete(vec![1, i]);
+        }
+        o.delete(vec![1, 200]); // not in the base: still a tombstone to step over
+        o.put(vec![1, 45, 0], b"own".to_vec());
+        let found = o.next_key(&[1], &[2], u64::MAX).unwrap();
+        assert_eq!(
+            found,
+            NextKey {
+                key: Some(vec![1, 40]),
+                skipped: 40,
+                gave_up: false
+            }
+        );
+        let from = o.next_key(&[1, 45, 0], &[2], u64::MAX).unwrap();
+        assert_eq!(from.key, Some(vec![1, 45, 0]));
+        assert_eq!(from.skipped, 0);
+        let past = o.next_key(&[1, 50], &[2], u64::MAX).unwrap();
+        assert_eq!((past.key, past.skipped), (None, 1));
+        let bounded = o.next_key(&[1], &[2], 10).unwrap();
+        assert_eq!(
+            (bounded.key, bounded.skipped, bounded.gave_up),
+            (None, 11, true)
+        );
+    }
+
+    proptest! {
+        /// `next_key` finds what a full scan finds first.
+        #[test]
+        fn next_key_matches_scan(
+            base in proptest::collection::btree_map(proptest::collection::vec(0u8..4, 1..4), proptest::collection::vec(any::<u8>(), 1..3), 0..40),
+            writes in proptest::collection::vec((proptest::collection::vec(0u8..4, 1..4), proptest::option::of(proptest::collection::vec(any::<u8>(), 1..3))), 0..40),
+            start in proptest::collection::vec(0u8..4, 0..3),
+        ) {
+            let state = MapState(base);
+            let mut overlay = Overlay::new(&state);
+            for (k, v) in writes {
+                match v {
+                    Some(v) => overlay.put(k, v),
+                    None => overlay.delete(k),
+                }
+            }
+            let end = vec![3u8, 3];
+            let first = overlay.scan(&start, Some(&end), 1).unwrap().pop().map(|(k, _)| k);
+            let next = overlay.next_key(&start, &end, u64::MAX).unwrap();
+            prop_assert!(!next.gave_up);
+            prop_assert_eq!(next.key, first);
+        }
     }
 
     proptest! {

@@ -57,7 +57,10 @@ const META: u8 = b'M';
 /// watch limits; time timers and state watches have their own keys.
 /// 7: timers carry their bid and escrow key, `TimerConfig` the ordering
 /// fields, and the Globalbox and the ARC-21 registry exist.
-pub const STORE_FORMAT: u32 = 7;
+/// 8: every due bucket keeps a stored form (`u l`/`u m`): its record
+/// hashes while small, else its lattice until it empties (#29), so that a
+/// bucket changes without reading a record.
+pub const STORE_FORMAT: u32 = 8;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -189,6 +192,27 @@ pub struct StateView<'a> {
 impl StateRead for StateView<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.backend.get(&ns_key(STATE, key))
+    }
+
+    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+        self.backend.get_head(&ns_key(STATE, key), n)
+    }
+
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        let start = ns_key(STATE, start);
+        let end = match end {
+            Some(e) => ns_key(STATE, e),
+            None => vec![STATE + 1],
+        };
+        Ok(self
+            .backend
+            .scan_keys(&start, Some(&end), limit)?
+            .into_iter()
+            .map(|mut k| {
+                k.remove(0);
+                k
+            })
+            .collect())
     }
 
     fn scan(

@@ -27,10 +27,20 @@
 //! - *Every change costs the same whatever the bucket's size:* adding,
 //!   removing or rewriting a timer mixes one element in or out.
 //!
-//! A bucket of at most [`SMALL_BUCKET`] timers keeps no lattice: it is
-//! recomputed from its records when it changes (at most 16 reads), so a
-//! lone timer costs a 40-byte leaf, not 2 KiB. Above that the lattice is
-//! stored under `u l ‖ height`. The digest is the same either way.
+//! Every bucket keeps a derived **stored form** under `u l ‖ height`
+//! (`u m ‖ timestamp_ms`), from which a change is applied without reading
+//! a single record (#29: a record may hold 1 MiB, and an extend or cancel
+//! must not pay for its neighbours' bytes):
+//!
+//! - while it has never held more than [`SMALL_BUCKET`] timers, the list of
+//!   its timers' record hashes (32 bytes each, at most 512), from which the
+//!   lattice is recomputed — so a lone timer costs a 48-byte leaf and 32
+//!   derived bytes, not 2 KiB;
+//! - once it has held more, the lattice itself (2,048 bytes), kept until
+//!   the bucket empties (its record hashes are no longer at hand to go
+//!   back to a list).
+//!
+//! The digest is the same either way: the stored form is derived state.
 //!
 //! Removals at end of block are gathered in [`Changes`] and applied once
 //! per bucket; a bucket that empties is deleted without any hashing.
@@ -127,19 +137,61 @@ fn write_leaf(state: &mut Overlay<'_>, bucket: BucketId, leaf: Leaf) {
     state.put(keys::bucket_key(bucket), v);
 }
 
-fn stored_lattice(state: &(impl StateRead + ?Sized), bucket: BucketId) -> Result<LtHash> {
+/// What a bucket keeps under its lattice key: the record hashes of its
+/// timers while it has never held more than [`SMALL_BUCKET`], else its
+/// lattice. Told apart by length (a list is at most 512 bytes).
+enum Stored {
+    Hashes(Vec<Hash>),
+    Lattice(Box<LtHash>),
+}
+
+fn stored(state: &(impl StateRead + ?Sized), bucket: BucketId, live: u64) -> Result<Stored> {
     let k = keys::lattice_key(bucket);
-    let v = state
-        .get(&k)?
-        .ok_or_else(|| corrupt("timer bucket lattice", &k, "missing for a large bucket"))?;
-    if v.len() != LATTICE_BYTES {
-        return Err(corrupt("timer bucket lattice", &k, "not 2,048 bytes"));
+    let v = state.get(&k)?.ok_or_else(|| {
+        corrupt(
+            "timer bucket lattice",
+            &k,
+            "missing for a bucket with timers",
+        )
+    })?;
+    if v.len() == LATTICE_BYTES {
+        let mut lattice = LtHash::identity();
+        for (lane, raw) in lattice.0.iter_mut().zip(v.chunks_exact(2)) {
+            *lane = u16::from_le_bytes([raw[0], raw[1]]);
+        }
+        return Ok(Stored::Lattice(Box::new(lattice)));
     }
+    if v.len() % 32 != 0 || (v.len() / 32) as u64 != live {
+        return Err(corrupt(
+            "timer bucket lattice",
+            &k,
+            &format!(
+                "{} bytes: neither a lattice nor the hashes of its {live} timers",
+                v.len()
+            ),
+        ));
+    }
+    Ok(Stored::Hashes(
+        v.chunks_exact(32)
+            .map(|c| Hash::from_slice(c).expect("32 bytes"))
+            .collect(),
+    ))
+}
+
+fn write_hashes(state: &mut Overlay<'_>, bucket: BucketId, hashes: &[Hash]) {
+    let mut v = Vec::with_capacity(32 * hashes.len());
+    for h in hashes {
+        v.extend_from_slice(h.as_bytes());
+    }
+    state.put(keys::lattice_key(bucket), v);
+}
+
+fn lattice_of(hashes: &[Hash]) -> LtHash {
     let mut lattice = LtHash::identity();
-    for (lane, raw) in lattice.0.iter_mut().zip(v.chunks_exact(2)) {
-        *lane = u16::from_le_bytes([raw[0], raw[1]]);
+    for h in hashes {
+        lattice.mix_in(&element(h));
     }
-    Ok(lattice)
+    lattice
 }
 
 fn write_lattice(state: &mut Overlay<'_>, bucket: BucketId, lattice: &LtHash) {
@@ -244,9 +296,8 @@ impl Changes {
         self.buckets.is_empty()
     }
 
-    /// Rewrites each changed bucket's leaf (and stored lattice). Must run
-    /// once the height index and the records show the change: a small
-    /// bucket is recomputed from them.
+    /// Rewrites each changed bucket's leaf and stored form, from those two
+    /// alone: no record is read, whatever the records hold.
     pub fn apply(self, state: &mut Overlay<'_>) -> Result<()> {
         for (bucket, delta) in self.buckets {
             apply_one(state, bucket, delta)?;
@@ -280,29 +331,49 @@ fn apply_one(state: &mut Overlay<'_>, bucket: BucketId, delta: Delta) -> Result<
         })?;
     if live == 0 {
         state.delete(keys::bucket_key(bucket));
-        if before > SMALL_BUCKET {
+        if before > 0 {
             state.delete(keys::lattice_key(bucket));
         }
         return Ok(());
     }
-    let lattice = if before > SMALL_BUCKET {
-        let mut lattice = stored_lattice(state, bucket)?;
-        for h in &delta.added {
-            lattice.mix_in(&element(h));
-        }
-        for h in &delta.removed {
-            lattice.mix_out(&element(h));
-        }
-        lattice
+    // Only the bucket's own leaf and stored form are read: never a record.
+    let stored = if before == 0 {
+        Stored::Hashes(Vec::new())
     } else {
-        // At most SMALL_BUCKET + added records: proportional to the change.
-        recompute(state, bucket, live)?
+        stored(state, bucket, before)?
     };
-    if live > SMALL_BUCKET {
-        write_lattice(state, bucket, &lattice);
-    } else if before > SMALL_BUCKET {
-        state.delete(keys::lattice_key(bucket));
-    }
+    let lattice = match stored {
+        Stored::Lattice(mut lattice) => {
+            for h in &delta.added {
+                lattice.mix_in(&element(h));
+            }
+            for h in &delta.removed {
+                lattice.mix_out(&element(h));
+            }
+            write_lattice(state, bucket, &lattice);
+            *lattice
+        }
+        Stored::Hashes(mut hashes) => {
+            for h in &delta.removed {
+                let at = hashes.iter().position(|x| x == h).ok_or_else(|| {
+                    corrupt(
+                        "timer bucket",
+                        &keys::bucket_key(bucket),
+                        "a timer leaving the bucket is not among its record hashes",
+                    )
+                })?;
+                hashes.remove(at);
+            }
+            hashes.extend_from_slice(&delta.added);
+            let lattice = lattice_of(&hashes);
+            if live > SMALL_BUCKET {
+                write_lattice(state, bucket, &lattice);
+            } else {
+                write_hashes(state, bucket, &hashes);
+            }
+            lattice
+        }
+    };
     write_leaf(
         state,
         bucket,
@@ -421,11 +492,14 @@ mod tests {
         .unwrap();
         assert_eq!(plan.fires.len(), 5);
         assert!(plan.stats.fire_quota_full, "the rest carried over");
-        // 15 left: a small bucket keeps no lattice.
-        assert!(a
-            .get(&keys::lattice_key(BucketId::height(10)))
-            .unwrap()
-            .is_none());
+        // 15 left: the bucket keeps its lattice (it once held 22), while
+        // history B's keeps its record hashes; the leaves agree below.
+        assert_eq!(
+            a.get(&keys::lattice_key(BucketId::height(10)))
+                .unwrap()
+                .map(|v| v.len()),
+            Some(LATTICE_BYTES)
+        );
         assert!(a
             .get(&keys::bucket_key(BucketId::height(12)))
             .unwrap()
@@ -534,19 +608,23 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_timer_is_one_leaf_and_no_lattice() {
+    fn a_lone_timer_is_one_leaf_and_its_record_hash() {
         let empty = EmptyState;
         let mut state = Overlay::new(&empty);
         let t = timer(40, 1, b"solo");
         store::insert(&mut state, &t).unwrap();
         assert_eq!(leaf(&state, BucketId::height(40)).unwrap().unwrap().live, 1);
-        assert!(state
-            .get(&keys::lattice_key(BucketId::height(40)))
-            .unwrap()
-            .is_none());
+        assert_eq!(
+            state.get(&keys::lattice_key(BucketId::height(40))).unwrap(),
+            Some(record_hash(&t).as_bytes().to_vec())
+        );
         let record = store::get_record(&state, &t.timer_id).unwrap().unwrap();
         store::remove(&mut state, &record).unwrap();
         assert_eq!(leaf(&state, BucketId::height(40)).unwrap(), None);
+        assert_eq!(
+            state.get(&keys::lattice_key(BucketId::height(40))).unwrap(),
+            None
+        );
     }
 
     #[test]

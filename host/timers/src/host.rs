@@ -14,7 +14,7 @@
 //! cells of every byte it adds to state in [`Scheduled::cells`].
 
 use timerhost_state::accounts::{self, Debit};
-use timerhost_state::{Overlay, StateReadExt};
+use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::keys::{self, Account};
 use timerhost_types::timer::{
     RequestedTrigger, ACCOUNT_WRITE_CELLS, MAX_ESCROW_KEY_BYTES, MAX_TIMER_PAYLOAD,
@@ -455,29 +455,61 @@ fn watch_keys(
     Ok(keys)
 }
 
+/// The caller's own timer `timer_id`. The owner is read from the record's
+/// fixed head (version byte, then the actor: the first field of the
+/// canonical encoding) before anything else, so refusing a stranger reads
+/// 21 bytes of a record that may hold 1 MiB (#29). `record_bytes` is set to
+/// the record's length once it is known to be the caller's: what the call
+/// then decodes, hashes and rewrites, and is charged for
+/// ([`record_cycles`]).
 fn owned_timer(
     state: &Overlay<'_>,
     caller: &HostCaller,
     call: &'static str,
     timer_id: &Hash,
+    record_bytes: &mut u64,
 ) -> Result<std::result::Result<TimerRecord, TimerError>> {
-    let Some(record) = store::get_record(state, timer_id)? else {
-        return Ok(Err(TimerError::NotFound {
-            call,
-            timer_id: *timer_id,
-        }));
+    const OWNER_HEAD: usize = 1 + 20;
+    let not_found = TimerError::NotFound {
+        call,
+        timer_id: *timer_id,
     };
+    let Some(key) = state.get(&crate::keys::id_key(timer_id))? else {
+        return Ok(Err(not_found));
+    };
+    let (head, len) = state
+        .get_head(&key, OWNER_HEAD)?
+        .ok_or_else(|| crate::keys::missing("timer id lookup", timer_id))?;
+    let owner = head
+        .get(1..OWNER_HEAD)
+        .and_then(|a| Address::from_slice(a).ok())
+        .ok_or_else(|| crate::keys::corrupt("timer record", &key, "shorter than its owner"))?;
     // §4.2: only the owning actor, never another actor.
-    if record.timer.actor_address != caller.actor {
+    if owner != caller.actor {
         return Ok(Err(TimerError::Unauthorized {
             call,
             timer_id: *timer_id,
-            owner: record.timer.actor_address,
+            owner,
             caller: caller.actor,
         }));
     }
+    *record_bytes = len as u64;
+    let record = store::get_record(state, timer_id)?
+        .ok_or_else(|| crate::keys::missing("timer id lookup", timer_id))?;
     Ok(Ok(record))
 }
+
+/// Cycles an `extend_timer` or `cancel_timer` of the caller's own timer
+/// pays for its record's bytes, on top of its base price: the record is
+/// read, decoded and hashed (an extend re-encodes, hashes and writes it
+/// again), so a 1 MiB payload is not rewritten for the price of an empty
+/// one. One cycle per [`RECORD_BYTES_PER_CYCLE`] bytes.
+pub fn record_cycles(record_bytes: u64) -> u64 {
+    record_bytes / RECORD_BYTES_PER_CYCLE
+}
+
+/// See [`record_cycles`].
+pub const RECORD_BYTES_PER_CYCLE: u64 = 16;
 
 /// Sets a live timer's `expires_at` to `requested`, clamped to `height +
 /// max_ttl_blocks` (§5.4), for the actor's own extend and governance alike:
@@ -519,15 +551,18 @@ pub fn set_expiry(
 }
 
 /// `extend_timer(timer_id, new_expires_at)`: owner only (§4.2), rules of
-/// [`set_expiry`]. Returns the `timer.extended` event (with the clamped value).
+/// [`set_expiry`]. Returns the `timer.extended` event (with the clamped
+/// value); `record_bytes` gets the length of the caller's record, if it was
+/// reached ([`record_cycles`]).
 pub fn extend(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
     caller: &HostCaller,
     timer_id: &Hash,
     new_expires_at: u64,
+    record_bytes: &mut u64,
 ) -> Result<std::result::Result<Event, TimerError>> {
-    let record = match owned_timer(state, caller, "extend_timer", timer_id)? {
+    let record = match owned_timer(state, caller, "extend_timer", timer_id, record_bytes)? {
         Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
@@ -544,13 +579,15 @@ pub fn extend(
 
 /// `cancel_timer(timer_id)`: owner only (§4.2). No timer holds a pre-charge
 /// between blocks (pre-charge and removal happen together at end of block);
-/// the deposit goes back to the fee payer. Returns `TimerCancelled`.
+/// the deposit goes back to the fee payer. Returns `TimerCancelled`;
+/// `record_bytes` as for [`extend`].
 pub fn cancel(
     state: &mut Overlay<'_>,
     caller: &HostCaller,
     timer_id: &Hash,
+    record_bytes: &mut u64,
 ) -> Result<std::result::Result<Event, TimerError>> {
-    let record = match owned_timer(state, caller, "cancel_timer", timer_id)? {
+    let record = match owned_timer(state, caller, "cancel_timer", timer_id, record_bytes)? {
         Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
@@ -569,4 +606,174 @@ pub fn revoke_payments(state: &mut Overlay<'_>, fee_payer: &Address) -> Result<E
     let before_seq = store::peek_seq(state)?;
     control::revoke_before(state, fee_payer, before_seq);
     Ok(events::timer_payments_revoked(fee_payer, before_seq))
+}
+
+#[cfg(test)]
+mod tests {
+    //! #29: what a host call reads must not depend on what others stored.
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+    use std::ops::Bound;
+
+    use timerhost_state::{Overlay, StateRead};
+    use timerhost_types::{Address, Hash, Timer, TimerConfig, TimerKind};
+
+    use super::*;
+
+    const MINE: Address = Address([0x11; 20]);
+    const OTHER: Address = Address([0x22; 20]);
+
+    /// Committed state that counts the value bytes handed out.
+    #[derive(Default)]
+    struct Counting {
+        map: BTreeMap<Vec<u8>, Vec<u8>>,
+        bytes: Cell<u64>,
+    }
+
+    impl StateRead for Counting {
+        fn get(&self, key: &[u8]) -> timerhost_state::Result<Option<Vec<u8>>> {
+            let v = self.map.get(key).cloned();
+            self.bytes
+                .set(self.bytes.get() + v.as_ref().map_or(0, |v| v.len() as u64));
+            Ok(v)
+        }
+
+        fn get_head(
+            &self,
+            key: &[u8],
+            n: usize,
+        ) -> timerhost_state::Result<Option<(Vec<u8>, usize)>> {
+            let v = self
+                .map
+                .get(key)
+                .map(|v| (v[..v.len().min(n)].to_vec(), v.len()));
+            self.bytes
+                .set(self.bytes.get() + v.as_ref().map_or(0, |(h, _)| h.len() as u64));
+            Ok(v)
+        }
+
+        fn scan(
+            &self,
+            start: &[u8],
+            end: Option<&[u8]>,
+            limit: usize,
+        ) -> timerhost_state::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
+            let out: Vec<_> = self
+                .map
+                .range::<[u8], _>((Bound::Included(start), upper))
+                .take(limit)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let read: u64 = out.iter().map(|(_, v)| v.len() as u64).sum();
+            self.bytes.set(self.bytes.get() + read);
+            Ok(out)
+        }
+    }
+
+    fn timer(actor: Address, seq: u64, payload: usize) -> Timer {
+        let mut id = [0u8; 32];
+        id[..8].copy_from_slice(&seq.to_be_bytes());
+        id[8] = actor.0[0];
+        Timer {
+            actor_address: actor,
+            height: 50,
+            payload: vec![7; payload],
+            timer_id: Hash(id),
+            handler: "handle_timer".into(),
+            fee_payer: actor,
+            gas_limit_per_fire: 1_000,
+            expires_at: 60,
+            seq,
+            deposit: 0,
+            bid: 0,
+            kind: TimerKind::Height,
+            escrow_key: None,
+        }
+    }
+
+    /// Committed state with `mine` (one small timer of MINE) and `others`
+    /// timers of OTHER with `payload`-byte payloads, all due at height 50.
+    fn committed(others: u64, payload: usize) -> Counting {
+        let empty = timerhost_state::EmptyState;
+        let mut o = Overlay::new(&empty);
+        for s in 0..others {
+            store::insert(&mut o, &timer(OTHER, s, payload)).unwrap();
+        }
+        store::insert(&mut o, &timer(MINE, 100, 0)).unwrap();
+        Counting {
+            map: o
+                .into_changes()
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .collect(),
+            bytes: Cell::new(0),
+        }
+    }
+
+    fn caller() -> HostCaller {
+        HostCaller {
+            actor: MINE,
+            tx_sender: MINE,
+            height: 10,
+            timestamp_ms: 10_000,
+            nested: false,
+        }
+    }
+
+    /// Bytes read from committed state by `call` over an overlay on `base`.
+    fn bytes_read(base: &Counting, call: impl FnOnce(&mut Overlay<'_>)) -> u64 {
+        base.bytes.set(0);
+        let mut o = Overlay::new(base);
+        call(&mut o);
+        base.bytes.get()
+    }
+
+    #[test]
+    fn extend_and_cancel_read_nothing_of_other_timers_in_their_bucket() {
+        let config = TimerConfig::default();
+        let id = timer(MINE, 100, 0).timer_id;
+        let mut reads = Vec::new();
+        for payload in [0usize, 100_000] {
+            let base = committed(15, payload);
+            let extend = bytes_read(&base, |o| {
+                extend(o, &config, &caller(), &id, 70, &mut 0)
+                    .unwrap()
+                    .unwrap();
+            });
+            let cancel = bytes_read(&base, |o| {
+                cancel(o, &caller(), &id, &mut 0).unwrap().unwrap();
+            });
+            reads.push((payload, extend, cancel));
+        }
+        let (_, extend_small, cancel_small) = reads[0];
+        let (_, extend_big, cancel_big) = reads[1];
+        assert_eq!(
+            (extend_big, cancel_big),
+            (extend_small, cancel_small),
+            "bytes read next to 15 empty timers vs 15 of 100 KB: {reads:?}"
+        );
+        assert!(extend_big < 8_192 && cancel_big < 8_192, "{reads:?}");
+    }
+
+    #[test]
+    fn a_refused_cancel_or_extend_of_a_strangers_timer_reads_no_record() {
+        let config = TimerConfig::default();
+        let victim = timer(OTHER, 3, 0).timer_id;
+        let base = committed(15, 100_000);
+        let cancel = bytes_read(&base, |o| {
+            let e = cancel(o, &caller(), &victim, &mut 0).unwrap().unwrap_err();
+            assert!(matches!(e, TimerError::Unauthorized { .. }), "{e:?}");
+        });
+        let extend = bytes_read(&base, |o| {
+            let e = extend(o, &config, &caller(), &victim, 70, &mut 0)
+                .unwrap()
+                .unwrap_err();
+            assert!(matches!(e, TimerError::Unauthorized { .. }), "{e:?}");
+        });
+        assert!(
+            cancel < 1_024 && extend < 1_024,
+            "a 100 KB record read to refuse a stranger: cancel {cancel}, extend {extend} bytes"
+        );
+    }
 }

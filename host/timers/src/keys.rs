@@ -20,7 +20,7 @@
 //! | `t v ‖ fee_payer` | u64 BE: revocation mark ([`crate::control`]) | the tree |
 //! | `u r ‖ height BE ‖ seq BE` | [`TimerRecord`](crate::record::TimerRecord): the timer and its listing slots. Key order is FIFO order: these records *are* the due queue ([`crate::queue`]) | its bucket |
 //! | `u t ‖ timestamp_ms BE ‖ seq BE` | the record of a queued time timer: the time queue, in (time, scheduling) order | its bucket |
-//! | `u l ‖ height BE` / `u m ‖ timestamp_ms BE` | a height / time bucket's lattice hash, 2,048 bytes, kept only above [`SMALL_BUCKET`](crate::bucket::SMALL_BUCKET) timers | its bucket |
+//! | `u l ‖ height BE` / `u m ‖ timestamp_ms BE` | a height / time bucket's stored form: the record hashes of its timers (32 bytes each) while it has never held more than [`SMALL_BUCKET`](crate::bucket::SMALL_BUCKET), else its 2,048-byte lattice hash until it empties (#29) | its bucket |
 //! | `u w ‖ seq BE` | the record of a state watch | its `t w` leaf |
 //! | `u x ‖ actor ‖ 0/1 ‖ len u16 BE ‖ key ‖ seq BE` | watch index: exact keys (0) and prefixes (1) of `actor` → watch | the records |
 //! | `u y ‖ actor` | [`WatchedActor`](crate::watch::WatchedActor): how many entries watch `actor`, and the prefix lengths in use | the records |
@@ -89,9 +89,9 @@ pub const GLOBALBOX_LOOKUP: Prefix = [TIMERS_DERIVED, b'q'];
 pub const BACKLOG_RECORD: Prefix = [TIMERS_DERIVED, b'b'];
 /// `u i`: timer id → record key.
 pub const ID_LOOKUP: Prefix = [TIMERS_DERIVED, b'i'];
-/// `u l`: lattice hashes of large height buckets.
+/// `u l`: stored forms (record hashes or lattice) of height buckets.
 pub const LATTICE: Prefix = [TIMERS_DERIVED, b'l'];
-/// `u m`: lattice hashes of large time buckets.
+/// `u m`: stored forms (record hashes or lattice) of time buckets.
 pub const TIME_LATTICE: Prefix = [TIMERS_DERIVED, b'm'];
 
 /// The two due queues: timers due by height (fired at the end of the block)
@@ -300,7 +300,7 @@ pub fn buckets_through(queue: DueQueue, at: u64) -> Vec<u8> {
     }
 }
 
-/// Key of the stored lattice hash of `bucket`.
+/// Key of the stored form of `bucket` (its record hashes or its lattice).
 pub fn lattice_key(bucket: BucketId) -> Vec<u8> {
     key(bucket.queue.lattice_prefix(), &[&bucket.at.to_be_bytes()])
 }

@@ -63,8 +63,10 @@ pub fn take_seq(state: &mut Overlay<'_>, seq: u64) {
 /// each of the two listing indexes, for a time timer or a watch its expiry
 /// entry ([`crate::expiry`]), and for a watch its leaf and index entries
 /// ([`crate::watch::registration_bytes`]). The deposit is `deposit_per_byte` times
-/// this; scheduling charges it in cells. (Index chunk keys, group heads and
-/// bucket leaves are shared and not counted per timer.)
+/// this; scheduling charges it in cells. (Index chunk keys, group heads,
+/// bucket leaves and their stored forms — at most 512 bytes of record
+/// hashes or a 2,048-byte lattice per bucket — are shared and not counted
+/// per timer.)
 pub fn state_bytes(timer: &Timer) -> u64 {
     // `TimerRecord` = version byte ‖ borsh(timer) ‖ two u64 slots; counted
     // without building one (a payload can be 1 MiB).
@@ -293,7 +295,9 @@ mod tests {
             timerhost_types::TimerKind::State(watch),
         ];
         // Keys shared with other timers (index chunks and heads, bucket
-        // leaves, per-actor watch counts, accounts) are not the timer's.
+        // leaves and their stored forms — a list of at most 16 record
+        // hashes or a lattice —, per-actor watch counts, accounts) are not
+        // the timer's.
         let shared = [
             keys::ACTOR_CHUNKS,
             keys::ACTOR_HEADS,
@@ -301,6 +305,8 @@ mod tests {
             keys::PAYER_HEADS,
             keys::BUCKET,
             keys::TIME_BUCKET,
+            keys::LATTICE,
+            keys::TIME_LATTICE,
             keys::WATCHED_ACTOR,
         ];
         for kind in kinds {
