@@ -463,9 +463,8 @@ pub fn queue_end_of_block_writes(
     written: &[(Address, Vec<u8>)],
     height: u64,
 ) -> Result<()> {
-    if written.is_empty() {
-        return Ok(());
-    }
+    // Even with nothing written: matching left unfinished by the block's
+    // first pass goes on (#29).
     let status = control::status(state)?;
     queue_watch_hits(state, status, written, height)
 }
@@ -479,8 +478,7 @@ fn queue_watch_hits(
     if matches!(status, TimerStatus::ShuttingDown | TimerStatus::Shutdown) {
         return Ok(());
     }
-    let hits = watch::hits(state, written)?;
-    watch::enqueue(state, hits, height)?;
+    watch::queue_hits(state, written, height)?;
     Ok(())
 }
 

@@ -15,6 +15,8 @@
 //! | `t w ‖ seq BE` | a state watch: the [`record_hash`](crate::record::record_hash) of its record | the tree |
 //! | `t h ‖ height BE ‖ seq BE` | a watch hit waiting to be evaluated from block `height` on: its matched keys ([`crate::watch`]) | the tree |
 //! | `t g ‖ seq BE` | [`GcEntry`](crate::queue::GcEntry), with the record's hash | the tree |
+//! | `t f ‖ n BE` | [`PendingMatch`](crate::watch::PendingMatch): a written key whose watch matching a pass left unfinished, and where to resume (#29) | the tree |
+//! | `t F` | u64 BE: the next `t f` number | the tree |
 //! | `t s` | u64 BE: next sequence number | the tree |
 //! | `t n` | u64 BE: next delivery number (`deliver_seq`) | the tree |
 //! | `t v ‖ fee_payer` | u64 BE: revocation mark ([`crate::control`]) | the tree |
@@ -61,6 +63,10 @@ pub const GLOBALBOX: Prefix = [TIMERS, b'x'];
 pub const TIME_DUE_MARK: Prefix = [TIMERS, b'a'];
 /// `t g`: the GC backlog.
 pub const BACKLOG: Prefix = [TIMERS, b'g'];
+/// `t f`: written keys whose watch matching a pass left unfinished (#29).
+pub const WATCH_PENDING: Prefix = [TIMERS, b'f'];
+/// `t F`: the number of the next `t f` entry.
+pub const WATCH_PENDING_NEXT: Prefix = [TIMERS, b'F'];
 /// `t s`: the next sequence number.
 pub const NEXT_SEQ: Prefix = [TIMERS, b's'];
 /// `t n`: the next delivery number (`deliver_seq`).
@@ -277,6 +283,16 @@ pub fn watch_hit_lookup_key(seq: u64) -> Vec<u8> {
     key(WATCH_HIT_LOOKUP, &[&seq.to_be_bytes()])
 }
 
+/// Key of pending watch match number `n` (`t f`).
+pub fn watch_pending_key(n: u64) -> Vec<u8> {
+    key(WATCH_PENDING, &[&n.to_be_bytes()])
+}
+
+/// Key of the next pending watch match number (`t F`).
+pub fn watch_pending_next_key() -> Vec<u8> {
+    key(WATCH_PENDING_NEXT, &[])
+}
+
 /// Key of the record of a backlogged timer with sequence `seq`.
 pub fn backlog_record_key(seq: u64) -> Vec<u8> {
     key(BACKLOG_RECORD, &[&seq.to_be_bytes()])
@@ -388,6 +404,8 @@ mod tests {
             WATCH_HIT,
             GLOBALBOX,
             BACKLOG,
+            WATCH_PENDING,
+            WATCH_PENDING_NEXT,
             NEXT_SEQ,
             NEXT_DELIVERY,
             REVOKED,

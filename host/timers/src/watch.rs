@@ -15,12 +15,16 @@
 //! the watch's record hash (its fire count included), so a fire or an
 //! extension rewrites one leaf.
 //!
-//! **Matching** ([`hits`]) looks up each written key of a watched actor:
+//! **Matching** ([`queue_hits`]) looks up each written key of a watched actor:
 //! one index scan for the key itself and one per prefix length in use for
 //! that actor (at most [`MAX_WATCH_KEY_BYTES`] + 1 distinct lengths), each
 //! returning only the watches it hits. The work is proportional to the keys
 //! written and the watches hit, never to the number of watches registered;
-//! an actor nobody watches costs one read per block.
+//! an actor nobody watches costs one read per block. It is also bounded per
+//! block (#29): a pass takes at most [`WATCH_MATCH_STEPS_PER_PASS`] probes
+//! and hits, and leaves the rest of its work, in order, in `t f`
+//! ([`PendingMatch`]) for the next pass — so one write watched 20,000 times
+//! no longer enqueues 20,000 hits in one block, paid by nobody.
 //!
 //! **Hits wait in order** in `t h ‖ height ‖ seq` (committed: which fires
 //! are owed is consensus state), `height` being the first block that may
@@ -169,51 +173,249 @@ pub fn write_leaf(state: &mut Overlay<'_>, timer: &Timer) {
     );
 }
 
+/// Steps one matching pass may take ([`queue_hits`]): each index probe
+/// (a written key of a watched actor, then each prefix length in use that
+/// could cover it) and each index entry it yields (a watch hit) is one (a
+/// probe always yields at least one entry, so a pass may take one more).
+/// Delivery makes two passes a block (the writes before the end of block,
+/// then those of its fires), so a block enqueues at most twice this many
+/// hits, however many watches a key has (#29).
+pub const WATCH_MATCH_STEPS_PER_PASS: u64 = 10_000;
+
+/// A written key whose matching is unfinished: the next probe (the exact
+/// key unless `exact_done`, then the prefix lengths from `next_len` up)
+/// resumes at watch sequence `after_seq`.
+#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct PendingMatch {
+    /// The watched actor.
+    pub actor: Address,
+    /// The key written.
+    pub key: Vec<u8>,
+    /// The exact-key probe is done.
+    pub exact_done: bool,
+    /// The shortest prefix length still to probe.
+    pub next_len: u16,
+    /// The first watch sequence the next probe still has to yield.
+    pub after_seq: u64,
+}
+
+impl Canonical for PendingMatch {
+    const NAME: &'static str = "pending watch match";
+}
+
+impl PendingMatch {
+    fn fresh(actor: Address, key: Vec<u8>) -> PendingMatch {
+        PendingMatch {
+            actor,
+            key,
+            exact_done: false,
+            next_len: 0,
+            after_seq: 0,
+        }
+    }
+}
+
+fn record_hit(out: &mut BTreeMap<u64, Hit>, seq: u64, key: &[u8]) {
+    let hit = out.entry(seq).or_default();
+    if hit.matched_keys.len() < MAX_REPORTED_MATCHED_KEYS
+        && hit.matched_keys.last().map(Vec::as_slice) != Some(key)
+    {
+        hit.matched_keys.push(key.to_vec());
+    }
+}
+
+/// One probe of the watch index from `after_seq`: `Some(seq)` to resume at
+/// if `steps` ran out before it was done.
+fn probe(
+    state: &(impl StateRead + ?Sized),
+    prefix: Vec<u8>,
+    after_seq: u64,
+    key: &[u8],
+    steps: &mut u64,
+    out: &mut BTreeMap<u64, Hit>,
+) -> Result<Option<u64>> {
+    if *steps == 0 {
+        return Ok(Some(after_seq));
+    }
+    *steps -= 1;
+    let mut start = prefix.clone();
+    start.extend_from_slice(&after_seq.to_be_bytes());
+    let mut end = prefix.clone();
+    end.extend_from_slice(&[0xff; 9]);
+    // At least one entry per probe, so that every pass makes progress.
+    let room = usize::try_from(*steps).unwrap_or(usize::MAX).max(1);
+    let found = state.scan(&start, Some(&end), room.saturating_add(1))?;
+    let seq_of = |k: &[u8]| {
+        k.get(prefix.len()..)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_be_bytes)
+            .ok_or_else(|| corrupt("watch index", k, "no 8-byte sequence"))
+    };
+    let take = found.len().min(room);
+    for (k, _) in &found[..take] {
+        record_hit(out, seq_of(k)?, key);
+    }
+    *steps = steps.saturating_sub(take as u64);
+    match found.get(take) {
+        Some((k, _)) => Ok(Some(seq_of(k)?)),
+        None => Ok(None),
+    }
+}
+
+/// Matches `m` against `actor`'s watches (`counts`) within `steps`:
+/// `None` when done, else where to resume.
+fn match_one(
+    state: &(impl StateRead + ?Sized),
+    counts: &WatchedActor,
+    mut m: PendingMatch,
+    steps: &mut u64,
+    out: &mut BTreeMap<u64, Hit>,
+) -> Result<Option<PendingMatch>> {
+    if !m.exact_done {
+        if m.key.len() <= MAX_WATCH_KEY_BYTES {
+            let prefix = keys::watch_index_prefix(&m.actor, false, &m.key);
+            if let Some(resume) = probe(state, prefix, m.after_seq, &m.key, steps, out)? {
+                m.after_seq = resume;
+                return Ok(Some(m));
+            }
+        }
+        m.exact_done = true;
+        m.after_seq = 0;
+    }
+    let longest = m.key.len().min(u16::MAX as usize) as u16;
+    if m.next_len > longest {
+        return Ok(None);
+    }
+    let lengths: Vec<u16> = counts
+        .prefix_lengths
+        .range(m.next_len..=longest)
+        .map(|(&len, _)| len)
+        .collect();
+    for len in lengths {
+        let prefix = keys::watch_index_prefix(&m.actor, true, &m.key[..len as usize]);
+        if let Some(resume) = probe(state, prefix, m.after_seq, &m.key, steps, out)? {
+            m.next_len = len;
+            m.after_seq = resume;
+            return Ok(Some(m));
+        }
+        m.after_seq = 0;
+    }
+    Ok(None)
+}
+
 /// Which watches the written storage keys `written` (watched actor, key;
-/// sorted) hit, by watch sequence, with the keys that matched.
+/// sorted) hit, by watch sequence, with the keys that matched — all of
+/// them, however many (tests and audits; delivery uses [`queue_hits`]).
 pub fn hits(
     state: &(impl StateRead + ?Sized),
     written: &[(Address, Vec<u8>)],
 ) -> Result<BTreeMap<u64, Hit>> {
     let mut out: BTreeMap<u64, Hit> = BTreeMap::new();
-    let mut watched: Option<(Address, WatchedActor)> = None;
+    let mut watched = Watched::default();
+    let mut steps = u64::MAX;
     for (actor, key) in written {
-        if watched.as_ref().map(|(a, _)| a) != Some(actor) {
-            watched = Some((*actor, load_watched(state, actor)?));
-        }
-        let counts = &watched.as_ref().expect("just set").1;
+        let counts = watched.of(state, actor)?;
         if counts.entries == 0 {
             continue;
         }
-        let mut probes: Vec<Vec<u8>> = Vec::new();
-        if key.len() <= MAX_WATCH_KEY_BYTES {
-            probes.push(keys::watch_index_prefix(actor, false, key));
+        let m = PendingMatch::fresh(*actor, key.clone());
+        match_one(state, counts, m, &mut steps, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The watched-actor counts of the actor last asked about.
+#[derive(Default)]
+struct Watched(Option<(Address, WatchedActor)>);
+
+impl Watched {
+    fn of(&mut self, state: &(impl StateRead + ?Sized), actor: &Address) -> Result<&WatchedActor> {
+        if self.0.as_ref().map(|(a, _)| a) != Some(actor) {
+            self.0 = Some((*actor, load_watched(state, actor)?));
         }
-        for (&len, _) in counts
-            .prefix_lengths
-            .range(..=key.len().min(u16::MAX as usize) as u16)
-        {
-            probes.push(keys::watch_index_prefix(actor, true, &key[..len as usize]));
+        Ok(&self.0.as_ref().expect("just set").1)
+    }
+}
+
+/// Matches the written storage keys `written` (watched actor, key; sorted)
+/// against the watches and queues their hits to be evaluated from block
+/// `height` on, within [`WATCH_MATCH_STEPS_PER_PASS`] steps (#29): first
+/// what earlier passes left unfinished (`t f`, oldest first), then
+/// `written`; whatever the steps do not reach is left in `t f`, in order,
+/// for the next pass. A watch so matched late still fires once per hit
+/// (its hit waits once, [`enqueue`]). Returns how many hits were queued.
+pub fn queue_hits(
+    state: &mut Overlay<'_>,
+    written: &[(Address, Vec<u8>)],
+    height: u64,
+) -> Result<u64> {
+    queue_hits_within(state, written, height, WATCH_MATCH_STEPS_PER_PASS)
+}
+
+fn queue_hits_within(
+    state: &mut Overlay<'_>,
+    written: &[(Address, Vec<u8>)],
+    height: u64,
+    mut steps: u64,
+) -> Result<u64> {
+    let mut out: BTreeMap<u64, Hit> = BTreeMap::new();
+    let mut watched = Watched::default();
+    let mut blocked = false;
+    // What earlier passes left, in order.
+    let mut cursor = keys::watch_pending_key(0);
+    let end = keys::end_of(keys::WATCH_PENDING);
+    'pending: loop {
+        let page = state.scan(&cursor, Some(&end), 64)?;
+        if page.is_empty() {
+            break;
         }
-        for probe in probes {
-            let mut end = probe.clone();
-            end.extend_from_slice(&[0xff; 9]);
-            for (k, _) in state.scan(&probe, Some(&end), usize::MAX)? {
-                let seq = k
-                    .get(probe.len()..)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map(u64::from_be_bytes)
-                    .ok_or_else(|| corrupt("watch index", &k, "no 8-byte sequence"))?;
-                let hit = out.entry(seq).or_default();
-                if hit.matched_keys.len() < MAX_REPORTED_MATCHED_KEYS
-                    && hit.matched_keys.last() != Some(key)
-                {
-                    hit.matched_keys.push(key.clone());
+        for (k, v) in page {
+            cursor = k.clone();
+            cursor.push(0);
+            if steps == 0 {
+                blocked = true;
+                break 'pending;
+            }
+            let m = timerhost_types::decode::<PendingMatch>(&v)
+                .map_err(|e| corrupt(PendingMatch::NAME, &k, &e.to_string()))?;
+            let counts = watched.of(&*state, &m.actor)?.clone();
+            match match_one(&*state, &counts, m, &mut steps, &mut out)? {
+                None => state.delete(k),
+                Some(resume) => {
+                    state.put_encoded(k, &resume);
+                    blocked = true;
+                    break 'pending;
                 }
             }
         }
     }
-    Ok(out)
+    // This pass's writes, after them.
+    let mut left: Vec<PendingMatch> = Vec::new();
+    for (actor, key) in written {
+        let counts = watched.of(&*state, actor)?.clone();
+        if counts.entries == 0 {
+            continue;
+        }
+        let m = PendingMatch::fresh(*actor, key.clone());
+        if blocked {
+            left.push(m);
+            continue;
+        }
+        if let Some(resume) = match_one(&*state, &counts, m, &mut steps, &mut out)? {
+            left.push(resume);
+            blocked = true;
+        }
+    }
+    if !left.is_empty() {
+        let next_key = keys::watch_pending_next_key();
+        let mut next = crate::store::read_u64(&*state, &next_key)?;
+        for m in &left {
+            state.put_encoded(keys::watch_pending_key(next), m);
+            next += 1;
+        }
+        state.put(next_key, next.to_be_bytes().to_vec());
+    }
+    enqueue(state, out, height)
 }
 
 /// Queues `hits` to be evaluated from block `height` on; a watch that
@@ -408,6 +610,83 @@ mod tests {
             state.changes().values().all(Option::is_none),
             "every key written was deleted"
         );
+    }
+
+    /// #29: one write watched by more watches than a pass may match
+    /// enqueues at most the bound in a block; the rest follow in the next
+    /// passes, each watch exactly once (before, all of them at once, paid
+    /// by nobody: one write watched 20,000 times took 0.31 s).
+    #[test]
+    fn a_write_watched_beyond_the_bound_fans_out_over_several_passes() {
+        const BOUND: usize = WATCH_MATCH_STEPS_PER_PASS as usize;
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let watches = BOUND as u64 + 2_000;
+        for seq in 0..watches {
+            let t = watch_timer(seq, if seq % 2 == 0 { &["k"] } else { &["k*"] });
+            register(&mut state, &t, watch_of(&t).unwrap()).unwrap();
+        }
+        let all = usize::MAX;
+        crate::delivery::queue_end_of_block_writes(&mut state, &written(&["k"]), 5).unwrap();
+        let first = waiting(&state, 5, all).unwrap().len();
+        assert!(
+            first > 0 && first <= BOUND,
+            "{first} hits queued in one pass"
+        );
+        crate::delivery::queue_end_of_block_writes(&mut state, &[], 6).unwrap();
+        let mut seqs: Vec<u64> = waiting(&state, 6, all)
+            .unwrap()
+            .into_iter()
+            .map(|(_, s, _)| s)
+            .collect();
+        assert_eq!(seqs.len() as u64, watches, "every watch, once");
+        seqs.sort_unstable();
+        seqs.dedup();
+        assert_eq!(seqs.len() as u64, watches, "every watch, once");
+        assert!(state
+            .scan(
+                &keys::watch_pending_key(0),
+                Some(&keys::end_of(keys::WATCH_PENDING)),
+                1
+            )
+            .unwrap()
+            .is_empty());
+    }
+
+    /// Matching resumed in passes of a few steps (probes and hits, across
+    /// keys, exact entries and prefix lengths) queues the same watches as
+    /// one unbounded pass.
+    #[test]
+    fn matching_in_small_passes_queues_what_one_pass_would() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        for seq in 0..30u64 {
+            let entries: &[&str] = match seq % 5 {
+                0 => &["price"],
+                1 => &["p*"],
+                2 => &["pri*", "volume"],
+                3 => &["price*"],
+                _ => &["other"],
+            };
+            let t = watch_timer(seq, entries);
+            register(&mut state, &t, watch_of(&t).unwrap()).unwrap();
+        }
+        let keys = ["other", "price", "prices", "volume"];
+        let expected: Vec<u64> = hits(&state, &written(&keys)).unwrap().into_keys().collect();
+        for steps in [1u64, 2, 3, 7] {
+            let mut s = Overlay::new(&state);
+            queue_hits_within(&mut s, &written(&keys), 5, steps).unwrap();
+            for pass in 0..200 {
+                queue_hits_within(&mut s, &written(&[]), 6 + pass, steps).unwrap();
+            }
+            let mut got: Vec<u64> = waiting(&s, u64::MAX, usize::MAX)
+                .unwrap()
+                .into_iter()
+                .map(|(_, seq, _)| seq)
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, expected, "passes of {steps} steps");
+        }
     }
 
     #[test]

@@ -14,9 +14,9 @@
 //! - answers `isinstance(x, int)` and `issubclass(C, dict)` for the real type
 //!   (`__instancecheck__`/`__subclasscheck__`), compares equal only to
 //!   itself, is what `type(3)` returns, and forwards attributes
-//!   (`int.from_bytes`, `bytes.fromhex`, `str.lower`) — the size-dependent
-//!   methods through the method guard, so `sorted(xs, key=str.lower)` pays
-//!   for every call;
+//!   (`int.from_bytes`, `bytes.fromhex`, `str.lower`), which charge their
+//!   own work ([`crate::natives`]), so `sorted(xs, key=str.lower)` pays for
+//!   every call;
 //! - stands in for the real type as a class base (`class Money(int)`), as a
 //!   generic (`list[int]`) and in unions (`int | None`).
 //!
@@ -37,7 +37,7 @@ use rustpython_vm::{
     VirtualMachine,
 };
 
-use crate::builtin_natives::{consuming_builtin, converting_builtin};
+use crate::builtin_natives::{consuming_builtin, converting_builtin, Walk};
 use crate::exec::is_executing;
 
 /// How constructing a type is charged.
@@ -73,9 +73,6 @@ pub(crate) struct MeteredType {
     real: PyTypeRef,
     #[pytraverse(skip)]
     construction: Construction,
-    /// Metered stand-ins for the real type's size-dependent methods.
-    #[pytraverse(skip)]
-    methods: Vec<(&'static str, PyObjectRef)>,
 }
 
 #[pyclass(with(Callable, GetAttr, Representable, Hashable, AsMapping, AsNumber))]
@@ -102,8 +99,7 @@ impl Callable for MeteredType {
         let real = zelf.real.as_object();
         match zelf.construction {
             Construction::Consuming => {
-                let sort = false;
-                consuming_builtin(sort, args, vm, |args| construct(real, args, vm))
+                consuming_builtin(Walk::First, args, vm, |args| construct(real, args, vm))
             }
             Construction::Converting => {
                 let real_ref: PyObjectRef = zelf.real.clone().into();
@@ -125,11 +121,7 @@ impl Callable for MeteredType {
 
 impl GetAttr for MeteredType {
     fn getattro(zelf: &Py<Self>, name: &Py<PyStr>, vm: &VirtualMachine) -> PyResult {
-        if let Some(text) = name.to_str() {
-            if let Some((_, method)) = zelf.methods.iter().find(|(n, _)| *n == text) {
-                return Ok(method.clone());
-            }
-        }
+        // The real type's natives charge their own work (`crate::natives`).
         zelf.real.as_object().get_attr(name, vm)
     }
 }
@@ -219,12 +211,7 @@ pub(crate) fn visible_class_of(obj: &PyObject, vm: &VirtualMachine) -> PyObjectR
 }
 
 /// Makes the actor-visible builtin types of this interpreter, by name.
-/// `methods` makes the metered stand-ins of a type's size-dependent methods
-/// (the method guard's, [`crate::guard_natives::metered_methods`]).
-pub(crate) fn make_types(
-    vm: &VirtualMachine,
-    methods: fn(&PyTypeRef, &VirtualMachine) -> Vec<(&'static str, PyObjectRef)>,
-) -> Vec<(&'static str, PyObjectRef)> {
+pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     use rustpython_vm::class::PyClassImpl;
     let _ = MeteredType::make_static_type();
     let real = vm.builtins.dict();
@@ -235,11 +222,9 @@ pub(crate) fn make_types(
             .ok()
             .and_then(|t| t.downcast::<PyType>().ok())
             .unwrap_or_else(|| panic!("builtin type {name} exists"));
-        let methods = methods(&real_type, vm);
         let metered: PyObjectRef = MeteredType {
             real: real_type.clone(),
             construction,
-            methods,
         }
         .into_ref(&vm.ctx)
         .into();
@@ -299,7 +284,7 @@ fn metered_construction(
 ) -> PyResult {
     match construction {
         Construction::Consuming => {
-            consuming_builtin(false, args, vm, |args| construct(class, args, vm))
+            consuming_builtin(Walk::First, args, vm, |args| construct(class, args, vm))
         }
         _ => {
             let real = class

@@ -1,10 +1,9 @@
 //! The natives the instrumenter inserts ([`crate::guards`] names them):
-//! the block meter, guarded operators and comparisons, `in`, method calls,
-//! produced results, materialisation and `**` splats — each charging the
+//! the block meter, guarded operators and comparisons, `in`, produced
+//! results, materialisation and `**` splats — each charging the
 //! work its operation does before (or as) it runs.
 
-use rustpython_vm::builtins::{PyDict, PyFrozenSet, PyList, PyRange, PySet, PyStr};
-use rustpython_vm::function::FuncArgs;
+use rustpython_vm::builtins::{PyDict, PyFrozenSet, PyList, PyRange, PySet};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
@@ -86,15 +85,6 @@ fn printf_slot(left: &PyObjectRef, vm: &VirtualMachine) -> Option<PrintfSlot> {
     }
 }
 
-/// Is `method` a bound Python function (a method the actor wrote)?
-fn is_python_method(method: &PyObjectRef) -> bool {
-    use rustpython_vm::builtins::{PyBoundMethod, PyFunction};
-    // Builtin methods are `builtin_function_or_method`s; a bound method is
-    // a Python function bound to an instance.
-    method.downcast_ref::<PyBoundMethod>().is_some()
-        || method.downcast_ref::<PyFunction>().is_some()
-}
-
 pub(crate) fn binop_native(
     code: u8,
     left: PyObjectRef,
@@ -135,8 +125,11 @@ pub(crate) fn augop_native(
 ) -> PyResult {
     let op = operator(code, vm)?;
     charge_operator(op, &current, &value, vm)?;
-    // `list += iterator` would drain the iterator inside Rust.
-    if op == OperatorCode::Add && current.downcast_ref::<PyList>().is_some() {
+    // `list += iterator` and `d |= zip(…)` would drain the iterator inside
+    // Rust (a dict's `|=` takes any iterable of pairs).
+    if (op == OperatorCode::Add && current.downcast_ref::<PyList>().is_some())
+        || (op == OperatorCode::BitOr && current.downcast_ref::<PyDict>().is_some())
+    {
         return materialize(value, vm);
     }
     Ok(value)
@@ -186,153 +179,4 @@ pub(crate) fn kwargs_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult
         charge(costs::for_bytes(key_bytes), 0, vm)?;
     }
     Ok(value)
-}
-
-/// `obj.name(*args, **kwargs)` for methods whose cost depends on sizes.
-pub(crate) fn method_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
-    if args.args.len() < 2 {
-        return Err(vm.new_type_error("_pvm_method needs a receiver and a name"));
-    }
-    // `str.lower(s)`, `bytes.fromhex(h)`: the real type's method.
-    let receiver = crate::builtin_types::real_type_of(&args.args.remove(0));
-    let name_obj = args.args.remove(0);
-    let name = name_obj
-        .downcast_ref::<PyStr>()
-        .and_then(|s| s.to_str().map(str::to_owned))
-        .ok_or_else(|| vm.new_type_error("method name must be str"))?;
-    let method = receiver.get_attr(&vm.ctx.new_str(name.as_str()), vm)?;
-    if is_python_method(&method) {
-        // A method of the actor's own (`def update(self, key, value)`): its
-        // body is metered code; the builtin size rules below do not apply.
-        return method.call(args, vm);
-    }
-    if crate::names::FORMAT_METHODS.contains(&name.as_str()) {
-        let template = if receiver.downcast_ref::<PyStr>().is_some() {
-            Some(receiver.clone())
-        } else {
-            args.args.first().cloned()
-        };
-        let template = template
-            .as_ref()
-            .and_then(|t| t.downcast_ref::<PyStr>())
-            .and_then(|t| t.to_str().map(str::to_owned))
-            .unwrap_or_default();
-        let fields = crate::formatting::check_format_template(&template)
-            .map_err(|reason| vm.new_value_error(reason))?;
-        // RustPython parses the template on every call: ~2.3 µs for three
-        // fields where the size charges alone came to ~6 cycles.
-        charge(
-            costs::code::FORMAT + fields * costs::code::FORMAT_FIELD,
-            0,
-            vm,
-        )?;
-    }
-    let (elements, bytes) = size_of(&receiver);
-    let receiver_chars = bytes;
-    let int_arg =
-        |index: usize| -> Option<i64> { args.args.get(index).and_then(int_value).map(int_to_i64) };
-    match name.as_str() {
-        "ljust" | "rjust" | "center" | "zfill" => {
-            let width = int_arg(0).unwrap_or(0).max(0) as u128;
-            precheck_result_bytes(width * 4, vm)?;
-            charge(costs::for_bytes(width as u64), 0, vm)?;
-        }
-        "expandtabs" => {
-            let tab = int_arg(0).unwrap_or(8).max(1) as u128;
-            precheck_result_bytes(tab * u128::from(receiver_chars), vm)?;
-        }
-        "from_bytes" => {
-            let (_, input_bytes) = args.args.first().map_or((0, 0), |a| size_of(a));
-            check_int_bits(u128::from(input_bytes) * 8, vm)?;
-        }
-        "to_bytes" => {
-            let length = int_arg(0).unwrap_or(1).max(0) as u128;
-            precheck_result_bytes(length, vm)?;
-        }
-        "replace" if args.args.len() >= 2 => {
-            let (_, old_bytes) = size_of(&args.args[0]);
-            let (_, new_bytes) = size_of(&args.args[1]);
-            // An empty `old` matches between every two characters.
-            let occurrences = receiver_chars
-                .checked_div(old_bytes)
-                .unwrap_or(receiver_chars + 1);
-            let occurrences = match int_arg(2) {
-                Some(count) if count >= 0 => occurrences.min(count as u64),
-                _ => occurrences,
-            };
-            precheck_result_bytes(
-                u128::from(receiver_chars) + u128::from(occurrences) * u128::from(new_bytes),
-                vm,
-            )?;
-            // Slow per byte in RustPython (see `count` below).
-            charge(2 * costs::for_bytes(bytes), 0, vm)?;
-        }
-        "join"
-        | "extend"
-        | "update"
-        | "union"
-        | "intersection"
-        | "difference"
-        | "symmetric_difference"
-        | "issubset"
-        | "issuperset"
-        | "isdisjoint"
-        | "__init__" => {
-            if let Some(first) = args.args.first().cloned() {
-                args.args[0] = materialize(first.clone(), vm)?;
-            }
-        }
-        "sort" => {
-            let log = 64 - elements.leading_zeros() as u64;
-            charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
-        }
-        // RustPython does several times the reference work per byte in these
-        // (measured, docs/METERING.md "Size surcharges"): `translate` looks
-        // every character up in the table, `count` (and `replace`, above)
-        // scan slowly.
-        "translate" => {
-            let items = items_of_text(&receiver).unwrap_or(0);
-            charge(items * costs::size::PER_ELEMENT, 0, vm)?;
-        }
-        "count" => charge(3 * costs::for_bytes(bytes), 0, vm)?,
-        _ => {}
-    }
-    let argument_cycles: u64 = args.args.iter().map(|a| size_cycles(size_of(a))).sum();
-    charge(size_cycles((elements, bytes)) + argument_cycles, 0, vm)?;
-    let result = method.call(args, vm)?;
-    charge_size(&result, vm)?;
-    Ok(result)
-}
-
-/// Methods the real types define as class methods: called on the type, not
-/// on an instance passed first.
-const CLASS_METHODS: &[&str] = &["fromhex", "from_bytes", "maketrans", "fromkeys"];
-
-/// A native per size-dependent method of builtin type `real` (for
-/// [`crate::builtin_types`]'s stand-ins), routed through the method
-/// guard: `str.lower(s)` is charged like `s.lower()`.
-pub(crate) fn metered_methods(
-    real: &rustpython_vm::builtins::PyTypeRef,
-    vm: &VirtualMachine,
-) -> Vec<(&'static str, PyObjectRef)> {
-    let mut methods = Vec::new();
-    for &name in crate::instrument::SIZED_METHODS {
-        if real.as_object().get_attr(name, vm).is_err() {
-            continue;
-        }
-        let real_object: PyObjectRef = real.clone().into();
-        let is_class_method = CLASS_METHODS.contains(&name);
-        let native = vm.new_function(name, move |mut args: FuncArgs, vm: &VirtualMachine| {
-            let receiver = if is_class_method || args.args.is_empty() {
-                real_object.clone()
-            } else {
-                args.args.remove(0)
-            };
-            args.args.insert(0, vm.ctx.new_str(name).into());
-            args.args.insert(0, receiver);
-            method_native(args, vm)
-        });
-        methods.push((name, native.into()));
-    }
-    methods
 }

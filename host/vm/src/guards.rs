@@ -35,8 +35,6 @@ pub enum Guard {
     Augop,
     /// `_pvm_contains(container)`: `in` over a container charged by size.
     Contains,
-    /// `_pvm_method(receiver, name, …)`: a method call charged by its work.
-    Method,
     /// `_pvm_result(value)`: charge a produced value by size.
     Result,
     /// `_pvm_materialize(value)`: turn a lazy iterable into a charged list.
@@ -47,14 +45,13 @@ pub enum Guard {
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 10] = [
+    pub const ALL: [Guard; 9] = [
         Guard::Meter,
         Guard::Iter,
         Guard::Cmp,
         Guard::Binop,
         Guard::Augop,
         Guard::Contains,
-        Guard::Method,
         Guard::Result,
         Guard::Materialize,
         Guard::Kwargs,
@@ -69,7 +66,6 @@ impl Guard {
             Guard::Binop => "_pvm_binop",
             Guard::Augop => "_pvm_augop",
             Guard::Contains => "_pvm_contains",
-            Guard::Method => "_pvm_method",
             Guard::Result => "_pvm_result",
             Guard::Materialize => "_pvm_materialize",
             Guard::Kwargs => "_pvm_kwargs",

@@ -42,83 +42,6 @@ use ruff_text_size::{Ranged, TextRange};
 use crate::costs::code as cost;
 use crate::guards::{CompareCode, Guard, OperatorCode, GUARD_PREFIX};
 
-/// Method names whose work depends on the size of the receiver or arguments;
-/// calls to them go through `_pvm_method` (user methods with these names too,
-/// for which the guard adds nothing but its call).
-pub const SIZED_METHODS: &[&str] = &[
-    "join",
-    "replace",
-    "split",
-    "rsplit",
-    "splitlines",
-    "count",
-    "find",
-    "rfind",
-    "index",
-    "rindex",
-    "strip",
-    "lstrip",
-    "rstrip",
-    "lower",
-    "upper",
-    "title",
-    "capitalize",
-    "swapcase",
-    "casefold",
-    "encode",
-    "decode",
-    "ljust",
-    "rjust",
-    "center",
-    "zfill",
-    "expandtabs",
-    "startswith",
-    "endswith",
-    "partition",
-    "rpartition",
-    "translate",
-    "hex",
-    "fromhex",
-    "to_bytes",
-    "from_bytes",
-    "extend",
-    "insert",
-    "remove",
-    "pop",
-    "sort",
-    "reverse",
-    "copy",
-    "update",
-    "union",
-    "intersection",
-    "difference",
-    "symmetric_difference",
-    "issubset",
-    "issuperset",
-    "isdisjoint",
-    "values",
-    "items",
-    "keys",
-    "setdefault",
-    "isdigit",
-    "isalpha",
-    "isalnum",
-    "isspace",
-    "islower",
-    "isupper",
-    "isdecimal",
-    "isnumeric",
-    "isidentifier",
-    "isprintable",
-    "removeprefix",
-    "removesuffix",
-    "bit_length",
-    "bit_count",
-    // Templates are checked before they run (`crate::formatting`).
-    "format",
-    "format_map",
-];
-
 /// Rewrites `module` in place.
 pub fn instrument(module: &mut ast::ModModule) {
     let mut bindings = Bindings::default();
@@ -621,6 +544,10 @@ impl Transformer for Rewriter {
         walk_stmt(self, stmt);
         match stmt {
             Stmt::FunctionDef(function) => meter_suite(&mut function.body, cost::FUNCTION_ENTRY),
+            // A class body runs once per class statement executed (in a
+            // function, once per call): metered like any block. (Unmetered,
+            // 300 classes of 3,000 assignments ran 0.26 s for 53k cycles.)
+            Stmt::ClassDef(class) => meter_suite(&mut class.body, 0),
             // (`async for` never gets here: the validator rejects it.)
             Stmt::For(for_stmt) => {
                 let per_item = cost::ITERATION + cost::STATEMENT + suite_cost(&for_stmt.body);
@@ -792,28 +719,8 @@ impl Transformer for Rewriter {
                             guard_call(Guard::Kwargs.name(), vec![value], Vec::new(), inner_range);
                     }
                 }
-                let sized_method = match call.func.as_ref() {
-                    Expr::Attribute(attribute)
-                        if SIZED_METHODS.contains(&attribute.attr.as_str()) =>
-                    {
-                        Some(attribute.attr.to_string())
-                    }
-                    _ => None,
-                };
-                if let Some(method) = sized_method {
-                    let Expr::Attribute(mut attribute) = take(&mut call.func) else {
-                        unreachable!()
-                    };
-                    let mut args = vec![
-                        take(&mut attribute.value),
-                        template(&format!("{method:?}"), range),
-                    ];
-                    args.extend(call.arguments.args.iter_mut().map(take));
-                    let keywords: Vec<ast::Keyword> = std::mem::take(&mut call.arguments.keywords)
-                        .into_iter()
-                        .collect();
-                    *expr = guard_call(Guard::Method.name(), args, keywords, range);
-                }
+                // Method calls need no guard: every native method charges
+                // its own work (`crate::natives`).
             }
             Expr::Starred(starred) if starred.ctx == ast::ExprContext::Load => {
                 let inner_range = starred.value.range();
@@ -825,13 +732,9 @@ impl Transformer for Rewriter {
                     inner_range,
                 );
             }
-            Expr::Subscript(subscript)
-                if subscript.ctx == ast::ExprContext::Load
-                    && matches!(subscript.slice.as_ref(), Expr::Slice(_)) =>
-            {
-                let sliced = take(expr);
-                *expr = guard_call(Guard::Result.name(), vec![sliced], Vec::new(), range);
-            }
+            // Slices need no guard: the built-in sequences' subscript slots
+            // charge what a slice selects before copying it
+            // (`crate::subscript_meter`).
             Expr::Dict(dict) => {
                 // `{**mapping}` copies every entry inside Rust, like a splat.
                 for item in dict.items.iter_mut().filter(|item| item.key.is_none()) {
@@ -1228,16 +1131,7 @@ mod tests {
             panic!()
         };
         let names: Vec<String> = tuple.elts.iter().map(callee_name).collect();
-        assert_eq!(
-            names,
-            [
-                Guard::Binop.name(),
-                "in:_pvm_contains",
-                Guard::Result.name(),
-                Guard::Method.name(),
-                ""
-            ]
-        );
+        assert_eq!(names, [Guard::Binop.name(), "in:_pvm_contains", "", "", ""]);
     }
 
     #[test]
@@ -1261,7 +1155,6 @@ mod tests {
                 }
             }
         };
-        assert_eq!(callee_name(&tuple.elts[1]), Guard::Method.name());
         let guards: Vec<String> = tuple.elts.iter().map(splat_guard).collect();
         assert_eq!(
             guards,

@@ -228,6 +228,9 @@ impl Runtime {
             vm.state.gc.disable();
             crate::iteration::init_type();
             crate::slot_meter::install(vm);
+            crate::subscript_meter::install(vm);
+            crate::int_hash::install(vm);
+            crate::natives::install(vm);
             crate::builtin_types::install_construction_meter(vm);
             crate::load::install_freeze(vm);
             let parts = Runtime::init_objects(vm);
@@ -294,9 +297,13 @@ impl Runtime {
         }
         for name in CONSUMING_BUILTINS {
             let original = get(name);
-            let sort = *name == "sorted";
+            let walk = match *name {
+                "sorted" => builtin_natives::Walk::Sort,
+                "sum" => builtin_natives::Walk::Sum,
+                _ => builtin_natives::Walk::First,
+            };
             let function = vm.new_function(name, move |args: FuncArgs, vm: &VirtualMachine| {
-                builtin_natives::consuming_builtin(sort, args, vm, |args| original.call(args, vm))
+                builtin_natives::consuming_builtin(walk, args, vm, |args| original.call(args, vm))
             });
             set(name, function.into());
         }
@@ -309,9 +316,7 @@ impl Runtime {
             });
             set(name, function.into());
         }
-        for (name, metered_type) in
-            crate::builtin_types::make_types(vm, crate::guard_natives::metered_methods)
-        {
+        for (name, metered_type) in crate::builtin_types::make_types(vm) {
             set(name, metered_type);
         }
         // What class patterns name (`case int(x)`), see
@@ -352,7 +357,6 @@ impl Runtime {
                 Guard::Binop => vm.new_function(name, guard_natives::binop_native).into(),
                 Guard::Augop => vm.new_function(name, guard_natives::augop_native).into(),
                 Guard::Contains => vm.new_function(name, guard_natives::contains_native).into(),
-                Guard::Method => vm.new_function(name, guard_natives::method_native).into(),
                 Guard::Result => vm.new_function(name, guard_natives::result_native).into(),
                 Guard::Materialize => vm
                     .new_function(name, guard_natives::materialize_native)

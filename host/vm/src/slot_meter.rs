@@ -100,6 +100,11 @@ metered_compare!(
 metered_compare!(bytes_compare, BYTES_COMPARE, compare_cycles);
 metered_compare!(bytearray_compare, BYTEARRAY_COMPARE, compare_cycles);
 metered_compare!(str_compare, STR_COMPARE, str_compare_cycles);
+// Instances of actor classes without `__eq__` compare by identity here: one
+// cycle a call, so a dict probing colliding keys (a class whose `__hash__`
+// returns a constant) pays per probe (`crate::int_hash`). Classes inherit
+// the slot when they are made, after the runtime installed this.
+metered_compare!(object_compare, OBJECT_COMPARE, |_, _| 1);
 
 macro_rules! metered_hash {
     ($name:ident, $original:ident) => {
@@ -175,6 +180,7 @@ pub(crate) fn install(vm: &VirtualMachine) {
         types.bytes_type => (BYTES_COMPARE, bytes_compare),
         types.bytearray_type => (BYTEARRAY_COMPARE, bytearray_compare),
         types.str_type => (STR_COMPARE, str_compare),
+        types.object_type => (OBJECT_COMPARE, object_compare),
     );
     wrap!(hash: HashSlot,
         types.tuple_type => (TUPLE_HASH, tuple_hash),
