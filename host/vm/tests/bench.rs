@@ -204,3 +204,78 @@ fn cost_rates() {
         );
     }
 }
+
+/// `json.loads` of the ~900 KB documents of hostile.rs h54 (the source is
+/// repeated there), and `json.dumps` of ~900 KB of big ints: per shape, the
+/// time and cycles a call that parses (or writes) the document takes beyond
+/// one that only builds the value (best of 5 each), and the nanoseconds per
+/// cycle that leaves.
+#[test]
+#[ignore = "benchmark: run with --ignored --nocapture"]
+fn json_loads() {
+    let source = r#"import json
+class Documents:
+    def run(self, shape, parse):
+        if shape == 0:
+            text = "[]"
+        elif shape == 1:
+            text = '"' + "x" * 900000 + '"'
+        elif shape == 2:
+            text = "[" + ",".join(['"ab"'] * 180000) + "]"
+        elif shape == 3:
+            text = "{" + ",".join([f'"{i:06d}":1' for i in range(81800)]) + "}"
+        elif shape == 4:
+            text = "[" + ",".join(["9" * 4299] * 209) + "]"
+        else:
+            value = [(1 << 65000) - 1] * 45
+            if parse:
+                return len(json.dumps(value))
+            return len(value)
+        if parse:
+            return len(json.loads(text))
+        return len(text)
+"#;
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(1);
+    let limits = ExecLimits::new(u64::MAX / 2, 1_000_000);
+    common::deploy_at(&vm, &mut host, actor, source, &[], limits);
+    let mut run = |shape: i64, parse: i64| {
+        let started = Instant::now();
+        let outcome = vm.call(
+            &mut host,
+            &actor,
+            "run",
+            &[Value::int(shape), Value::int(parse)],
+            limits,
+            Invocation::Transaction,
+        );
+        let Ok(Value::Int(length)) = outcome.result else {
+            panic!("{shape}: {:?}", outcome.result);
+        };
+        (started.elapsed(), outcome.cycles_used, length)
+    };
+    for (shape, name) in [
+        (1, "loads, one 900 KB string"),
+        (2, "loads, 180,000 short strings"),
+        (3, "loads, an object of 81,800 members"),
+        (4, "loads, 209 ints of 4,299 digits"),
+        (5, "dumps, 45 ints of 19,568 digits"),
+    ] {
+        let (mut built, mut parsed) = (Duration::MAX, Duration::MAX);
+        let (mut cycles, mut length) = (0, 0.into());
+        for _ in 0..5 {
+            let (time, built_cycles, _) = run(shape, 0);
+            built = built.min(time);
+            let (time, parsed_cycles, parsed_length) = run(shape, 1);
+            parsed = parsed.min(time);
+            cycles = parsed_cycles - built_cycles;
+            length = parsed_length;
+        }
+        let took = parsed.saturating_sub(built);
+        println!(
+            "json.{name} (len {length}): {took:?}, {cycles} cycles, {:.1} ns per cycle",
+            took.as_nanos() as f64 / cycles as f64
+        );
+    }
+}

@@ -1151,3 +1151,82 @@ fn h53_the_actor_class_keeps_its_contract_under_the_wider_dialect() {
         Some(ErrorKind::InvalidInput)
     );
 }
+
+/// Documents of about 900 KB for `json.loads` (`run(shape, parse)`): one long
+/// string, many short strings, an object of many members, long ints; shape 0
+/// is `[]`. `run(shape, 0)` builds the text and returns its length,
+/// `run(shape, 1)` returns the length of what `json.loads` made of it. Shape 5
+/// is 45 ints of 65,000 bits for `json.dumps` instead (`run(5, 0)` returns
+/// 45, `run(5, 1)` the length of the text).
+const JSON_DOCUMENTS: &str = r#"import json
+class Documents:
+    def run(self, shape, parse):
+        if shape == 0:
+            text = "[]"
+        elif shape == 1:
+            text = '"' + "x" * 900000 + '"'
+        elif shape == 2:
+            text = "[" + ",".join(['"ab"'] * 180000) + "]"
+        elif shape == 3:
+            text = "{" + ",".join([f'"{i:06d}":1' for i in range(81800)]) + "}"
+        elif shape == 4:
+            text = "[" + ",".join(["9" * 4299] * 209) + "]"
+        else:
+            value = [(1 << 65000) - 1] * 45
+            if parse:
+                return len(json.dumps(value))
+            return len(value)
+        if parse:
+            return len(json.loads(text))
+        return len(text)
+"#;
+
+/// `json.loads` of a ~900 KB document completes and is charged exactly its
+/// price over what `json.loads("[]")` costs: `len/16`, 8 per nested value
+/// and, for each int beyond 64 bits, `digits/2 + digits²/4096` for its
+/// quadratic decimal conversion (docs/METERING.md, the `json` rows); so is
+/// `json.dumps` of 880 KB of big ints. Before #29 the hand-written decoder
+/// re-validated the rest of the text for every string character and looked
+/// each object key up in a list of the earlier ones: 4.6–13.7 s for these
+/// documents, while long ints ran at 151 ns per cycle and big ints written at
+/// 784. Timed by `cargo test --release -p timerhost-vm --test bench
+/// json_loads -- --ignored --nocapture` (docs/PERFORMANCE.md).
+#[test]
+fn h54_json_of_900_kb_is_charged_by_its_work_and_completes() {
+    let run = |shape: u64, parse: u64| {
+        let outcome = run_hostile(JSON_DOCUMENTS, &[Value::int(shape), Value::int(parse)]);
+        let Ok(Value::Int(length)) = &outcome.result else {
+            panic!("shape {shape}: {:?}", outcome.result);
+        };
+        (u64::try_from(length).unwrap(), outcome.cycles_used)
+    };
+    // Cycles of the `json` call, the lengths before and after.
+    let json_cycles = |shape: u64| {
+        let (before, without) = run(shape, 0);
+        let (after, with) = run(shape, 1);
+        (before, after, with - without)
+    };
+    let decimal = |digits: u64| digits / 2 + digits * digits / 4096;
+    let (_, _, empty) = json_cycles(0);
+    for (shape, parsed, nested, ints) in [
+        (1, 900_000, 0, 0),
+        (2, 180_000, 180_000, 0),
+        (3, 81_800, 2 * 81_800, 0),
+        (4, 209, 209, 209 * decimal(4299)),
+    ] {
+        let (text_len, parsed_len, cycles) = json_cycles(shape);
+        assert!((898_000..=900_002).contains(&text_len), "{text_len}");
+        assert_eq!(parsed_len, parsed, "shape {shape}");
+        assert_eq!(
+            cycles - empty,
+            text_len / 16 + 8 * nested + ints,
+            "shape {shape}: {text_len} bytes, {nested} nested values"
+        );
+    }
+    let (items, text_len, cycles) = json_cycles(5);
+    assert_eq!((items, text_len), (45, 45 * 19_567 + 46));
+    assert_eq!(
+        cycles - empty,
+        text_len / 16 + 8 * 45 + 45 * decimal(19_567)
+    );
+}
