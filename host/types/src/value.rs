@@ -54,22 +54,30 @@ impl Value {
     /// duplicates replace earlier ones, as in Python. Returns `None` if a key is
     /// not hashable (a list or dict).
     pub fn dict_from(entries: impl IntoIterator<Item = (Value, Value)>) -> Option<Value> {
+        // Sorted once by encoded key (stable, so equal keys keep their
+        // order) and the last of each run of duplicates kept: n·log n. (A
+        // search per key made converting an 81,800-key dict take ~13 s.)
         let mut keyed: Vec<(Vec<u8>, Value, Value)> = Vec::new();
         for (k, v) in entries {
             if !k.is_hashable() {
                 return None;
             }
-            let enc = k.to_bytes();
-            if let Some(slot) = keyed.iter_mut().find(|(e, _, _)| *e == enc) {
-                slot.2 = v;
-            } else {
-                keyed.push((enc, k, v));
-            }
+            keyed.push((k.to_bytes(), k, v));
         }
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        Some(Value::Dict(
-            keyed.into_iter().map(|(_, k, v)| (k, v)).collect(),
-        ))
+        let mut out: Vec<(Value, Value)> = Vec::with_capacity(keyed.len());
+        let mut last: Option<Vec<u8>> = None;
+        for (encoded, k, v) in keyed {
+            if last.as_ref() == Some(&encoded) {
+                if let Some(slot) = out.last_mut() {
+                    slot.1 = v;
+                }
+                continue;
+            }
+            last = Some(encoded);
+            out.push((k, v));
+        }
+        Some(Value::Dict(out))
     }
 
     /// Convenience: a `str` value.
@@ -324,6 +332,30 @@ mod tests {
         assert_eq!(a.to_bytes(), b.to_bytes());
         assert_eq!(a.get("a"), Some(&Value::int(1)));
         assert!(Value::dict_from([(Value::List(vec![]), Value::None)]).is_none());
+    }
+
+    #[test]
+    fn later_duplicates_replace_earlier_ones_in_any_position() {
+        let d = Value::dict_from([
+            (Value::str("a"), Value::int(1)),
+            (Value::str("b"), Value::int(2)),
+            (Value::str("a"), Value::int(3)),
+            (Value::str("a"), Value::int(4)),
+            (Value::str("b"), Value::int(5)),
+        ])
+        .unwrap();
+        assert_eq!(
+            d,
+            Value::Dict(vec![
+                (Value::str("a"), Value::int(4)),
+                (Value::str("b"), Value::int(5)),
+            ])
+        );
+        // Many keys: one sort, not a search per key.
+        let many =
+            Value::dict_from((0..50_000).rev().map(|i| (Value::int(i), Value::None))).unwrap();
+        let Value::Dict(entries) = many else { panic!() };
+        assert_eq!(entries.len(), 50_000);
     }
 
     #[test]
