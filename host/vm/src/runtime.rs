@@ -292,7 +292,13 @@ impl Runtime {
             builtins.set_item(name, value, vm).expect("dict insert")
         };
 
-        for name in PLAIN_BUILTINS.iter().chain(EXCEPTIONS) {
+        for name in PLAIN_BUILTINS {
+            set(
+                name,
+                crate::natives::install::priced_builtin(name, get(name), vm),
+            );
+        }
+        for name in EXCEPTIONS {
             set(name, get(name));
         }
         for name in CONSUMING_BUILTINS {
@@ -643,6 +649,46 @@ mod tests {
                     .get_item(guard.name(), vm)
                     .unwrap_or_else(|_| panic!("{} is not a builtin", guard.name()));
                 assert!(native.is_callable(), "{}", guard.name());
+            }
+        });
+    }
+
+    #[test]
+    fn every_builtin_of_an_actor_is_in_the_allow_list_and_back() {
+        use crate::natives::table::BUILTIN_RULES;
+        let runtime = runtime();
+        runtime.interpreter.enter(|vm| {
+            let builtins = runtime
+                .builtins
+                .clone()
+                .downcast::<rustpython_vm::builtins::PyDict>()
+                .expect("a dict");
+            let mut unlisted = Vec::new();
+            for (key, _) in builtins {
+                let name = key
+                    .downcast_ref::<PyStr>()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                let machinery = name.starts_with("_pvm")
+                    || name.starts_with("__")
+                    || EXCEPTIONS.contains(&name.as_str())
+                    || ["actor", "pvm_host"].contains(&name.as_str());
+                let listed = BUILTIN_RULES
+                    .iter()
+                    .any(|r| r.names.contains(&name.as_str()));
+                if !machinery && !listed {
+                    unlisted.push(name);
+                }
+            }
+            assert!(unlisted.is_empty(), "builtins without a rule: {unlisted:?}");
+            for rule in BUILTIN_RULES {
+                for name in rule.names {
+                    assert!(
+                        runtime.builtins.get_item(*name, vm).is_ok(),
+                        "rule for builtin {name}, which actors do not have"
+                    );
+                }
             }
         });
     }

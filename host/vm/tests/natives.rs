@@ -335,3 +335,17 @@ fn n12_class_bodies_are_metered_like_function_bodies() {
     );
     charged_per_unit(&body, 10, 300.0);
 }
+
+#[test]
+fn n13_divmod_of_big_ints_is_priced_like_floor_division() {
+    let body = "        a = 7 ** (n * 100)\n        b = 3 ** (n * 50)\n        for _ in range(10):\n            divmod(a, b)\n";
+    let floor = "        a = 7 ** (n * 100)\n        b = 3 ** (n * 50)\n        for _ in range(10):\n            a // b\n";
+    let baseline = cycles(&floor.replace("a // b", "pass"), 100);
+    let divmod = cycles(body, 100) - baseline;
+    let floordiv = cycles(floor, 100) - baseline;
+    // (`//` also charges its quotient's size as a result; divmod returns a pair.)
+    assert!(
+        divmod * 10 >= floordiv * 6,
+        "divmod {divmod} vs // {floordiv} beyond the loop's {baseline}"
+    );
+}

@@ -22,7 +22,7 @@ fn code_list(items: &[&str]) -> String {
 pub(crate) fn markdown() -> String {
     let mut out = String::new();
     out.push_str("| types | natives | charged | why |\n|---|---|---|---|\n");
-    for rule in RULES {
+    for rule in super::table::BUILTIN_RULES.iter().chain(RULES) {
         let charged = match rule.price {
             super::price::Price::Refused(reason) => format!("refused: {reason}"),
             price => price.describe().to_owned(),

@@ -22,7 +22,7 @@ use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyRef, PyResult, Virtu
 
 use super::inventory::{builtin_types, entry_kind, EntryKind};
 use super::price::{refusal, Price, UNPRICED};
-use super::table::RULES;
+use super::table::{BUILTIN_RULES, RULES};
 use crate::exec::is_executing;
 use crate::sizes::charge_size;
 
@@ -92,6 +92,34 @@ pub(crate) fn heap_def(
         vm.ctx.types.method_def.to_owned(),
         None,
     )
+}
+
+/// The builtin `name` as actors get it: `original` when its rule is
+/// [`Price::Free`] (or it has a stand-in of its own), else a native that
+/// charges the rule's price first. Panics for a name with no rule: the
+/// runtime only installs builtins the allow-list names.
+pub(crate) fn priced_builtin(
+    name: &'static str,
+    original: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyObjectRef {
+    let price = BUILTIN_RULES
+        .iter()
+        .find(|rule| rule.names.contains(&name))
+        .map(|rule| rule.price)
+        .unwrap_or_else(|| panic!("builtin {name} has no rule in natives::table"));
+    if matches!(price, Price::Free | Price::Stand(_)) {
+        return original;
+    }
+    let qualified: &'static str = Box::leak(format!("builtins.{name}").into_boxed_str());
+    heap_def(
+        name,
+        priced(qualified, Some(price), Original::Object(original)),
+        PyMethodFlags::empty(),
+        vm,
+    )
+    .build_function(vm, None)
+    .into()
 }
 
 /// Applies the allow-list to every built-in type of this thread.

@@ -80,6 +80,9 @@ pub(crate) enum Price {
     RangeSearch,
     /// Refused with a reason (`__sizeof__`: memory layout is per node).
     Refused(&'static str),
+    /// A builtin replaced by a charging stand-in of its own (`sum`, `int`,
+    /// `getattr`), which the text describes.
+    Stand(&'static str),
 }
 
 /// Cycles per element (or 16 bytes) of one level of `repr`
@@ -97,6 +100,7 @@ impl Price {
                 | Price::Repr
                 | Price::RangeSearch
                 | Price::Refused(_)
+                | Price::Stand(_)
         )
     }
 
@@ -126,6 +130,7 @@ impl Price {
             Price::Repr => "4 per element or 16 bytes (hash: 1)",
             Price::RangeSearch => "constant for an int, else the range's length",
             Price::Refused(_) => "refused",
+            Price::Stand(text) => text,
         }
     }
 
@@ -149,7 +154,7 @@ impl Price {
                 .fold(0u64, u64::saturating_add)
         };
         match self {
-            Price::Free => Ok(()),
+            Price::Free | Price::Stand(_) => Ok(()),
             Price::Refused(reason) => Err(refusal(native, reason, vm)),
             Price::Receiver => charge(size_cycles(receiver_size), 0, vm),
             Price::Sized => charge(sized(args), 0, vm),

@@ -319,3 +319,57 @@ pub(crate) const RULES: &[Rule] = &[
         why: "no pickle",
     },
 ];
+
+/// The builtins in an actor's namespace (`runtime.rs` builds it from these
+/// rules: a name without a rule is not a builtin). [`Price::Stand`] marks
+/// builtins replaced by a charging stand-in of their own.
+pub(crate) const BUILTIN_RULES: &[Rule] = &[
+    Rule {
+        types: &["builtins"],
+        names: &["abs", "chr", "ord", "len", "isinstance", "issubclass", "callable", "next", "bool", "object", "super", "staticmethod", "classmethod", "property", "slice", "NotImplemented", "Ellipsis"],
+        price: Price::Free,
+        why: "constant time (ints are capped at 65,536 bits)",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["range", "enumerate", "zip", "map", "filter", "reversed"],
+        price: Price::Free,
+        why: "lazy: whoever walks them pays per item",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["repr"],
+        price: Price::Free,
+        why: "the repr slots charge per element (`slot_meter`)",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["round"],
+        price: Price::Free,
+        why: "reaches `__round__`, priced above",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["divmod"],
+        price: op!(FloorDiv),
+        why: "as `//`: quotient limbs × divisor limbs (two 65,536-bit ints divide in ~1M limb steps)",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["sum", "min", "max", "any", "all", "sorted", "list", "tuple", "set", "frozenset", "dict"],
+        price: Price::Stand("walks its iterable (lazy ones drained, per item; `sorted` + n·log2 n) + result (`builtin_natives::consuming_builtin`)"),
+        why: "their work is the walk",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["int", "str", "bytes", "bytearray", "bin", "hex", "oct", "pow"],
+        price: Price::Stand("arguments + result; lengths, int bits and `pow`'s modular squarings checked or charged first (`builtin_natives::converting_builtin`)"),
+        why: "conversions grow with their input and output",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["getattr", "hasattr", "setattr", "delattr", "format", "iter", "type"],
+        price: Price::Stand("names checked like written ones and charged 4 per 16 bytes; `format` specs checked (`builtin_natives::reflective_builtins`)"),
+        why: "names and specs computed at run time",
+    },
+];
