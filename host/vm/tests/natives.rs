@@ -349,3 +349,103 @@ fn n13_divmod_of_big_ints_is_priced_like_floor_division() {
         "divmod {divmod} vs // {floordiv} beyond the loop's {baseline}"
     );
 }
+
+/// The memory bombs of #29 (and older ones), each an actor call that must
+/// end in `out_of_memory` (or another abort) without the process growing.
+const MEMORY_BOMBS: &[&str] = &[
+    "        s = 'x' * 1_000_000\n        return len(''.join([s] * 1024))\n",
+    "        return len('ab'.__mul__(2**30))\n",
+    "        s = 'x' * 1_000_000\n        return len(('{0}' * 256).format(s))\n",
+    "        return len([0] * 10**9)\n",
+    "        return len(bytes(10**10))\n",
+    "        return len(('ab' * 1000).replace('', 'x' * 1_000_000))\n",
+    "        d = {}\n        d |= zip(range(30_000_000), range(30_000_000))\n",
+    "        xs = [0] * 1_000_000\n        out = []\n        while True:\n            out.append(xs[:])\n",
+    "        s = 'x' * 1_000_000\n        out = []\n        while True:\n            out.append(s + str(len(out)))\n",
+    "        return len(str(list(range(10**7))))\n",
+    "        return len(f\"{'x' * 4_000_000}{'y' * 4_000_000}\" * 8)\n",
+];
+
+/// Peak resident set of this process, in bytes (`VmHWM`).
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("a number");
+    kib * 1024
+}
+
+#[test]
+fn memory_bombs_child() {
+    let Ok(which) = std::env::var("TIMERHOST_MEMORY_BOMB") else {
+        return;
+    };
+    // A trivial call first, so the baseline includes the interpreter.
+    let _ = run("        return 1\n", 0);
+    let baseline = peak_rss_bytes();
+    let mut kinds = Vec::new();
+    if which != "none" {
+        for body in MEMORY_BOMBS {
+            kinds.push(format!("{:?}", run(body, 0).error_kind()));
+        }
+    }
+    println!(
+        "RESULT baseline={baseline} peak={} kinds={}",
+        peak_rss_bytes(),
+        kinds.join(",")
+    );
+}
+
+/// No execution grows the process by more than twice the memory budget
+/// (64 MiB), whatever it calls: each bomb runs in a child process whose
+/// peak resident set is read after it.
+#[test]
+fn n14_no_execution_grows_the_process_past_twice_the_memory_budget() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "memory_bombs_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TIMERHOST_MEMORY_BOMB", "all")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.find("RESULT ").map(|at| &l[at..]))
+        .unwrap_or_else(|| {
+            panic!(
+                "the child reported: {stdout}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    let field = |name: &str| -> String {
+        line.split_whitespace()
+            .find_map(|f| f.strip_prefix(&format!("{name}=")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let baseline: u64 = field("baseline").parse().unwrap();
+    let peak: u64 = field("peak").parse().unwrap();
+    let kinds = field("kinds");
+    assert!(
+        kinds.split(',').all(|k| k.starts_with("Some(")),
+        "every bomb ends in an abort or error: {kinds}"
+    );
+    let budget = ExecLimits::new(1, 1).memory_bytes;
+    assert!(
+        peak.saturating_sub(baseline) <= 2 * budget,
+        "the process grew by {} MiB over {} MiB (budget {} MiB): {kinds}",
+        (peak - baseline) >> 20,
+        baseline >> 20,
+        budget >> 20
+    );
+}
