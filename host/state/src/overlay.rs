@@ -343,6 +343,57 @@ impl StateRead for Overlay<'_> {
         }
     }
 
+    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
+        // `scan`'s merge, over keys only: neither the base's values nor the
+        // overlay's are copied.
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        let chunk = limit.clamp(16, 1024);
+        let mut cursor = start.to_vec();
+        loop {
+            let base = self.base.scan_keys(&cursor, end, chunk)?;
+            let exhausted = base.len() < chunk;
+            let upper: Bound<&[u8]> = if exhausted {
+                end.map_or(Bound::Unbounded, Bound::Excluded)
+            } else {
+                Bound::Included(base.last().expect("non-empty chunk").as_slice())
+            };
+            let mut own = self
+                .writes
+                .range::<[u8], _>((Bound::Included(cursor.as_slice()), upper))
+                .peekable();
+            let mut base_iter = base.iter().peekable();
+            loop {
+                let take_own = match (own.peek(), base_iter.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (Some((ok, _)), Some(bk)) => ok.as_slice() <= bk.as_slice(),
+                };
+                if take_own {
+                    let (k, v) = own.next().expect("peeked");
+                    if base_iter.peek().is_some_and(|bk| *bk == k) {
+                        base_iter.next();
+                    }
+                    if v.is_some() {
+                        out.push(k.clone());
+                    }
+                } else {
+                    out.push(base_iter.next().expect("peeked").clone());
+                }
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+            }
+            if exhausted {
+                return Ok(out);
+            }
+            cursor = successor(base.last().expect("non-empty chunk"));
+        }
+    }
+
     fn scan(
         &self,
         start: &[u8],
@@ -521,7 +572,14 @@ mod tests {
                 }
             }
             let end = vec![3u8, 3];
-            let first = overlay.scan(&start, Some(&end), 1).unwrap().pop().map(|(k, _)| k);
+            let keys: Vec<Vec<u8>> = overlay
+                .scan(&start, Some(&end), 50)
+                .unwrap()
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect();
+            prop_assert_eq!(overlay.scan_keys(&start, Some(&end), 50).unwrap(), keys.clone());
+            let first = keys.first().cloned();
             let next = overlay.next_key(&start, &end, u64::MAX).unwrap();
             prop_assert!(!next.gave_up);
             prop_assert_eq!(next.key, first);

@@ -58,8 +58,8 @@ use std::collections::BTreeMap;
 use timerhost_state::accounts::{self, Debit};
 use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::timer::{
-    GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, GLOBALBOX_ENQUEUE_PER_BLOCK,
-    TIMER_FIRE_BASE_CYCLES,
+    GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, GC_RECORD_BYTES_PER_BLOCK,
+    GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK, GLOBALBOX_ENQUEUE_PER_BLOCK, TIMER_FIRE_BASE_CYCLES,
 };
 use timerhost_types::{
     Address, BasefeeConfig, Event, FireDue, FireInfo, Timer, TimerConfig, TimerKind, TimerOrdering,
@@ -218,6 +218,10 @@ impl DeliveryStats {
 pub struct BlockBudgets {
     gc_left: u64,
     moves_left: u64,
+    /// Record bytes the GC may still remove or move (#29).
+    gc_bytes_left: u64,
+    /// Record bytes the Globalbox's enqueue may still move (#29).
+    enqueue_bytes_left: u64,
     lane_left: u64,
     lane_total: u64,
     fires_left: u64,
@@ -240,6 +244,8 @@ impl BlockBudgets {
         BlockBudgets {
             gc_left: config.gc_cycles_per_block,
             moves_left: config.gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL,
+            gc_bytes_left: GC_RECORD_BYTES_PER_BLOCK,
+            enqueue_bytes_left: GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK,
             lane_left: config.lane_cycles_per_block,
             lane_total: config.lane_cycles_per_block,
             fires_left: config.max_fires_per_block,
@@ -263,6 +269,29 @@ impl BlockBudgets {
         self.cells_left = self.cells_left.saturating_sub(cells);
     }
 
+    /// May the GC still remove (or move) a record of `bytes`? Its cycles
+    /// for one removal, and its record bytes (#29) — a whole budget always
+    /// takes one record, so a record larger than the budget still goes.
+    fn gc_fits(&self, bytes: u64) -> bool {
+        self.gc_left >= GC_CYCLES_PER_REMOVAL && self.gc_bytes_fit(bytes)
+    }
+
+    fn gc_bytes_fit(&self, bytes: u64) -> bool {
+        bytes <= self.gc_bytes_left || self.gc_bytes_left == GC_RECORD_BYTES_PER_BLOCK
+    }
+
+    /// The GC removed a record of `bytes`.
+    fn spend_removal(&mut self, bytes: u64) {
+        self.gc_left -= GC_CYCLES_PER_REMOVAL;
+        self.gc_bytes_left = self.gc_bytes_left.saturating_sub(bytes);
+    }
+
+    /// May the Globalbox still take a record (or watch) of `bytes`?
+    fn enqueue_fits(&self, bytes: u64) -> bool {
+        bytes <= self.enqueue_bytes_left
+            || self.enqueue_bytes_left == GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK
+    }
+
     /// A fire that held `held` cells used `used` of them: the rest is free
     /// again.
     pub fn settle_fire_cells(&mut self, held: u64, used: u64) {
@@ -271,6 +300,17 @@ impl BlockBudgets {
 }
 
 type Budgets = BlockBudgets;
+
+/// Bytes of `record`'s canonical encoding (what reading, hashing and
+/// rewriting it touch), counted without encoding it.
+fn record_len(record: &TimerRecord) -> u64 {
+    1 + borsh::object_length(record).expect("an in-memory record always encodes") as u64
+}
+
+/// Bytes stored at `key` (0 if nothing), read without copying them.
+fn stored_len(state: &Overlay<'_>, key: &[u8]) -> Result<u64> {
+    Ok(state.get_head(key, 0)?.map_or(0, |(_, len)| len as u64))
+}
 
 fn remove_for(
     state: &mut Overlay<'_>,
@@ -391,12 +431,13 @@ pub fn deliver(
         }
         for (seq, entry) in entries {
             backlog_cursor = seq.saturating_add(1);
-            if budgets.gc_left < GC_CYCLES_PER_REMOVAL {
+            let record_key = keys::backlog_record_key(seq);
+            if !budgets.gc_fits(stored_len(state, &record_key)?) {
                 backlog_cleared = false;
                 break 'backlog;
             }
             let record = state
-                .get_decoded::<TimerRecord>(&keys::backlog_record_key(seq))?
+                .get_decoded::<TimerRecord>(&record_key)?
                 .ok_or_else(|| missing("timer GC entry", &entry.timer_id))?;
             remove_for(
                 state,
@@ -407,7 +448,7 @@ pub fn deliver(
                 &mut plan,
                 &mut removals,
             )?;
-            budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
+            budgets.spend_removal(record_len(&record));
         }
     }
 
@@ -599,7 +640,8 @@ impl<'w> Walk<'w> {
         from: Queued,
         reason: RemovalReason,
     ) -> Result<bool> {
-        if self.budgets.gc_left >= GC_CYCLES_PER_REMOVAL {
+        let bytes = record_len(record);
+        if self.budgets.gc_fits(bytes) {
             remove_for(
                 state,
                 record,
@@ -609,10 +651,11 @@ impl<'w> Walk<'w> {
                 self.plan,
                 self.removals,
             )?;
-            self.budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
-        } else if self.budgets.moves_left > 0 {
+            self.budgets.spend_removal(bytes);
+        } else if self.budgets.moves_left > 0 && self.budgets.gc_bytes_fit(bytes) {
             queue::move_to_backlog(state, record, from, reason, self.removals)?;
             self.budgets.moves_left -= 1;
+            self.budgets.gc_bytes_left = self.budgets.gc_bytes_left.saturating_sub(bytes);
             self.plan.stats.backlogged += 1;
         } else {
             return Ok(false);
@@ -837,40 +880,63 @@ impl<'w> Walk<'w> {
     /// their priority (which counts from their due height) unharmed.
     fn enqueue(&mut self, state: &mut Overlay<'_>, timestamp_ms: u64) -> Result<()> {
         let mut left = usize::try_from(self.budgets.enqueue_left).unwrap_or(usize::MAX);
+        // #29: and at most GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK bytes of
+        // records, each record's length read before the record itself.
+        let mut full = false;
         for (due, through) in [
             (DueQueue::Time, timestamp_ms),
             (DueQueue::Height, self.height),
         ] {
-            if left == 0 {
-                break;
-            }
-            let records = queue::due_from(state, queue::DueCursor::start(due), through, left)?;
-            for record in records {
-                // A time timer became due at the first block reaching its
-                // time: a crowded earlier block may have left it behind.
-                let due_height = match due {
-                    DueQueue::Height => record.timer.height,
-                    DueQueue::Time => match record.timer.kind {
-                        TimerKind::Time { timestamp_ms } => {
-                            globalbox::came_due_at(state, timestamp_ms, self.height)?
-                        }
-                        _ => self.height,
-                    },
-                };
-                globalbox::enqueue_timer(
-                    state,
-                    self.config,
-                    &record,
-                    due_height,
-                    self.height,
-                    self.removals,
-                )?;
-                left -= 1;
+            let mut cursor = queue::DueCursor::start(due);
+            'queue: while !full {
+                if left == 0 {
+                    full = true;
+                    break;
+                }
+                let record_keys =
+                    queue::due_keys_from(state, cursor, through, left.min(SCAN_CHUNK))?;
+                if record_keys.is_empty() {
+                    break;
+                }
+                for key in record_keys {
+                    let bytes = stored_len(state, &key)?;
+                    if left == 0 || !self.budgets.enqueue_fits(bytes) {
+                        full = true;
+                        break 'queue;
+                    }
+                    let record = state
+                        .get_decoded::<TimerRecord>(&key)?
+                        .ok_or_else(|| keys::corrupt("timer queue", &key, "vanished"))?;
+                    let bucket = crate::record::bucket_of(&record.timer)
+                        .expect("a queued record is a height or time timer");
+                    cursor = queue::DueCursor::after(bucket, &record.timer);
+                    // A time timer became due at the first block reaching
+                    // its time: a crowded earlier block may have left it
+                    // behind.
+                    let due_height = match due {
+                        DueQueue::Height => record.timer.height,
+                        DueQueue::Time => match record.timer.kind {
+                            TimerKind::Time { timestamp_ms } => {
+                                globalbox::came_due_at(state, timestamp_ms, self.height)?
+                            }
+                            _ => self.height,
+                        },
+                    };
+                    globalbox::enqueue_timer(
+                        state,
+                        self.config,
+                        &record,
+                        due_height,
+                        self.height,
+                        self.removals,
+                    )?;
+                    left -= 1;
+                    self.budgets.enqueue_bytes_left =
+                        self.budgets.enqueue_bytes_left.saturating_sub(bytes);
+                }
             }
             if due == DueQueue::Time {
-                let behind = left == 0
-                    && !queue::due_from(state, queue::DueCursor::start(due), through, 1)?
-                        .is_empty();
+                let behind = full && !queue::due_keys_from(state, cursor, through, 1)?.is_empty();
                 if behind {
                     globalbox::mark_time_lag(state, timestamp_ms, self.height);
                 } else {
@@ -878,10 +944,14 @@ impl<'w> Walk<'w> {
                 }
             }
         }
-        if left > 0 {
+        if left > 0 && !full {
             let hits = watch::waiting(state, self.height, left)?;
-            left -= hits.len();
             for (hit_height, seq, hit) in hits {
+                let key = keys::watch_record_key(seq);
+                let bytes = stored_len(state, &key)?;
+                if !self.budgets.enqueue_fits(bytes) {
+                    break;
+                }
                 let record = watch_record(state, seq)?;
                 globalbox::enqueue_hit(
                     state,
@@ -891,6 +961,9 @@ impl<'w> Walk<'w> {
                     hit_height,
                     self.height,
                 );
+                left -= 1;
+                self.budgets.enqueue_bytes_left =
+                    self.budgets.enqueue_bytes_left.saturating_sub(bytes);
             }
         }
         self.budgets.enqueue_left = left as u64;
@@ -971,6 +1044,9 @@ impl<'w> Walk<'w> {
                 return Ok(());
             }
             for key in record_keys {
+                if !self.budgets.gc_fits(stored_len(state, &key)?) {
+                    return Ok(());
+                }
                 let record = state
                     .get_decoded::<TimerRecord>(&key)?
                     .ok_or_else(|| keys::corrupt("timer expiry", &key, "names no timer"))?;
@@ -986,7 +1062,7 @@ impl<'w> Walk<'w> {
                     self.plan,
                     self.removals,
                 )?;
-                self.budgets.gc_left -= GC_CYCLES_PER_REMOVAL;
+                self.budgets.spend_removal(record_len(&record));
             }
         }
     }
@@ -1026,7 +1102,7 @@ fn shut_down(
                 break;
             }
             for record in entries {
-                if budget.gc_left < GC_CYCLES_PER_REMOVAL {
+                if !budget.gc_fits(record_len(&record)) {
                     return Ok(());
                 }
                 let bucket = crate::record::bucket_of(&record.timer).expect("a queued timer");
@@ -1069,7 +1145,7 @@ fn shut_all(
             return Ok(true);
         }
         for (k, v) in page {
-            if budget.gc_left < GC_CYCLES_PER_REMOVAL {
+            if !budget.gc_fits(v.len() as u64) {
                 return Ok(false);
             }
             let record = crate::record::decode_record(&k, &v)?;
@@ -1089,7 +1165,7 @@ fn shut_one(
     removals: &mut Removals,
 ) -> Result<()> {
     store::remove_deferred(state, record, from, removals)?;
-    budget.gc_left -= GC_CYCLES_PER_REMOVAL;
+    budget.spend_removal(record_len(record));
     plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
     plan.stats.shut_down += 1;
     plan.events.push(events::timer_cancelled(
@@ -1104,9 +1180,132 @@ mod tests {
     use super::*;
     use crate::host::{self, HostCaller};
     use timerhost_state::EmptyState;
-    use timerhost_types::{RequestedTrigger, TimerRequest};
+    use timerhost_types::timer::{GC_RECORD_BYTES_PER_BLOCK, GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK};
+    use timerhost_types::{Hash, RequestedTrigger, TimerRequest};
 
     const ACTOR: Address = Address([7; 20]);
+
+    /// 600 height timers at height 5 with 100 KB payloads, paid by an
+    /// empty account (so every one is unfunded when due).
+    fn big_unfunded_timers(state: &mut Overlay<'_>) -> u64 {
+        let mut bytes = 0;
+        for seq in 0..600u64 {
+            let mut id = [0u8; 32];
+            id[..8].copy_from_slice(&seq.to_be_bytes());
+            let timer = Timer {
+                actor_address: ACTOR,
+                height: 5,
+                payload: vec![1; 100_000],
+                timer_id: Hash(id),
+                handler: "handle_timer".into(),
+                fee_payer: Address([8; 20]),
+                gas_limit_per_fire: 1_000,
+                expires_at: 100,
+                seq,
+                deposit: 0,
+                bid: 0,
+                kind: TimerKind::Height,
+                escrow_key: None,
+            };
+            store::insert(state, &timer).unwrap();
+            bytes = 100_000;
+        }
+        bytes
+    }
+
+    fn still_due(state: &Overlay<'_>) -> usize {
+        queue::due_from(state, queue::DueCursor::start(DueQueue::Height), 5, 1_000)
+            .unwrap()
+            .len()
+    }
+
+    /// #29: a block's GC moves and removes records by the byte, not only by
+    /// the count: 600 unfunded timers of 100 KB (60 MB) fit the GC budget's
+    /// count (5,000 removals) but not its bytes; the rest go in later
+    /// blocks, each exactly once.
+    #[test]
+    fn gc_work_per_block_is_bounded_by_the_bytes_it_moves() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let each = big_unfunded_timers(&mut state);
+        let config = TimerConfig::default();
+        let basefee = BasefeeConfig::default();
+        let mut removed = 0;
+        for height in 5..20 {
+            let mut budgets = BlockBudgets::new(&config, &basefee);
+            let plan =
+                deliver(&mut state, &config, &basefee, height, 0, &[], &mut budgets).unwrap();
+            let touched = plan.stats.unfunded + plan.stats.backlogged;
+            assert!(
+                touched * each <= GC_RECORD_BYTES_PER_BLOCK + each,
+                "block {height} moved {touched} records of {each} bytes"
+            );
+            removed += plan.stats.unfunded;
+        }
+        assert_eq!(removed, 600);
+        assert_eq!(still_due(&state), 0);
+        assert!(queue::backlog(&state, 10).unwrap().is_empty());
+    }
+
+    /// #29: the Globalbox's enqueue is bounded by the bytes of the records
+    /// it moves, not only by their count (50,000 a block).
+    #[test]
+    fn globalbox_enqueue_per_block_is_bounded_by_the_bytes_it_moves() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let each = big_unfunded_timers(&mut state);
+        let config = TimerConfig {
+            ordering: TimerOrdering::Priority,
+            ..TimerConfig::default()
+        };
+        let basefee = BasefeeConfig::default();
+        let mut budgets = BlockBudgets::new(&config, &basefee);
+        deliver(&mut state, &config, &basefee, 5, 0, &[], &mut budgets).unwrap();
+        let moved = (600 - still_due(&state)) as u64;
+        assert!(
+            moved > 0 && moved * each <= GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK + each,
+            "{moved} records of {each} bytes enqueued in one block"
+        );
+        for height in 6..30 {
+            let mut budgets = BlockBudgets::new(&config, &basefee);
+            deliver(&mut state, &config, &basefee, height, 0, &[], &mut budgets).unwrap();
+        }
+        assert_eq!(still_due(&state), 0);
+        assert!(globalbox::entries_from(&state, None, 10)
+            .unwrap()
+            .is_empty());
+    }
+
+    /// Times the end of block over 600 unfunded 100 KB timers, under FIFO
+    /// (the GC removes and moves them) and under priority (the Globalbox
+    /// enqueues them first): #29's figures for docs/PERFORMANCE.md.
+    /// `cargo test --release --ignore-rust-version -p timerhost-timers --lib
+    /// -- --ignored --nocapture measure_big_records`
+    #[test]
+    #[ignore]
+    fn measure_big_records_under_gc_and_enqueue() {
+        for ordering in [TimerOrdering::Fifo, TimerOrdering::Priority] {
+            let empty = EmptyState;
+            let mut state = Overlay::new(&empty);
+            big_unfunded_timers(&mut state);
+            let config = TimerConfig {
+                ordering,
+                ..TimerConfig::default()
+            };
+            let basefee = BasefeeConfig::default();
+            let mut budgets = BlockBudgets::new(&config, &basefee);
+            let t = std::time::Instant::now();
+            let plan = deliver(&mut state, &config, &basefee, 5, 0, &[], &mut budgets).unwrap();
+            let elapsed = t.elapsed();
+            println!(
+                "{ordering:?}: first block {:.1} ms, {} removed, {} backlogged, {} still due",
+                elapsed.as_secs_f64() * 1e3,
+                plan.stats.unfunded,
+                plan.stats.backlogged,
+                still_due(&state)
+            );
+        }
+    }
 
     /// #28 bug 7: a time timer that a crowded block's Globalbox enqueue
     /// left behind keeps the age it had from the block that reached its

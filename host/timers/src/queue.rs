@@ -200,6 +200,28 @@ pub fn due_from(
     decode_all(state.scan(&start, Some(&end), limit)?)
 }
 
+/// The keys of [`due_from`]'s records, without reading the records (a
+/// walk that must check each record's size before it reads it, #29).
+pub fn due_keys_from(
+    state: &(impl StateRead + ?Sized),
+    from: DueCursor,
+    through: u64,
+    limit: usize,
+) -> Result<Vec<Vec<u8>>> {
+    if from.at > through {
+        return Ok(Vec::new());
+    }
+    let start = keys::record_key(
+        BucketId {
+            queue: from.queue,
+            at: from.at,
+        },
+        from.seq,
+    );
+    let end = keys::records_through(from.queue, through);
+    state.scan_keys(&start, Some(&end), limit)
+}
+
 /// Up to `limit` records queued in exactly `bucket`, FIFO.
 pub fn in_bucket(
     state: &(impl StateRead + ?Sized),

@@ -640,6 +640,17 @@ pub const TIMER_DEPOSIT_ESCROW: Address = Address::system(0x0b);
 /// their priority counts from their due height.
 pub const GLOBALBOX_ENQUEUE_PER_BLOCK: u64 = 50_000;
 
+/// Bytes of timer records the Globalbox's enqueue may move in one block
+/// (#29): besides [`GLOBALBOX_ENQUEUE_PER_BLOCK`] records, since a record
+/// may hold a 1 MiB payload, and each one enqueued is read, hashed and
+/// rewritten. At least one record is always enqueued.
+pub const GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK: u64 = 32 << 20;
+
+/// Bytes of timer records the GC may remove or move to its backlog in one
+/// block (#29), besides its cycles: each is read and hashed (a move also
+/// rewrites it). At least one record is always handled.
+pub const GC_RECORD_BYTES_PER_BLOCK: u64 = 32 << 20;
+
 /// Cycles the GC budget is charged for removing one expired or unfunded timer.
 pub const GC_CYCLES_PER_REMOVAL: u64 = 1_000;
 
