@@ -180,7 +180,7 @@ pub fn write_leaf(state: &mut Overlay<'_>, timer: &Timer) {
 /// Delivery makes two passes a block (the writes before the end of block,
 /// then those of its fires), so a block enqueues at most twice this many
 /// hits, however many watches a key has (#29).
-pub const WATCH_MATCH_STEPS_PER_PASS: u64 = 10_000;
+pub const WATCH_MATCH_STEPS_PER_PASS: u64 = 4_096;
 
 /// A written key whose matching is unfinished: the next probe (the exact
 /// key unless `exact_done`, then the prefix lengths from `next_len` up)
