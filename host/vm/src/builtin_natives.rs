@@ -75,7 +75,10 @@ fn check_parsed_int_bits(
     let base = if base == 0 { 36 } else { base.clamp(2, 36) } as u128;
     // Bits per digit, rounded up: ceil(log2(base)).
     let bits_per_digit = u128::from(128 - (base - 1).leading_zeros());
-    check_int_bits(u128::from(digits) * bits_per_digit, vm)
+    check_int_bits(u128::from(digits) * bits_per_digit, vm)?;
+    // Parsing is quadratic in the digits (cheaper for power-of-two bases;
+    // charged alike).
+    charge(decimal_cycles(digits), 0, vm)
 }
 
 /// A conversion (`str`, `int`, `bytes`, `pow`, …) charged by the sizes of
@@ -91,6 +94,13 @@ pub(crate) fn converting_builtin(
     if let Some(first) = args.args.first().cloned() {
         if original.is(vm.ctx.types.int_type.as_object()) {
             check_parsed_int_bits(&first, args.args.get(1), vm)?;
+        }
+        // `str(n)`: RustPython converts an exact int to decimal inline (no
+        // slot), quadratic in its digits.
+        if original.is(vm.ctx.types.str_type.as_object()) {
+            if let Some(int) = int_value(&first) {
+                charge(int_decimal_cycles(int_bits(int)), 0, vm)?;
+            }
         }
         if is_bytes_ctor {
             if let Some(length) = int_value(&first) {
@@ -122,6 +132,8 @@ pub(crate) fn converting_builtin(
             }
         }
     }
+    // A conversion's own overhead (~1 µs through the type stand-in).
+    charge(CONVERSION_CYCLES, 0, vm)?;
     for arg in &args.args {
         charge_size(arg, vm)?;
     }
@@ -129,6 +141,10 @@ pub(crate) fn converting_builtin(
     charge_size(&result, vm)?;
     Ok(result)
 }
+
+/// What any conversion (`int(x)`, `str(x)`, `bytes(x)`, …) costs beyond its
+/// sizes: ~1 µs through the stand-in (30 ns per cycle without it).
+const CONVERSION_CYCLES: u64 = 20;
 
 /// The attribute name a reflective builtin was given, if actors may reach it.
 fn reachable_attribute(name: &PyObjectRef, vm: &VirtualMachine) -> PyResult<PyObjectRef> {

@@ -3,7 +3,7 @@
 //! results, materialisation and `**` splats — each charging the
 //! work its operation does before (or as) it runs.
 
-use rustpython_vm::builtins::{PyDict, PyFrozenSet, PyList, PyRange, PySet};
+use rustpython_vm::builtins::{PyByteArray, PyDict, PyFrozenSet, PyList, PyRange, PySet};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
@@ -117,6 +117,10 @@ pub(crate) fn compare_native(
 }
 
 /// `x op= y`: pre-checks like `_pvm_binop` and returns `y` for the in-place op.
+/// Cycles per item a `|=` inserts into a dict or set (hash and probe), on
+/// top of walking it.
+const SET_INSERT_CYCLES: u64 = 3;
+
 pub(crate) fn augop_native(
     code: u8,
     current: PyObjectRef,
@@ -124,14 +128,32 @@ pub(crate) fn augop_native(
     vm: &VirtualMachine,
 ) -> PyResult {
     let op = operator(code, vm)?;
-    charge_operator(op, &current, &value, vm)?;
-    // `list += iterator` and `d |= zip(…)` would drain the iterator inside
-    // Rust (a dict's `|=` takes any iterable of pairs).
-    if (op == OperatorCode::Add && current.downcast_ref::<PyList>().is_some())
-        || (op == OperatorCode::BitOr && current.downcast_ref::<PyDict>().is_some())
-    {
-        return materialize(value, vm);
+    // In-place growth walks only the right side: `xs += ys` extends `xs`
+    // (charging `xs` too made a loop of `xs += [x]` quadratic), and
+    // `d |= pairs`, `s |= items` insert each item. A lazy right side would
+    // be drained inside Rust (a dict's `|=` takes any iterable of pairs):
+    // it is drained here, one charged item at a time.
+    let extends = op == OperatorCode::Add
+        && (current.downcast_ref::<PyList>().is_some()
+            || current.downcast_ref::<PyByteArray>().is_some());
+    let merges = op == OperatorCode::BitOr
+        && (current.downcast_ref::<PyDict>().is_some()
+            || current.downcast_ref::<PySet>().is_some());
+    if extends || merges {
+        let (elements, bytes) = size_of(&value);
+        if elements == 0 && bytes > 0 && current.downcast_ref::<PyByteArray>().is_some() {
+            // Bytes onto a bytearray are copied.
+            charge(costs::for_bytes(bytes), 0, vm)?;
+            return Ok(value);
+        }
+        let walked = materialize(value, vm)?;
+        if merges {
+            let length = walked.length(vm).map_or(0, |l| l as u64);
+            charge(length.saturating_mul(SET_INSERT_CYCLES), 0, vm)?;
+        }
+        return Ok(walked);
     }
+    charge_operator(op, &current, &value, vm)?;
     Ok(value)
 }
 

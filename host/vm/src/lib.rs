@@ -45,7 +45,7 @@ pub mod library;
 pub mod load;
 pub mod meter;
 pub mod names;
-mod natives;
+pub mod natives;
 mod operator_costs;
 mod pvm_host;
 pub mod runtime;

@@ -225,6 +225,8 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         .downcast_ref::<PyStr>()
                         .and_then(|s| s.to_str().map(str::to_owned))
                         .ok_or_else(|| vm.new_type_error("event name must be str"))?;
+                    // Converting and encoding copy the data (see storage writes).
+                    crate::sizes::charge_size(&data, vm)?;
                     let data = py_to_value(&data, vm)?;
                     charge_conversion(&data, 1, vm)?;
                     let encoded = data.to_bytes();

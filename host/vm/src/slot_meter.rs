@@ -144,6 +144,33 @@ macro_rules! metered_repr {
     };
 }
 
+static INT_REPR: OnceLock<ReprSlot> = OnceLock::new();
+/// `str(n)`, `repr(n)` of an int: decimal conversion is quadratic in the
+/// digits (`str(7**n)` ran at 33–50 ns per cycle, growing, before this).
+fn int_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+    if let Some(int) = obj.downcast_ref::<rustpython_vm::builtins::PyInt>() {
+        let bits = int.as_bigint().bits();
+        if bits > 64 {
+            charge_if_executing(crate::sizes::int_decimal_cycles(bits), vm)?;
+        }
+    }
+    let original = INT_REPR.get().expect("wrapped slot has its original");
+    original(obj, vm)
+}
+
+static INT_STR: OnceLock<ReprSlot> = OnceLock::new();
+/// `str(n)`: the same conversion as `repr(n)`.
+fn int_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+    if let Some(int) = obj.downcast_ref::<rustpython_vm::builtins::PyInt>() {
+        let bits = int.as_bigint().bits();
+        if bits > 64 {
+            charge_if_executing(crate::sizes::int_decimal_cycles(bits), vm)?;
+        }
+    }
+    let original = INT_STR.get().expect("wrapped slot has its original");
+    original(obj, vm)
+}
+
 metered_repr!(list_repr, LIST_REPR);
 metered_repr!(tuple_repr, TUPLE_REPR);
 metered_repr!(dict_repr, DICT_REPR);
@@ -195,5 +222,9 @@ pub(crate) fn install(vm: &VirtualMachine) {
         types.str_type => (STR_REPR, str_repr),
         types.bytes_type => (BYTES_REPR, bytes_repr),
         types.bytearray_type => (BYTEARRAY_REPR, bytearray_repr),
+        types.int_type => (INT_REPR, int_repr),
+    );
+    wrap!(str: ReprSlot,
+        types.int_type => (INT_STR, int_str),
     );
 }

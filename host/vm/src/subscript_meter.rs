@@ -128,6 +128,18 @@ macro_rules! metered_ass_subscript {
             value: Option<PyObjectRef>,
             vm: &VirtualMachine,
         ) -> PyResult<()> {
+            // `xs[a:b] = generator` takes any iterable: drain a lazy one
+            // here, one charged item at a time, not inside the native.
+            let value = match value {
+                Some(value)
+                    if crate::exec::is_executing()
+                        && key.downcast_ref::<PySlice>().is_some()
+                        && !crate::sizes::is_sized(&value) =>
+                {
+                    Some(crate::sizes::materialize(value, vm)?)
+                }
+                value => value,
+            };
             charge_store(mapping.obj, key, value.as_ref(), vm)?;
             let original = $original.get().expect("wrapped slot has its original");
             original(mapping, key, value, vm)
@@ -157,7 +169,10 @@ fn range_contains(
     {
         // A range longer than a machine word cannot even be measured.
         let length = sequence.obj.length(vm).map_or(u64::MAX, |l| l as u64);
-        charge_if_executing(length.saturating_mul(costs::size::PER_ELEMENT), vm)?;
+        charge_if_executing(
+            length.saturating_mul(crate::natives::price::RANGE_SEARCH_CYCLES),
+            vm,
+        )?;
     }
     let original = RANGE_CONTAINS.get().expect("wrapped slot has its original");
     original(sequence, needle, vm)

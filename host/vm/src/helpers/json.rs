@@ -279,14 +279,7 @@ impl Prepared {
     }
 }
 
-/// Cycles for converting an int of `digits` decimal digits to or from text
-/// beyond what its bytes are charged: `num-bigint`'s conversions are
-/// quadratic (measured, release: 40 µs to parse 4,299 digits, 78 µs to write
-/// them, 846 µs to write 19,568; `digits/2 + digits²/4096` keeps them at
-/// 5–14 ns per cycle, docs/METERING.md).
-pub fn decimal_cycles(digits: u64) -> u64 {
-    digits / 2 + digits.saturating_mul(digits) / 4096
-}
+pub use crate::sizes::decimal_cycles;
 
 /// What writing the ints of `value` that lie beyond `i64` costs
 /// ([`decimal_cycles`] of each, digits bounded from its bits).

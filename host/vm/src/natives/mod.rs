@@ -20,5 +20,6 @@ pub(crate) mod install;
 pub(crate) mod inventory;
 pub(crate) mod price;
 pub(crate) mod table;
+pub mod workloads;
 
 pub(crate) use install::install;
