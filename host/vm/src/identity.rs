@@ -76,6 +76,7 @@ pub(crate) fn build_class_native(
         if defined_by_object("__hash__") {
             class.slots.hash.store(Some(unhashable));
         }
+        crate::slot_meter::meter_identity_comparison(class);
     }
     Ok(class)
 }

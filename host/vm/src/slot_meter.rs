@@ -100,11 +100,24 @@ metered_compare!(
 metered_compare!(bytes_compare, BYTES_COMPARE, compare_cycles);
 metered_compare!(bytearray_compare, BYTEARRAY_COMPARE, compare_cycles);
 metered_compare!(str_compare, STR_COMPARE, str_compare_cycles);
-// Instances of actor classes without `__eq__` compare by identity here: one
-// cycle a call, so a dict probing colliding keys (a class whose `__hash__`
-// returns a constant) pays per probe (`crate::int_hash`). Classes inherit
-// the slot when they are made, after the runtime installed this.
+// Instances of classes without `__eq__` compare by identity here: a cycle a
+// call, so a dict probing colliding keys (a class whose `__hash__` returns a
+// constant) pays per probe (`crate::int_hash`). RustPython gives a new class
+// the original slot (taken from `object.__eq__`), so every class statement
+// swaps it for this one ([`meter_identity_comparison`]), keeping the native
+// path (an enum member's `==` stays as fast as before).
 metered_compare!(object_compare, OBJECT_COMPARE, |_, _| 1);
+
+/// Gives `class` the charging identity comparison if it inherited the
+/// original one from `object`.
+pub(crate) fn meter_identity_comparison(class: &PyType) {
+    let Some(original) = OBJECT_COMPARE.get() else {
+        return;
+    };
+    if class.slots.richcompare.load().map(|f| f as usize) == Some(*original as usize) {
+        class.slots.richcompare.store(Some(object_compare));
+    }
+}
 
 macro_rules! metered_hash {
     ($name:ident, $original:ident) => {

@@ -108,15 +108,9 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         types: &["object"],
-        names: &["__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__"],
+        names: &["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__"],
         price: Price::Free,
-        why: "identity-based defaults (the repr is address-free; unhashable objects refuse `__hash__`)",
-    },
-    Rule {
-        types: &["object"],
-        names: &["__eq__", "__ne__"],
-        price: Price::Constant(20),
-        why: "an identity comparison through RustPython's generic slot (~450 ns), charged so that a table probing keys whose `__hash__` collides pays per probe (classes without `__eq__` reach it through their MRO)",
+        why: "identity-based defaults (the repr is address-free; unhashable objects refuse `__hash__`); a class's `==` by identity is charged a cycle in its slot (`slot_meter`), so probing colliding keys pays per probe",
     },
     Rule {
         types: &["object"],
