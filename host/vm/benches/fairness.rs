@@ -127,7 +127,7 @@ fn main() {
         rows.push((workload.native, row));
     }
     let ordinary = Runner::new(&ORDINARY).ns_per_cycle(1).unwrap_or(f64::NAN);
-    println!("{:<28} {:>8.1}", "ordinary (total += n*2%7)", ordinary);
+    println!("{:<28} {:>8.1}", "ordinary (a mixed loop body)", ordinary);
 
     let mut all: Vec<f64> = rows
         .iter()

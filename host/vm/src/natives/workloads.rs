@@ -61,7 +61,12 @@ pub const WORKLOADS: &[Workload] = &[
         100,
     ),
     w("ellipsis.__repr__", "", "repr(...)", 1),
-    w("BaseException.__init__", "", "ValueError('x' * n)", 1000),
+    w(
+        "BaseException.__init__",
+        "s = 'x' * n",
+        "ValueError(s)",
+        1000,
+    ),
     // numbers
     w("int.__new__", "s = '7' * n", "int(s)", 100),
     w("int.__abs__", "a = -(7 ** n)", "a.__abs__()", 100),
@@ -176,7 +181,7 @@ pub const WORKLOADS: &[Workload] = &[
     ),
     w("str.__add__", "s = 'x' * n", "s.__add__(s)", 1000),
     w("str.__mul__", "s = 'x' * n", "s.__mul__(3)", 1000),
-    w("str.__rmul__", "s = 'x' * n", "s.__rmul__(3)", 1000),
+    w("str.__rmul__", "s = 'x'", "s.__rmul__(n)", 1000),
     w("str.upper", "s = 'x' * n", "s.upper()", 1000),
     w("str.isalnum", "s = 'x' * n", "s.isalnum()", 1000),
     w("str.ljust", "s = 'x'", "s.ljust(n)", 1000),
