@@ -205,7 +205,7 @@ pub const WORKLOADS: &[Workload] = &[
         "str.maketrans",
         "d = {i: 'x' for i in range(n)}",
         "str.maketrans(d)",
-        100,
+        1000,
     ),
     w("str.join", "parts = ['ab'] * n", "'-'.join(parts)", 1000),
     w("str.format", "s = 'x' * n", "'{} {}'.format(s, s)", 1000),
