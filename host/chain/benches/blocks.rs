@@ -84,7 +84,12 @@ fn main() {
         for receipt in &produced.executed.receipts {
             assert!(receipt.is_success(), "{:?}", receipt.error);
         }
-        let cycles: u64 = produced.executed.receipts.iter().map(|r| r.cycles_used).sum();
+        let cycles: u64 = produced
+            .executed
+            .receipts
+            .iter()
+            .map(|r| r.cycles_used)
+            .sum();
         (elapsed, cycles, produced.executed.receipts)
     };
     let (_, _, receipts) = produce(&chain, vec![b[0].deploy(ACTOR, vec![], 0)]);
@@ -93,8 +98,14 @@ fn main() {
     // Calibrate each handler's iterations per transaction to ~2M cycles.
     let mut per_iteration = Vec::new();
     for handler in ["ordinary", "hashing", "calls"] {
-        let (_, c1, _) = produce(&chain, vec![b[0].call(actor, handler, vec![Value::int(1)], 0)]);
-        let (_, c2, _) = produce(&chain, vec![b[0].call(actor, handler, vec![Value::int(1001)], 0)]);
+        let (_, c1, _) = produce(
+            &chain,
+            vec![b[0].call(actor, handler, vec![Value::int(1)], 0)],
+        );
+        let (_, c2, _) = produce(
+            &chain,
+            vec![b[0].call(actor, handler, vec![Value::int(1001)], 0)],
+        );
         per_iteration.push((handler, (c2 - c1) as f64 / 1000.0));
     }
     let mut results: Vec<(&str, Vec<Duration>, u64)> = per_iteration
