@@ -24,7 +24,12 @@ use std::time::{Duration, Instant};
 use common::{home_arg, Node, HEARTBEAT, TIMERHOST};
 use serde_json::{json, Value};
 
-/// `count` consecutive free loopback ports for RPC and as many for p2p.
+/// `count` consecutive free loopback ports for RPC and as many for p2p,
+/// below Linux's ephemeral range (32768–60999): a node started late (the
+/// follower joins after height 30) must still find its port free, and an
+/// ephemeral port can be taken meanwhile by any outgoing connection — the
+/// validators' own dials included (a CI run saw the follower stay at height 0
+/// for 240 s with its port in that range).
 fn free_ports(count: u16) -> (u16, u16) {
     let seed = u64::from(std::process::id()).wrapping_mul(2_654_435_761)
         ^ std::time::SystemTime::now()
@@ -32,7 +37,7 @@ fn free_ports(count: u16) -> (u16, u16) {
             .unwrap()
             .subsec_nanos() as u64;
     for attempt in 0..200u64 {
-        let base = 20_000 + ((seed.wrapping_add(attempt * 7_919)) % 40_000) as u16;
+        let base = 20_000 + ((seed.wrapping_add(attempt * 7_919)) % 12_000) as u16;
         let all_free = (0..2 * count).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
         if all_free {
             return (base, base + count);
