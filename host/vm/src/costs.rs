@@ -71,6 +71,9 @@ pub mod host {
     pub const STORAGE_WRITE: u64 = 50;
     /// One step of an ordered key scan.
     pub const STORAGE_NEXT_KEY: u64 = 10;
+    /// The VM's own work for a `timer_quote` (binding its keywords, building
+    /// the result dict), charged on top of the host's cost.
+    pub const TIMER_QUOTE_VM: u64 = 160;
     /// The VM's own work per step of a key scan (charged by the VM on top
     /// of the host's `STORAGE_NEXT_KEY`).
     pub const STORAGE_KEY_STEP_VM: u64 = 30;

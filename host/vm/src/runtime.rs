@@ -692,4 +692,55 @@ mod tests {
             }
         });
     }
+
+    #[test]
+    fn every_function_of_a_native_module_is_in_the_allow_list_and_back() {
+        use crate::natives::table::MODULE_RULES;
+        let runtime = runtime();
+        runtime.interpreter.enter(|vm| {
+            let import = runtime.builtins.get_item("__import__", vm).unwrap();
+            let mut unlisted = Vec::new();
+            for module_name in ["pvm_host", "hashing", "base64", "json", "math"] {
+                let module = import.call((module_name,), vm).expect("imports");
+                let dict = module.dict().expect("a module has a dict");
+                let mut functions = Vec::new();
+                for (key, value) in dict {
+                    let name = key
+                        .downcast_ref::<PyStr>()
+                        .and_then(|s| s.to_str())
+                        .unwrap_or_default()
+                        .to_owned();
+                    if rustpython_vm::AsObject::is(
+                        value.class(),
+                        vm.ctx.types.builtin_function_or_method_type,
+                    ) {
+                        functions.push(name);
+                    }
+                }
+                for name in &functions {
+                    let listed = MODULE_RULES.iter().any(|r| {
+                        r.types.contains(&module_name) && r.names.contains(&name.as_str())
+                    });
+                    if !listed {
+                        unlisted.push(format!("{module_name}.{name}"));
+                    }
+                }
+                for rule in MODULE_RULES
+                    .iter()
+                    .filter(|r| r.types.contains(&module_name))
+                {
+                    for name in rule.names {
+                        assert!(
+                            functions.iter().any(|f| f == name),
+                            "rule for {module_name}.{name}, which the module does not have"
+                        );
+                    }
+                }
+            }
+            assert!(
+                unlisted.is_empty(),
+                "module functions without a rule: {unlisted:?}"
+            );
+        });
+    }
 }

@@ -175,6 +175,11 @@ fn n05_direct_dunder_calls_are_priced_like_their_operators() {
     );
     charged_per_unit("        return len('ab'.__mul__(n))\n", 100_000, 1.0 / 16.0);
     charged_per_unit(
+        "        s = 'x' * n\n        return len(s.__add__(s))\n",
+        100_000,
+        1.0 / 16.0,
+    );
+    charged_per_unit(
         "        return [1, 2].__contains__('x') or list(range(n)).__contains__('x')\n",
         10_000,
         1.0,

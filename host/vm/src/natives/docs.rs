@@ -22,7 +22,11 @@ fn code_list(items: &[&str]) -> String {
 pub(crate) fn markdown() -> String {
     let mut out = String::new();
     out.push_str("| types | natives | charged | why |\n|---|---|---|---|\n");
-    for rule in super::table::BUILTIN_RULES.iter().chain(RULES) {
+    for rule in super::table::BUILTIN_RULES
+        .iter()
+        .chain(super::table::MODULE_RULES)
+        .chain(RULES)
+    {
         let charged = match rule.price {
             super::price::Price::Refused(reason) => format!("refused: {reason}"),
             price => price.describe().to_owned(),

@@ -378,3 +378,53 @@ pub(crate) const BUILTIN_RULES: &[Rule] = &[
         why: "names and specs computed at run time",
     },
 ];
+
+/// The functions of the modules the VM implements natively (`pvm_host` and
+/// the helper modules). Each charges in its own implementation, before its
+/// work, what the text says; a test keeps the modules and these rules in
+/// step, so a function added to a module without a rule fails it.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) const MODULE_RULES: &[Rule] = &[
+    Rule {
+        types: &["pvm_host"],
+        names: &["block_height", "block_timestamp", "block_timestamp_ms", "trigger", "actor_address", "tx_sender", "caller", "value", "cycles_used"],
+        price: Price::Stand("2 cycles (a context read)"),
+        why: "constant per execution",
+    },
+    Rule {
+        types: &["pvm_host"],
+        names: &["balance", "transfer", "emit", "call", "release_escrow"],
+        price: Price::Stand("the host's cost (METERING.md \"Host calls\"); `emit` and `call` also pay their data's bytes and nested values, before converting them"),
+        why: "account reads and writes, events, nested calls",
+    },
+    Rule {
+        types: &["pvm_host"],
+        names: &["schedule_timer", "schedule_timer_ex", "schedule_timer_at", "watch", "extend_timer", "cancel_timer", "revoke_timer_payments", "timer_quote", "timer_handler"],
+        price: Price::Stand("the host's cost (METERING.md \"Timers\"): 200 cycles plus the bytes a timer adds or its record's bytes; `timer_handler` is a decorator"),
+        why: "CIP-5 §6.1",
+    },
+    Rule {
+        types: &["hashing"],
+        names: &["keccak256", "sha256"],
+        price: Price::Stand("30 + 2 per 16 bytes (keccak) or 1 per 16 bytes (sha256)"),
+        why: "linear in the input",
+    },
+    Rule {
+        types: &["base64"],
+        names: &["b64encode", "b64decode"],
+        price: Price::Stand("1 + 2 per 16 bytes"),
+        why: "linear codecs",
+    },
+    Rule {
+        types: &["json"],
+        names: &["dumps", "loads"],
+        price: Price::Stand("1 + 1 per 16 bytes + 8 per nested value; ints beyond 64 bits by their quadratic decimal conversion"),
+        why: "a linear codec (`serde_json`), big ints excepted",
+    },
+    Rule {
+        types: &["math"],
+        names: &["gcd", "isqrt", "factorial", "comb"],
+        price: Price::Stand("by limbs: gcd 4·limbs², isqrt limbs², factorial and comb per multiplication step"),
+        why: "quadratic big-int arithmetic",
+    },
+];

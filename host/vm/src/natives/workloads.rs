@@ -1,5 +1,5 @@
-//! A generated workload for every rule of the allow-list and for the host
-//! calls, for the fairness benchmark (`cargo bench -p timerhost-vm --bench
+//! A generated workload for every rule of the allow-list (natives of the
+//! built-in types, builtins, native modules) and for storage, for the fairness benchmark (`cargo bench -p timerhost-vm --bench
 //! fairness`): each measures what a cycle buys when the native runs on
 //! inputs of size `n`, `4n` and `16n`. A unit test requires every rule that
 //! does not refuse to have one.
@@ -8,7 +8,7 @@
 /// the statement measured, repeated `k` times in a loop.
 #[derive(Clone, Copy, Debug)]
 pub struct Workload {
-    /// `type.name` of the native (`host.*` for host calls).
+    /// `type.name` of the native (`module.name`, `storage.*`).
     pub native: &'static str,
     /// Statements that build the inputs from `n` (indented by the runner).
     pub setup: &'static str,
@@ -333,43 +333,43 @@ pub const WORKLOADS: &[Workload] = &[
     ),
     // host calls (MockHost: the VM's side of each)
     w(
-        "host.storage_read",
+        "storage.read",
         "self.storage['k'] = 'x' * n",
         "self.storage['k']",
         1000,
     ),
     w(
-        "host.storage_write",
+        "storage.write",
         "v = 'x' * n",
         "self.storage.__setitem__('k', v)",
         1000,
     ),
     w(
-        "host.storage_keys",
+        "storage.keys",
         "for i in range(n):\n    self.storage[str(i)] = 1",
         "list(self.storage.keys())",
         100,
     ),
     w(
-        "host.emit",
+        "pvm_host.emit",
         "import pvm_host\nv = 'x' * n",
         "pvm_host.emit('E', v)",
         100,
     ),
     w(
-        "host.balance",
+        "pvm_host.balance",
         "import pvm_host",
         "pvm_host.balance(self.address)",
         1,
     ),
     w(
-        "host.json_dumps",
+        "json.dumps",
         "import json\nv = list(range(n))",
         "json.dumps(v)",
         100,
     ),
     w(
-        "host.json_loads",
+        "json.loads",
         "import json\nv = json.dumps(list(range(n)))",
         "json.loads(v)",
         100,
@@ -410,10 +410,34 @@ pub const WORKLOADS: &[Workload] = &[
         1000,
     ),
     w(
-        "host.keccak256",
+        "hashing.keccak256",
         "import hashing\nv = b'x' * n",
         "hashing.keccak256(v)",
         1000,
+    ),
+    w(
+        "pvm_host.block_height",
+        "import pvm_host",
+        "pvm_host.block_height()",
+        1,
+    ),
+    w(
+        "pvm_host.timer_quote",
+        "import pvm_host",
+        "pvm_host.timer_quote()",
+        1,
+    ),
+    w(
+        "base64.b64encode",
+        "import base64\nv = b'x' * n",
+        "base64.b64encode(v)",
+        1000,
+    ),
+    w(
+        "math.gcd",
+        "import math\na = 7 ** n\nb = 3 ** n",
+        "math.gcd(a, b)",
+        100,
     ),
 ];
 
@@ -430,12 +454,12 @@ pub const ORDINARY: Workload = w(
 mod tests {
     use super::*;
     use crate::natives::price::Price;
-    use crate::natives::table::{BUILTIN_RULES, RULES};
+    use crate::natives::table::{BUILTIN_RULES, MODULE_RULES, RULES};
 
     #[test]
     fn every_rule_that_runs_has_a_workload() {
         let mut missing = Vec::new();
-        for rule in RULES.iter().chain(BUILTIN_RULES) {
+        for rule in RULES.iter().chain(BUILTIN_RULES).chain(MODULE_RULES) {
             if matches!(rule.price, Price::Refused(_)) {
                 continue;
             }
