@@ -105,6 +105,13 @@ fn limits() -> ExecLimits {
 
 fn main() {
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    // Warm the machine up first (CPU frequency, caches, the allocator): on
+    // this shared box the first entries measured cold ran up to 2× slower
+    // than the same entries later in the run.
+    let warm_up = Instant::now();
+    while warm_up.elapsed() < Duration::from_secs(3) {
+        let _ = Runner::new(&ORDINARY).ns_per_cycle(1);
+    }
     let mut rows: Vec<(&str, [f64; 3])> = Vec::new();
     for workload in WORKLOADS {
         if filter
