@@ -5,7 +5,7 @@
 
 use base64::Engine as _;
 use rustpython_vm::builtins::{PyBytes, PyStr};
-use rustpython_vm::function::FuncArgs;
+use rustpython_vm::function::{FuncArgs, OptionalArg};
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 use sha2::Digest as _;
 use timerhost_types::Value;
@@ -171,6 +171,35 @@ pub(crate) fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         charge(2 * (result.bits() / 64 + 1), 0, vm)?;
                         result = result * (n - i) / (i + 1);
                         check_int_bits(u128::from(result.bits()) + 64, vm)?;
+                    }
+                    Ok(value_to_py(&Value::Int(result), vm))
+                },
+            )
+            .into(),
+        ),
+        (
+            "perm",
+            vm.new_function(
+                "perm",
+                |n: PyObjectRef, k: OptionalArg<PyObjectRef>, vm: &VirtualMachine| -> PyResult {
+                    let n = small_nonnegative(&n, "n must be a non-negative integer", vm)?;
+                    // `perm(n)` is `n!`.
+                    let k = match k {
+                        OptionalArg::Present(k) if !vm.is_none(&k) => {
+                            small_nonnegative(&k, "k must be a non-negative integer", vm)?
+                        }
+                        _ => n,
+                    };
+                    if k > n {
+                        return Ok(value_to_py(&Value::Int(0u8.into()), vm));
+                    }
+                    let mut result = num_bigint::BigInt::from(1u8);
+                    for i in 0..k {
+                        // One limb-by-word product per step, charged before it
+                        // (like `factorial`).
+                        charge(result.bits() / 64 + 1, 0, vm)?;
+                        result *= n - i;
+                        check_int_bits(u128::from(result.bits()), vm)?;
                     }
                     Ok(value_to_py(&Value::Int(result), vm))
                 },

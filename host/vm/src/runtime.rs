@@ -183,6 +183,9 @@ const CONSUMING_BUILTINS: &[&str] = &["sum", "min", "max", "any", "all", "sorted
 /// (conversions; the converting types are [`crate::builtin_types`]).
 const CONVERTING_BUILTINS: &[&str] = &["bin", "hex", "oct", "pow"];
 const EXCEPTIONS: &[&str] = &[
+    // The VM's aborts are sticky: catching them with `except BaseException`
+    // changes no outcome (docs/METERING.md, "Aborts").
+    "BaseException",
     "Exception",
     "ArithmeticError",
     "AssertionError",
@@ -202,6 +205,8 @@ const EXCEPTIONS: &[&str] = &[
     "ZeroDivisionError",
     "RecursionError",
     "UnicodeError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
 ];
 
 impl Runtime {

@@ -491,3 +491,54 @@ fn n15_native_charges_do_not_depend_on_warm_up() {
         );
     }
 }
+
+#[test]
+fn n16_python_that_the_allow_list_made_safe_to_offer() {
+    // `dict.fromkeys` drains its keys item by item; the value is not walked.
+    assert_eq!(
+        run(
+            "        return len(dict.fromkeys(range(n), 0)) + len(dict.fromkeys('ab'))\n",
+            5
+        )
+        .result,
+        Ok(Value::int(7))
+    );
+    expect(
+        ErrorKind::OutOfCycles,
+        "        return len(dict.fromkeys(range(10**12)))\n",
+        0,
+    );
+    charged_per_unit("        return len(dict.fromkeys(range(n)))\n", 10_000, 4.0);
+    // `math.perm`, `BaseException` and the Unicode errors.
+    assert_eq!(
+        run(
+            "        import math\n        return math.perm(5, 2) + math.perm(4)\n",
+            0
+        )
+        .result,
+        Ok(Value::int(44))
+    );
+    expect_message(
+        "        import math\n        return math.perm(100_000)\n",
+        0,
+        "65536 bits",
+    );
+    assert_eq!(
+        run(
+            "        try:\n            b'\\xff'.decode()\n        except UnicodeDecodeError:\n            return 1\n",
+            0
+        )
+        .result,
+        Ok(Value::int(1))
+    );
+    assert_eq!(
+        run("        try:\n            raise ValueError('x')\n        except BaseException as e:\n            return str(e)\n", 0).result,
+        Ok(Value::Str("x".into()))
+    );
+    // Catching BaseException does not catch an abort.
+    expect(
+        ErrorKind::OutOfCycles,
+        "        try:\n            while True:\n                pass\n        except BaseException:\n            return 'survived'\n",
+        0,
+    );
+}

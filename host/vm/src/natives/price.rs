@@ -40,6 +40,8 @@ pub(crate) enum Price {
     /// Like [`Price::Consuming`], and builds a new set or dict from what it
     /// walked: 4 cycles per element (hashing and inserting each).
     Build,
+    /// `dict.fromkeys(keys, value)`: like [`Price::Build`] over `keys` only.
+    FromKeys,
     /// In-place growth (`list.extend`, `set.update`, `dict.update`): walks
     /// every argument (lazy ones drained, per item) — 4 cycles per element
     /// into a set or dict, 1 onto a list, bytes copied into a bytearray by
@@ -150,6 +152,7 @@ impl Price {
             Price::Extend => {
                 "arguments (lazy ones drained, per item; 4 per element into a set or dict)"
             }
+            Price::FromKeys => "4 per key walked (lazy keys drained) + result",
             Price::StoreItem => "receiver + value (a lazy value drained, per item)",
             Price::Pad => "width (checked) + result",
             Price::ExpandTabs => "receiver × tab size (checked) + result",
@@ -213,6 +216,15 @@ impl Price {
                 charge(keywords, 0, vm)?;
                 // `materialize` charged the arguments' walks; the receiver's:
                 charge(size_cycles(receiver_size), 0, vm)
+            }
+            Price::FromKeys => {
+                if let Some(keys) = args.args.get(1).cloned() {
+                    let keys = materialize(keys, vm)?;
+                    let length = keys.length(vm).map_or(0, |l| l as u64);
+                    charge(length.saturating_mul(BUILD_CYCLES_PER_ELEMENT), 0, vm)?;
+                    args.args[1] = keys;
+                }
+                Ok(())
             }
             Price::Extend => {
                 let Some(receiver) = receiver.as_ref() else {

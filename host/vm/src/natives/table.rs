@@ -280,7 +280,8 @@ pub(crate) const RULES: &[Rule] = &[
     Rule { types: &["list"], names: &["__init__"], price: Price::Consuming, why: "clears the list and walks its argument" },
     Rule { types: &["list"], names: &["sort"], price: Price::Sort, why: "n·log2 n comparisons" },
     Rule { types: &["dict"], names: &["update", "__ior__"], price: Price::Extend, why: "walks its argument and inserts every entry" },
-    Rule { types: &["dict"], names: &["__init__", "fromkeys", "__or__", "__ror__"], price: Price::Build, why: "walks its argument into a new dict" },
+    Rule { types: &["dict"], names: &["__init__", "__or__", "__ror__"], price: Price::Build, why: "walks its argument into a new dict" },
+    Rule { types: &["dict"], names: &["fromkeys"], price: Price::FromKeys, why: "walks its keys into a new dict (the value is not walked)" },
     Rule { types: &["dict"], names: &["copy", "clear"], price: Price::Sized, why: "a walk" },
     Rule { types: &["set"], names: &["add", "discard", "remove", "pop"], price: Price::Free, why: "one hash lookup" },
     Rule { types: SETS, names: &["copy", "clear"], price: Price::Sized, why: "a walk" },
@@ -423,8 +424,8 @@ pub(crate) const MODULE_RULES: &[Rule] = &[
     },
     Rule {
         types: &["math"],
-        names: &["gcd", "isqrt", "factorial", "comb"],
-        price: Price::Stand("by limbs: gcd 4·limbs², isqrt limbs², factorial and comb per multiplication step"),
+        names: &["gcd", "isqrt", "factorial", "comb", "perm"],
+        price: Price::Stand("by limbs: gcd 4·limbs² + 2·bits, isqrt limbs², factorial, comb and perm per multiplication step"),
         why: "quadratic big-int arithmetic",
     },
 ];

@@ -439,6 +439,12 @@ pub const WORKLOADS: &[Workload] = &[
         "math.gcd(a, b)",
         100,
     ),
+    w(
+        "dict.fromkeys",
+        "r = list(range(n))",
+        "dict.fromkeys(r, 0)",
+        1000,
+    ),
 ];
 
 /// The ordinary-code reference: a plain loop body (arithmetic, a list
