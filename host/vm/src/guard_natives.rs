@@ -117,10 +117,6 @@ pub(crate) fn compare_native(
 }
 
 /// `x op= y`: pre-checks like `_pvm_binop` and returns `y` for the in-place op.
-/// Cycles per item a `|=` inserts into a dict or set (hash and probe), on
-/// top of walking it.
-const SET_INSERT_CYCLES: u64 = 3;
-
 pub(crate) fn augop_native(
     code: u8,
     current: PyObjectRef,
@@ -128,11 +124,11 @@ pub(crate) fn augop_native(
     vm: &VirtualMachine,
 ) -> PyResult {
     let op = operator(code, vm)?;
-    // In-place growth walks only the right side: `xs += ys` extends `xs`
-    // (charging `xs` too made a loop of `xs += [x]` quadratic), and
-    // `d |= pairs`, `s |= items` insert each item. A lazy right side would
-    // be drained inside Rust (a dict's `|=` takes any iterable of pairs):
-    // it is drained here, one charged item at a time.
+    // In-place growth walks only the right side ([`grow_in_place`]): `xs +=
+    // ys` extends `xs` (charging `xs` too made a loop of `xs += [x]`
+    // quadratic), `d |= pairs`, `s |= items` insert each item, and a lazy
+    // right side (a dict's `|=` takes any iterable of pairs) is drained one
+    // charged item at a time instead of inside Rust.
     let extends = op == OperatorCode::Add
         && (current.downcast_ref::<PyList>().is_some()
             || current.downcast_ref::<PyByteArray>().is_some());
@@ -140,18 +136,7 @@ pub(crate) fn augop_native(
         && (current.downcast_ref::<PyDict>().is_some()
             || current.downcast_ref::<PySet>().is_some());
     if extends || merges {
-        let (elements, bytes) = size_of(&value);
-        if elements == 0 && bytes > 0 && current.downcast_ref::<PyByteArray>().is_some() {
-            // Bytes onto a bytearray are copied.
-            charge(costs::for_bytes(bytes), 0, vm)?;
-            return Ok(value);
-        }
-        let walked = materialize(value, vm)?;
-        if merges {
-            let length = walked.length(vm).map_or(0, |l| l as u64);
-            charge(length.saturating_mul(SET_INSERT_CYCLES), 0, vm)?;
-        }
-        return Ok(walked);
+        return grow_in_place(&current, value, vm);
     }
     charge_operator(op, &current, &value, vm)?;
     Ok(value)

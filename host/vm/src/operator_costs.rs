@@ -29,9 +29,6 @@ fn is_annotation_type(obj: &PyObjectRef, vm: &VirtualMachine) -> bool {
 /// Copies of a str or bytes repetition per cycle (see `charge_operator`).
 const TEXT_COPIES_PER_CYCLE: u128 = 4;
 
-/// Cycles per element of a set operator's operands (see `charge_operator`).
-const SET_BUILD_CYCLES: u64 = 4;
-
 /// Pre-checks and charges `left op right` by operand sizes.
 pub(crate) fn charge_operator(
     op: OperatorCode,
@@ -142,7 +139,7 @@ pub(crate) fn charge_operator(
         {
             let elements = left_size.0.saturating_add(right_size.0);
             return charge(
-                elements.saturating_mul(SET_BUILD_CYCLES)
+                elements.saturating_mul(costs::size::PER_ELEMENT_BUILT)
                     + costs::for_bytes(left_size.1)
                     + costs::for_bytes(right_size.1),
                 0,

@@ -177,6 +177,35 @@ pub(crate) fn materialize(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
     Ok(vm.ctx.new_list(items).into())
 }
 
+/// Charges one argument of in-place growth onto `receiver` (`xs += ys`,
+/// `xs.extend(ys)`, `d |= pairs`, `s.update(items)`) and returns what the
+/// native may take: the receiver is not walked, only the argument — bytes
+/// onto a bytearray are copied (per 16 bytes), anything else is walked
+/// ([`materialize`], a lazy one drained here item by item), and each item
+/// going into a set or dict is hashed and inserted too.
+pub(crate) fn grow_in_place(
+    receiver: &PyObjectRef,
+    argument: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let (elements, bytes) = size_of(&argument);
+    if elements == 0 && bytes > 0 && receiver.downcast_ref::<PyByteArray>().is_some() {
+        charge(costs::for_bytes(bytes), 0, vm)?;
+        return Ok(argument);
+    }
+    let walked = materialize(argument, vm)?;
+    if receiver.downcast_ref::<PySet>().is_some() || receiver.downcast_ref::<PyDict>().is_some() {
+        // The walk paid one cycle an item: the rest of the build rate.
+        let length = walked.length(vm).map_or(0, |l| l as u64);
+        charge(
+            length.saturating_mul(costs::size::PER_ELEMENT_BUILT - costs::size::PER_ELEMENT),
+            0,
+            vm,
+        )?;
+    }
+    Ok(walked)
+}
+
 pub(crate) fn int_value(obj: &PyObjectRef) -> Option<&PyInt> {
     obj.downcast_ref::<PyInt>().map(|int| &**int)
 }

@@ -163,32 +163,32 @@ macro_rules! metered_repr {
     };
 }
 
-static INT_REPR: OnceLock<ReprSlot> = OnceLock::new();
-/// `str(n)`, `repr(n)` of an int: decimal conversion is quadratic in the
-/// digits (`str(7**n)` ran at 33–50 ns per cycle, growing, before this).
-fn int_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+/// `repr(n)` and `str(n)` of an int beyond a machine word: decimal
+/// conversion is quadratic in the digits (`str(7**n)` ran at 33–50 ns per
+/// cycle, growing, before this).
+fn charge_decimal_conversion(obj: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
     if let Some(int) = obj.downcast_ref::<rustpython_vm::builtins::PyInt>() {
         let bits = int.as_bigint().bits();
         if bits > 64 {
             charge_if_executing(crate::sizes::int_decimal_cycles(bits), vm)?;
         }
     }
-    let original = INT_REPR.get().expect("wrapped slot has its original");
-    original(obj, vm)
+    Ok(())
 }
 
-static INT_STR: OnceLock<ReprSlot> = OnceLock::new();
-/// `str(n)`: the same conversion as `repr(n)`.
-fn int_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
-    if let Some(int) = obj.downcast_ref::<rustpython_vm::builtins::PyInt>() {
-        let bits = int.as_bigint().bits();
-        if bits > 64 {
-            charge_if_executing(crate::sizes::int_decimal_cycles(bits), vm)?;
+macro_rules! metered_int_text {
+    ($name:ident, $original:ident) => {
+        static $original: OnceLock<ReprSlot> = OnceLock::new();
+        fn $name(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+            charge_decimal_conversion(obj, vm)?;
+            let original = $original.get().expect("wrapped slot has its original");
+            original(obj, vm)
         }
-    }
-    let original = INT_STR.get().expect("wrapped slot has its original");
-    original(obj, vm)
+    };
 }
+
+metered_int_text!(int_repr, INT_REPR);
+metered_int_text!(int_str, INT_STR);
 
 metered_repr!(list_repr, LIST_REPR);
 metered_repr!(tuple_repr, TUPLE_REPR);

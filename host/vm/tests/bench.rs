@@ -205,36 +205,15 @@ fn cost_rates() {
     }
 }
 
-/// `json.loads` of the ~900 KB documents of hostile.rs h54 (the source is
-/// repeated there), and `json.dumps` of ~900 KB of big ints: per shape, the
+/// `json.loads` of the ~900 KB documents of hostile.rs h54
+/// (`common::JSON_DOCUMENTS`), and `json.dumps` of ~900 KB of big ints: per shape, the
 /// time and cycles a call that parses (or writes) the document takes beyond
 /// one that only builds the value (best of 5 each), and the nanoseconds per
 /// cycle that leaves.
 #[test]
 #[ignore = "benchmark: run with --ignored --nocapture"]
 fn json_loads() {
-    let source = r#"import json
-class Documents:
-    def run(self, shape, parse):
-        if shape == 0:
-            text = "[]"
-        elif shape == 1:
-            text = '"' + "x" * 900000 + '"'
-        elif shape == 2:
-            text = "[" + ",".join(['"ab"'] * 180000) + "]"
-        elif shape == 3:
-            text = "{" + ",".join([f'"{i:06d}":1' for i in range(81800)]) + "}"
-        elif shape == 4:
-            text = "[" + ",".join(["9" * 4299] * 209) + "]"
-        else:
-            value = [(1 << 65000) - 1] * 45
-            if parse:
-                return len(json.dumps(value))
-            return len(value)
-        if parse:
-            return len(json.loads(text))
-        return len(text)
-"#;
+    let source = common::JSON_DOCUMENTS;
     let vm = Vm::new().unwrap();
     let mut host = MockHost::new();
     let actor = addr(1);

@@ -1155,35 +1155,6 @@ fn h53_the_actor_class_keeps_its_contract_under_the_wider_dialect() {
     );
 }
 
-/// Documents of about 900 KB for `json.loads` (`run(shape, parse)`): one long
-/// string, many short strings, an object of many members, long ints; shape 0
-/// is `[]`. `run(shape, 0)` builds the text and returns its length,
-/// `run(shape, 1)` returns the length of what `json.loads` made of it. Shape 5
-/// is 45 ints of 65,000 bits for `json.dumps` instead (`run(5, 0)` returns
-/// 45, `run(5, 1)` the length of the text).
-const JSON_DOCUMENTS: &str = r#"import json
-class Documents:
-    def run(self, shape, parse):
-        if shape == 0:
-            text = "[]"
-        elif shape == 1:
-            text = '"' + "x" * 900000 + '"'
-        elif shape == 2:
-            text = "[" + ",".join(['"ab"'] * 180000) + "]"
-        elif shape == 3:
-            text = "{" + ",".join([f'"{i:06d}":1' for i in range(81800)]) + "}"
-        elif shape == 4:
-            text = "[" + ",".join(["9" * 4299] * 209) + "]"
-        else:
-            value = [(1 << 65000) - 1] * 45
-            if parse:
-                return len(json.dumps(value))
-            return len(value)
-        if parse:
-            return len(json.loads(text))
-        return len(text)
-"#;
-
 /// `json.loads` of a ~900 KB document completes and is charged exactly its
 /// price over what `json.loads("[]")` costs: `len/16`, 8 per nested value
 /// and, for each int beyond 64 bits, `digits/2 + digits²/4096` for its
@@ -1197,7 +1168,10 @@ class Documents:
 #[test]
 fn h54_json_of_900_kb_is_charged_by_its_work_and_completes() {
     let run = |shape: u64, parse: u64| {
-        let outcome = run_hostile(JSON_DOCUMENTS, &[Value::int(shape), Value::int(parse)]);
+        let outcome = run_hostile(
+            common::JSON_DOCUMENTS,
+            &[Value::int(shape), Value::int(parse)],
+        );
         let Ok(Value::Int(length)) = &outcome.result else {
             panic!("shape {shape}: {:?}", outcome.result);
         };

@@ -7,7 +7,7 @@
 //! the call's: for a method, the receiver first (`s.upper()` is
 //! `str.upper(s)`); for a class method, the class first.
 
-use rustpython_vm::builtins::{PyByteArray, PyDict, PyList, PyRange, PySet, PyStr, PyTuple};
+use rustpython_vm::builtins::{PyList, PyRange, PyStr, PyTuple};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
@@ -113,10 +113,6 @@ const ROUND_CYCLES: u64 = 40;
 /// (`'x' in range(n)`: ~40 ns an element).
 pub(crate) const RANGE_SEARCH_CYCLES: u64 = 4;
 
-/// Cycles per element a native building a set or dict walks (hash, probe,
-/// insert: `d.keys() & d.keys()` ran at 50 ns per cycle at one).
-const BUILD_CYCLES_PER_ELEMENT: u64 = 4;
-
 /// What a dunder costs to reach beyond its operation: a direct call or a
 /// derived class's slot goes through a method lookup and RustPython's
 /// generic slot (~500–900 ns; `I(a) / b` ran at 92 ns per cycle uncharged).
@@ -221,31 +217,17 @@ impl Price {
                 if let Some(keys) = args.args.get(1).cloned() {
                     let keys = materialize(keys, vm)?;
                     let length = keys.length(vm).map_or(0, |l| l as u64);
-                    charge(length.saturating_mul(BUILD_CYCLES_PER_ELEMENT), 0, vm)?;
+                    charge(length.saturating_mul(costs::size::PER_ELEMENT_BUILT), 0, vm)?;
                     args.args[1] = keys;
                 }
                 Ok(())
             }
             Price::Extend => {
-                let Some(receiver) = receiver.as_ref() else {
+                let Some(receiver) = receiver else {
                     return Ok(());
                 };
-                let hashes = receiver.downcast_ref::<PySet>().is_some()
-                    || receiver.downcast_ref::<PyDict>().is_some();
-                let copies_bytes = receiver.downcast_ref::<PyByteArray>().is_some();
                 for index in 1..args.args.len() {
-                    let argument = args.args[index].clone();
-                    let (elements, bytes) = size_of(&argument);
-                    if copies_bytes && elements == 0 && bytes > 0 {
-                        charge(costs::for_bytes(bytes), 0, vm)?;
-                        continue;
-                    }
-                    let argument = materialize(argument, vm)?;
-                    if hashes {
-                        let length = argument.length(vm).map_or(0, |l| l as u64);
-                        charge(length.saturating_mul(BUILD_CYCLES_PER_ELEMENT - 1), 0, vm)?;
-                    }
-                    args.args[index] = argument;
+                    args.args[index] = grow_in_place(&receiver, args.args[index].clone(), vm)?;
                 }
                 Ok(())
             }
@@ -256,7 +238,11 @@ impl Price {
                     elements = elements.saturating_add(argument.length(vm).map_or(0, |l| l as u64));
                     args.args[index] = argument;
                 }
-                charge(elements.saturating_mul(BUILD_CYCLES_PER_ELEMENT), 0, vm)
+                charge(
+                    elements.saturating_mul(costs::size::PER_ELEMENT_BUILT),
+                    0,
+                    vm,
+                )
             }
             Price::StoreItem => {
                 if let Some(value) = args.args.get(2).cloned() {

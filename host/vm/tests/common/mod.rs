@@ -78,3 +78,32 @@ pub fn ok(outcome: &Outcome) -> Value {
         Err(error) => panic!("expected success, got {error:?}"),
     }
 }
+
+/// Documents of about 900 KB for `json.loads` (`run(shape, parse)`): one long
+/// string, many short strings, an object of many members, long ints; shape 0
+/// is `[]`. `run(shape, 0)` builds the text and returns its length,
+/// `run(shape, 1)` returns the length of what `json.loads` made of it. Shape 5
+/// is 45 ints of 65,000 bits for `json.dumps` instead (`run(5, 0)` returns
+/// 45, `run(5, 1)` the length of the text).
+pub const JSON_DOCUMENTS: &str = r#"import json
+class Documents:
+    def run(self, shape, parse):
+        if shape == 0:
+            text = "[]"
+        elif shape == 1:
+            text = '"' + "x" * 900000 + '"'
+        elif shape == 2:
+            text = "[" + ",".join(['"ab"'] * 180000) + "]"
+        elif shape == 3:
+            text = "{" + ",".join([f'"{i:06d}":1' for i in range(81800)]) + "}"
+        elif shape == 4:
+            text = "[" + ",".join(["9" * 4299] * 209) + "]"
+        else:
+            value = [(1 << 65000) - 1] * 45
+            if parse:
+                return len(json.dumps(value))
+            return len(value)
+        if parse:
+            return len(json.loads(text))
+        return len(text)
+"#;
