@@ -165,7 +165,7 @@ pub(crate) fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
             vm,
         );
         with_exec(|s| s.frames.pop());
-        let returned = outcome?.ok_or_else(|| {
+        let value = outcome?.ok_or_else(|| {
             host_error(
                 ErrorKind::NotFound,
                 &format!("actor {target} has no handler '{handler}'"),
@@ -174,7 +174,6 @@ pub(crate) fn call_native(mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
         })?;
         // Values cross actor boundaries by copy, never by reference; the
         // copy is paid by size like any other conversion.
-        let value = py_to_value(&returned, vm)?;
         charge(costs::for_bytes(value.to_bytes().len() as u64), 0, vm)?;
         charge_conversion(&value, 2, vm)?;
         Ok(value_to_py(&value, vm))

@@ -54,6 +54,12 @@ pub mod size {
     /// Per element hashed and inserted into a set or dict a native builds or
     /// grows (`a | b`, `set(x)`, `d.update(x)`: ~50 ns an element at one).
     pub const PER_ELEMENT_BUILT: u64 = 4;
+    /// The first write in an invocation to a value made at load (a module
+    /// constant, [`crate::constants`]): marking it and restoring it when the
+    /// invocation ends, plus [`PER_ELEMENT`] per item of a list (16 bytes
+    /// of a bytearray) or [`PER_ELEMENT_BUILT`] per entry of a dict, set or
+    /// instance restored.
+    pub const RESTORE_BASE: u64 = 20;
     /// `sorted`/`list.sort`: extra factor of log2(n) per element.
     pub const SORT_LOG_FACTOR: u64 = 1;
     /// Per value inside a container converted between Python objects and the

@@ -18,7 +18,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyStr, PyTypeRef};
-use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyResult, VirtualMachine};
 use scoped_tls_hkt::{scoped_thread_local, ReborrowMut};
 use timerhost_types::{Address, ErrorKind, Event, Value};
 
@@ -91,7 +91,9 @@ pub(crate) fn with_exec<R>(f: impl FnOnce(&mut ExecState) -> R) -> R {
 
 /// Runs a handler of compiled actor code on this thread's interpreter: how
 /// `pvm_host.call` enters another actor without depending on the
-/// interpreter set-up (`crate::runtime` provides it).
+/// interpreter set-up (`crate::runtime` provides it). The handler's result
+/// comes back converted to a [`Value`] (`None`: no such handler), taken
+/// before the module's values made at load are restored.
 pub(crate) type Invoke = fn(
     &CompiledActor,
     &Address,
@@ -99,7 +101,7 @@ pub(crate) type Invoke = fn(
     &str,
     &[Value],
     &VirtualMachine,
-) -> PyResult<Option<PyObjectRef>>;
+) -> PyResult<Option<Value>>;
 
 /// The exception types natives raise, made with the interpreter.
 #[derive(Clone)]

@@ -4,6 +4,7 @@
 //! work its operation does before (or as) it runs.
 
 use rustpython_vm::builtins::{PyByteArray, PyDict, PyFrozenSet, PyList, PyRange, PySet};
+use rustpython_vm::function::OptionalArg;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
@@ -116,14 +117,21 @@ pub(crate) fn compare_native(
     left.rich_compare(right, op, vm)
 }
 
-/// `x op= y`: pre-checks like `_pvm_binop` and returns `y` for the in-place op.
+/// `x op= y`: pre-checks like `_pvm_binop`, then performs the in-place
+/// operation and returns its result (which the rewritten statement stores).
+/// `container`: the list or dict a subscript target writes into, about to
+/// change ([`crate::constants::before_write`]).
 pub(crate) fn augop_native(
     code: u8,
     current: PyObjectRef,
     value: PyObjectRef,
+    container: OptionalArg<PyObjectRef>,
     vm: &VirtualMachine,
 ) -> PyResult {
     let op = operator(code, vm)?;
+    if let OptionalArg::Present(container) = &container {
+        crate::constants::before_write(container, vm)?;
+    }
     // In-place growth walks only the right side ([`grow_in_place`]): `xs +=
     // ys` extends `xs` (charging `xs` too made a loop of `xs += [x]`
     // quadratic), `d |= pairs`, `s |= items` insert each item, and a lazy
@@ -135,11 +143,45 @@ pub(crate) fn augop_native(
     let merges = op == OperatorCode::BitOr
         && (current.downcast_ref::<PyDict>().is_some()
             || current.downcast_ref::<PySet>().is_some());
-    if extends || merges {
-        return grow_in_place(&current, value, vm);
+    let value = if extends || merges {
+        grow_in_place(&current, value, vm)?
+    } else {
+        charge_operator(op, &current, &value, vm)?;
+        value
+    };
+    // A mutable left side changes in place.
+    crate::constants::before_write(&current, vm)?;
+    apply_in_place(op, &current, &value, vm)
+}
+
+fn apply_in_place(
+    op: OperatorCode,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    match op {
+        OperatorCode::Add => vm._iadd(left, right),
+        OperatorCode::Sub => vm._isub(left, right),
+        OperatorCode::Mult => vm._imul(left, right),
+        OperatorCode::MatMult => vm._imatmul(left, right),
+        OperatorCode::Div => vm._itruediv(left, right),
+        // `%=` is rewritten to `_pvm_binop` (formatting is checked there).
+        OperatorCode::Mod => apply_operator(op, left, right, vm),
+        OperatorCode::Pow => vm._ipow(left, right, vm.ctx.none.as_object()),
+        OperatorCode::LShift => vm._ilshift(left, right),
+        OperatorCode::RShift => vm._irshift(left, right),
+        OperatorCode::BitOr => vm._ior(left, right),
+        OperatorCode::BitXor => vm._ixor(left, right),
+        OperatorCode::BitAnd => vm._iand(left, right),
+        OperatorCode::FloorDiv => vm._ifloordiv(left, right),
     }
-    charge_operator(op, &current, &value, vm)?;
-    Ok(value)
+}
+
+/// `_pvm_mut(container)`: `container` is about to change.
+pub(crate) fn mutate_native(container: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    crate::constants::before_write(&container, vm)?;
+    Ok(container)
 }
 
 pub(crate) fn contains_native(container: PyObjectRef, vm: &VirtualMachine) -> PyResult {

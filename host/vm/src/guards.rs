@@ -31,7 +31,8 @@ pub enum Guard {
     Cmp,
     /// `_pvm_binop(code, a, b)`: a binary operator charged by size ([`OperatorCode`]).
     Binop,
-    /// `_pvm_augop(code, current, value)`: the pre-check of `x op= y`.
+    /// `_pvm_augop(code, current, value[, container])`: `x op= y`, charged
+    /// and pre-checked, performed in place; returns the result to store.
     Augop,
     /// `_pvm_contains(container)`: `in` over a container charged by size.
     Contains,
@@ -41,11 +42,14 @@ pub enum Guard {
     Materialize,
     /// `_pvm_kwargs(mapping)`: a `**` splat charged by its keys.
     Kwargs,
+    /// `_pvm_mut(container)`: the container of a subscript store, about to
+    /// change (values made at load are restored after the call).
+    Mutate,
 }
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 9] = [
+    pub const ALL: [Guard; 10] = [
         Guard::Meter,
         Guard::Iter,
         Guard::Cmp,
@@ -55,6 +59,7 @@ impl Guard {
         Guard::Result,
         Guard::Materialize,
         Guard::Kwargs,
+        Guard::Mutate,
     ];
 
     /// The builtin name the rewritten code calls.
@@ -69,6 +74,7 @@ impl Guard {
             Guard::Result => "_pvm_result",
             Guard::Materialize => "_pvm_materialize",
             Guard::Kwargs => "_pvm_kwargs",
+            Guard::Mutate => "_pvm_mut",
         }
     }
 

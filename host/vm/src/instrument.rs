@@ -39,6 +39,8 @@ use ruff_python_ast::visitor::{self as read, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
+mod stores;
+
 use crate::costs::code as cost;
 use crate::guards::{CompareCode, Guard, OperatorCode, GUARD_PREFIX};
 
@@ -543,6 +545,26 @@ impl Transformer for Rewriter {
         };
         walk_stmt(self, stmt);
         match stmt {
+            Stmt::Assign(assign) => assign
+                .targets
+                .iter_mut()
+                .for_each(stores::guard_store_target),
+            Stmt::AnnAssign(assign) if assign.value.is_some() => {
+                stores::guard_store_target(&mut assign.target)
+            }
+            Stmt::Delete(delete) => delete
+                .targets
+                .iter_mut()
+                .for_each(stores::guard_store_target),
+            Stmt::For(for_stmt) => stores::guard_store_target(&mut for_stmt.target),
+            Stmt::With(with) => with
+                .items
+                .iter_mut()
+                .filter_map(|item| item.optional_vars.as_deref_mut())
+                .for_each(stores::guard_store_target),
+            _ => {}
+        }
+        match stmt {
             Stmt::FunctionDef(function) => meter_suite(&mut function.body, cost::FUNCTION_ENTRY),
             // A class body runs once per class statement executed (in a
             // function, once per call): metered like any block. (Unmetered,
@@ -608,31 +630,19 @@ impl Transformer for Rewriter {
                 if assign.op == ast::Operator::Mod
                     && !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
             {
-                let range = assign.range;
-                let binop = operand_guard(Guard::Binop, assign, range);
-                let target = take(&mut assign.target);
-                let mut assignment = ruff_python_parser::parse_module("_pvm = 0")
-                    .expect("template parses")
-                    .into_syntax()
-                    .body
-                    .remove(0);
-                if let Stmt::Assign(assignment) = &mut assignment {
-                    assignment.range = range;
-                    assignment.targets = vec![target];
-                    *assignment.value = binop;
-                }
-                *stmt = assignment;
+                *stmt = stores::rewrite_augmented(assign, Guard::Binop);
             }
+            // `x op= y` becomes `x = _pvm_augop(code, x, y)`: the guard sees
+            // both operands, charges and pre-checks, and performs the
+            // in-place operation ([`stores`]).
             Stmt::AugAssign(assign)
                 if !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
             {
-                // `x op= y` becomes `x op= _pvm_augop(code, x, y)`: the guard
-                // sees both operands, charges and pre-checks, and returns `y`
-                // so the in-place operation itself is unchanged. The validator
-                // only admits targets that can be re-read without side effects.
-                let range = assign.value.range();
-                *assign.value = operand_guard(Guard::Augop, assign, range);
+                *stmt = stores::rewrite_augmented(assign, Guard::Augop);
             }
+            // `xs[i] += 1`: the native operation (a number cannot grow a
+            // container), with the container's mutation guard.
+            Stmt::AugAssign(assign) => stores::guard_store_target(&mut assign.target),
             _ => {}
         }
     }
@@ -787,37 +797,10 @@ impl Transformer for Rewriter {
     }
 }
 
-/// `guard(code, target, value)` for `target op= value`: the target re-read
-/// (load context) and the value taken out of the statement, so both
-/// operands reach the operator guard.
-fn operand_guard(guard: Guard, assign: &mut ast::StmtAugAssign, range: TextRange) -> Expr {
-    let mut reread = (*assign.target).clone();
-    set_load_context(&mut reread);
-    let value = take(&mut assign.value);
-    guard_call(
-        guard.name(),
-        vec![
-            int_literal(u64::from(OperatorCode::of(assign.op).code()), range),
-            reread,
-            value,
-        ],
-        Vec::new(),
-        range,
-    )
-}
-
-fn set_load_context(expr: &mut Expr) {
-    match expr {
-        Expr::Name(name) => name.ctx = ast::ExprContext::Load,
-        Expr::Subscript(subscript) => subscript.ctx = ast::ExprContext::Load,
-        Expr::Attribute(attribute) => attribute.ctx = ast::ExprContext::Load,
-        _ => {}
-    }
-}
-
 fn meter_generators(generators: &mut [ast::Comprehension], element_cost: u64) {
     let last = generators.len().saturating_sub(1);
     for (index, generator) in generators.iter_mut().enumerate() {
+        stores::guard_store_target(&mut generator.target);
         let mut per_item = cost::ITERATION + generator.ifs.iter().map(expr_cost).sum::<u64>();
         if index == last {
             per_item += element_cost;
@@ -968,6 +951,11 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
                 // The iteration meter wraps an iterable the enclosing block
                 // already pays for; its per-item charge is the loop's own.
                 return call.arguments.args.first().map_or(0, expr_cost);
+            }
+            if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Mutate.name())
+            {
+                // The mutation guard is bookkeeping of the store around it.
+                return arguments;
             }
             if is_guard_name(&call.func) {
                 // Guards stand in for one operator; they charge sizes themselves.
@@ -1286,6 +1274,8 @@ mod tests {
             .iter()
             .map(|stmt| match stmt {
                 Stmt::AugAssign(assign) => callee_name(&assign.value),
+                // A guarded one is `t = _pvm_augop(code, t, x)`.
+                Stmt::Assign(assign) => callee_name(&assign.value),
                 other => panic!("expected an augmented assignment, got {other:?}"),
             })
             .collect();

@@ -27,6 +27,7 @@ mod builtin_types;
 mod call_native;
 mod code_cache;
 pub mod compile;
+mod constants;
 mod convert;
 pub mod costs;
 pub mod error;

@@ -22,7 +22,7 @@ use ruff_source_file::SourceFileBuilder;
 use rustpython_compiler_core::bytecode::CodeObject;
 use rustpython_vm::builtins::{PyCode, PyDictRef};
 use rustpython_vm::scope::Scope;
-use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 /// The library modules and their sources.
 pub const LIBRARY_MODULES: &[(&str, &str)] = &[
@@ -114,6 +114,12 @@ fn load(
             vm,
         )?;
     }
+    globals.set_item(
+        "_pvm_object_setattr",
+        vm.new_function("_pvm_object_setattr", object_setattr)
+            .into(),
+        vm,
+    )?;
     let code = PyCode::new_ref_from_bytecode(vm, code);
     let ran = crate::load::run_load(invoke, LIBRARY_LOAD_CYCLES, || {
         vm.run_code_obj(code, Scope::new(None, globals.clone()))
@@ -129,11 +135,32 @@ fn load(
         Ok(Err(error)) => return failed(crate::exec::exception_message(&error, vm)),
         Err(abort) => return failed(crate::exec::abort_message(abort).to_owned()),
     }
-    if let Err(mutable) = crate::load::freeze(&globals, &[], vm) {
+    if let Err(mutable) = crate::load::freeze(&globals, &[], crate::load::Mutables::Refused, vm) {
         return failed(mutable.to_string());
     }
     let module: PyObjectRef = vm.new_module(name, globals, None).into();
     crate::load::freeze_objects([&module]);
     LOADED.with(|loaded| loaded.borrow_mut().insert(name, module.clone()));
     Ok(module)
+}
+
+/// `_pvm_object_setattr(obj, name, value)`: `object.__setattr__` for the
+/// library's own classes (frozen dataclasses, sentinels), through
+/// [`crate::constants::before_write`] so a write to a value made at load —
+/// `ORIGIN.__init__(1, 2)` on a frozen dataclass constant — is undone after
+/// the call like any other.
+fn object_setattr(
+    obj: PyObjectRef,
+    name: PyObjectRef,
+    value: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    crate::constants::before_write(&obj, vm)?;
+    vm.ctx
+        .types
+        .object_type
+        .as_object()
+        .get_attr("__setattr__", vm)?
+        .call((obj, name, value), vm)?;
+    Ok(())
 }

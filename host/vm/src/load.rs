@@ -25,8 +25,8 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 
 use rustpython_vm::builtins::{
-    PyBaseException, PyBytes, PyDict, PyFrozenSet, PyFunction, PyInt, PyModule, PyStr, PyTuple,
-    PyType,
+    PyBaseException, PyBytes, PyDict, PyFrozenSet, PyFunction, PyInt, PyList, PyModule, PySet,
+    PyStr, PyTuple, PyType,
 };
 use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyResult, VirtualMachine};
 use timerhost_types::{Address, ErrorKind, Hash, TimerQuote, TimerRequest};
@@ -206,11 +206,15 @@ pub(crate) struct MutableValue {
     pub(crate) path: String,
     pub(crate) kind: String,
     pub(crate) nonlocal: bool,
+    /// A reason of its own, said instead of the general rule.
+    pub(crate) reason: Option<String>,
 }
 
 impl std::fmt::Display for MutableValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.nonlocal {
+        if let Some(reason) = &self.reason {
+            write!(f, "{}: {reason}", self.path)
+        } else if self.nonlocal {
             write!(
                 f,
                 "{} rebinds a variable of a closure made at module level (nonlocal): that variable would be shared by every call on a node; keep state in self.storage",
@@ -219,42 +223,65 @@ impl std::fmt::Display for MutableValue {
         } else {
             write!(
                 f,
-                "{} is a {}: values made at module or class level are shared by every call on a node and must be immutable (int, str, bytes, tuple, frozenset, functions, classes); create it inside a method or keep it in self.storage",
+                "{} is a {}: a value made at module or class level is shared by every call on a node, so it must be a constant (int, str, bytes, tuple, frozenset), a function or class, or a list, dict, set or instance of your classes (each call sees those as the load left them); create it inside a method or keep it in self.storage",
                 self.path, self.kind
             )
         }
     }
 }
 
+/// What a load may leave in its module: only immutable values (the VM's
+/// library modules, shared by every actor), or also lists, dicts, sets,
+/// bytearrays and instances, reset after every invocation of the actor
+/// module that made them ([`crate::constants`]).
+pub(crate) enum Mutables {
+    Refused,
+    Reset(crate::constants::ModuleId),
+}
+
 /// Walks everything reachable from `globals`, records it as frozen and
-/// returns the first mutable value. `nonlocal_names`: the variables some
-/// function of the module rebinds with `nonlocal`.
+/// returns the first value that may not be shared; under
+/// [`Mutables::Reset`] registers the mutable values it reached.
+/// `nonlocal_names`: the variables some function of the module rebinds
+/// with `nonlocal`.
 pub(crate) fn freeze(
     globals: &PyDict,
     nonlocal_names: &[String],
+    mutables: Mutables,
     vm: &VirtualMachine,
 ) -> Result<(), MutableValue> {
     let mut walk = Walk {
         seen: HashSet::new(),
         nonlocal_names,
+        resettable: matches!(mutables, Mutables::Reset(_)).then(Vec::new),
         vm,
     };
     for (name, value) in globals.items_vec() {
         let Some(name) = name.downcast_ref::<PyStr>().and_then(|n| n.to_str()) else {
             continue;
         };
-        if name.starts_with("__") {
+        if name.starts_with("__") || name.starts_with("_pvm") {
             continue;
         }
         walk.visit(&value, name)?;
     }
     FROZEN.with(|frozen| frozen.borrow_mut().extend(walk.seen));
+    if let (Mutables::Reset(module), Some(resettable)) = (mutables, walk.resettable) {
+        crate::constants::register(module, resettable, vm).map_err(|error| MutableValue {
+            path: "the module".into(),
+            kind: crate::exec::exception_message(&error, vm),
+            nonlocal: false,
+            reason: None,
+        })?;
+    }
     Ok(())
 }
 
 struct Walk<'a> {
     seen: HashSet<usize>,
     nonlocal_names: &'a [String],
+    /// Mutable values reached (`None`: they are refused).
+    resettable: Option<Vec<PyObjectRef>>,
     vm: &'a VirtualMachine,
 }
 
@@ -323,6 +350,15 @@ impl Walk<'_> {
         if obj.class().is(vm.ctx.types.cell_type) {
             return Ok(());
         }
+        // Lists, dicts, sets, bytearrays and instances made by an actor
+        // module (also frozen dataclasses and enum members: their library
+        // `__init__` can be called again) are reset after every call.
+        if self.resettable.is_some()
+            && obj.downcast_ref::<PyBaseException>().is_none()
+            && crate::constants::is_resettable(obj, vm)
+        {
+            return self.visit_resettable(obj, path);
+        }
         // Instances of classes that refuse mutation (the VM library's enum
         // members, frozen dataclasses and named tuples mark themselves).
         // Their contents are still walked: a named tuple or an enum member
@@ -352,12 +388,70 @@ impl Walk<'_> {
                 path: path.to_owned(),
                 kind: "exception instance".into(),
                 nonlocal: false,
+                reason: None,
             });
         }
         Err(MutableValue {
             path: path.to_owned(),
             kind: class.name().to_string(),
             nonlocal: false,
+            reason: None,
+        })
+    }
+
+    /// A list, dict, set, bytearray or instance made at load: registered,
+    /// and its contents walked (keys of dicts and sets must compare
+    /// natively: restoring one may compare colliding keys).
+    fn visit_resettable(&mut self, obj: &PyObjectRef, path: &str) -> Result<(), MutableValue> {
+        let vm = self.vm;
+        if let Some(resettable) = self.resettable.as_mut() {
+            resettable.push(obj.clone());
+        }
+        if let Some(list) = obj.downcast_ref::<PyList>() {
+            let items = list.borrow_vec().to_vec();
+            for (index, item) in items.iter().enumerate() {
+                self.visit(item, &format!("{path}[{index}]"))?;
+            }
+        } else if let Some(dict) = obj.downcast_ref::<PyDict>() {
+            for (key, value) in dict.items_vec() {
+                let label = key_label(&key, vm);
+                self.check_key(&key, path, &label)?;
+                self.visit(&key, &format!("a key of {path}"))?;
+                self.visit(&value, &format!("{path}[{label}]"))?;
+            }
+        } else if let Some(set) = obj.downcast_ref::<PySet>() {
+            for item in set.elements() {
+                let label = key_label(&item, vm);
+                self.check_key(&item, path, &label)?;
+                self.visit(&item, &format!("an item of {path}"))?;
+            }
+        }
+        if let Some(attributes) = obj.dict() {
+            for (key, value) in attributes.items_vec() {
+                let key = key.str(vm).map(|k| k.to_string()).unwrap_or_default();
+                if !key.starts_with("_pvm") {
+                    self.visit(&value, &format!("{path}.{key}"))?;
+                }
+            }
+        }
+        let class: PyObjectRef = obj.class().to_owned().into();
+        self.visit(&class, &format!("type({path})"))
+    }
+
+    /// Refuses a key of a dict or set made at load whose equality is
+    /// Python code: restoring the dict after a call may compare it.
+    fn check_key(&self, key: &PyObjectRef, path: &str, label: &str) -> Result<(), MutableValue> {
+        if compares_natively(key, self.vm, 0) {
+            return Ok(());
+        }
+        Err(MutableValue {
+            path: format!("{path} (key {label})"),
+            kind: String::new(),
+            nonlocal: false,
+            reason: Some(format!(
+                "a key of class {}, which defines __eq__ in Python, in a dict or set made at load: such keys must compare without running code (int, str, bytes, tuples of them, enum members, objects compared by identity), because the VM restores the dict after every call; use a tuple or str key",
+                key.class().name()
+            )),
         })
     }
 
@@ -404,6 +498,7 @@ impl Walk<'_> {
                         path: format!("{path} (variable {name})"),
                         kind: String::new(),
                         nonlocal: true,
+                        reason: None,
                     });
                 }
                 // `__class__` (for `super()`) holds the class;
@@ -475,6 +570,64 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// A short label for a key in paths (`FEES['gold']`).
+fn key_label(key: &PyObjectRef, vm: &VirtualMachine) -> String {
+    if key.downcast_ref::<PyStr>().is_some() || key.downcast_ref::<PyInt>().is_some() {
+        let text = key.repr(vm).map(|r| r.to_string()).unwrap_or_default();
+        if text.len() <= 40 {
+            return text;
+        }
+    }
+    format!("<{}>", key.class().name())
+}
+
+/// Does comparing `key` for equality run no Python code? Builtin scalars,
+/// tuples and frozensets of such keys, and instances whose `__eq__` is
+/// `object`'s (identity: plain objects, enum members).
+fn compares_natively(key: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    if vm.is_none(key)
+        || key.downcast_ref::<PyInt>().is_some()
+        || key.downcast_ref::<PyStr>().is_some()
+        || key.downcast_ref::<PyBytes>().is_some()
+        || key.class().is(vm.ctx.types.float_type)
+    {
+        let heap = key
+            .class()
+            .slots
+            .flags
+            .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE);
+        return !heap || eq_is_identity_or_native(key, vm);
+    }
+    if let Some(tuple) = key.downcast_ref::<PyTuple>() {
+        return eq_is_identity_or_native(key, vm)
+            && tuple
+                .iter()
+                .all(|item| compares_natively(item, vm, depth + 1));
+    }
+    if let Some(set) = key.downcast_ref::<PyFrozenSet>() {
+        return eq_is_identity_or_native(key, vm)
+            && set
+                .elements()
+                .iter()
+                .all(|item| compares_natively(item, vm, depth + 1));
+    }
+    if key.downcast_ref::<PyType>().is_some() {
+        return true;
+    }
+    eq_is_identity_or_native(key, vm)
+}
+
+/// Is `obj`'s `__eq__` a native (its class or a builtin base did not define
+/// it in Python)?
+fn eq_is_identity_or_native(obj: &PyObjectRef, vm: &VirtualMachine) -> bool {
+    obj.class()
+        .get_attr(vm.ctx.intern_str("__eq__"))
+        .is_none_or(|eq| eq.downcast_ref::<PyFunction>().is_none())
 }
 
 type SetAttro = fn(

@@ -63,6 +63,19 @@ pub const PROTOCOL_DUNDERS: &[&str] = &[
     "__and__",
     "__or__",
     "__xor__",
+    // Names and links that describe code and exceptions without reaching
+    // the interpreter: a function's or class's name, its docstring, what a
+    // decorator wrapped, an exception's cause and context.
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__module__",
+    "__wrapped__",
+    "__cause__",
+    "__context__",
+    "__suppress_context__",
+    "__notes__",
+    "__members__",
 ];
 
 /// Dunder names a class body may assign.

@@ -50,6 +50,8 @@ struct LoadedActor {
     /// what the load left in them (restored at every invocation).
     globals: PyDictRef,
     snapshot: Option<Vec<(PyObjectRef, PyObjectRef)>>,
+    /// Its values made at load ([`crate::constants`]).
+    module: crate::constants::ModuleId,
 }
 
 /// Objects created once per interpreter.
@@ -77,7 +79,7 @@ pub(crate) fn invoke_handler(
     handler: &str,
     args: &[Value],
     vm: &VirtualMachine,
-) -> PyResult<Option<PyObjectRef>> {
+) -> PyResult<Option<Value>> {
     runtime().invoke(compiled, actor, deployer, handler, args, vm)
 }
 
@@ -373,6 +375,7 @@ impl Runtime {
                     .new_function(name, guard_natives::materialize_native)
                     .into(),
                 Guard::Kwargs => vm.new_function(name, guard_natives::kwargs_native).into(),
+                Guard::Mutate => vm.new_function(name, guard_natives::mutate_native).into(),
             };
             set(name, native);
         }
@@ -531,7 +534,11 @@ impl Runtime {
     /// this interpreter. Module bodies only define things (the validator
     /// guarantees it), so the cached class carries no state between calls and
     /// the cache cannot change any result or cost.
-    pub(crate) fn actor_class(&self, compiled: &CompiledActor, vm: &VirtualMachine) -> PyResult {
+    pub(crate) fn actor_class(
+        &self,
+        compiled: &CompiledActor,
+        vm: &VirtualMachine,
+    ) -> PyResult<(PyObjectRef, crate::constants::ModuleId)> {
         if let Some(loaded) = self.actor_classes.borrow().get(&compiled.code_hash) {
             if let Some(snapshot) = &loaded.snapshot {
                 loaded.globals.clear();
@@ -539,7 +546,7 @@ impl Runtime {
                     loaded.globals.set_item(&**name, value.clone(), vm)?;
                 }
             }
-            return Ok(loaded.class.clone());
+            return Ok((loaded.class.clone(), loaded.module));
         }
         let globals = vm.ctx.new_dict();
         globals.set_item("__builtins__", self.builtins.clone(), vm)?;
@@ -569,7 +576,14 @@ impl Runtime {
                 )));
             }
         }
-        crate::load::freeze(&globals, &compiled.nonlocal_names, vm).map_err(|mutable| {
+        let module = crate::constants::new_module();
+        crate::load::freeze(
+            &globals,
+            &compiled.nonlocal_names,
+            crate::load::Mutables::Reset(module),
+            vm,
+        )
+        .map_err(|mutable| {
             vm.new_type_error(format!("the actor module cannot be loaded: {mutable}"))
         })?;
         let class = globals.get_item(compiled.class_name.as_str(), vm)?;
@@ -580,9 +594,10 @@ impl Runtime {
                 class: class.clone(),
                 globals,
                 snapshot,
+                module,
             },
         );
-        Ok(class)
+        Ok((class, module))
     }
 
     /// Instantiates the actor and invokes `handler` with `args` (`None`: no
@@ -595,14 +610,24 @@ impl Runtime {
         handler: &str,
         args: &[Value],
         vm: &VirtualMachine,
-    ) -> PyResult<Option<PyObjectRef>> {
-        let class = self.actor_class(compiled, vm)?;
+    ) -> PyResult<Option<Value>> {
+        let (class, module) = self.actor_class(compiled, vm)?;
         if !compiled.handlers.iter().any(|h| h == handler) {
             return Ok(None);
         }
         let py_args: Vec<PyObjectRef> = args.iter().map(|a| value_to_py(a, vm)).collect();
-        self.call_handler(&class, actor, deployer, handler, py_args, vm)
-            .map(Some)
+        // The module's values made at load are as the load left them for
+        // this invocation, whatever an outer invocation of it wrote.
+        crate::constants::enter(module, vm)?;
+        // The result is converted before the restore: `WORDS.append(x);
+        // return WORDS` returns what the call made.
+        let result = self
+            .call_handler(&class, actor, deployer, handler, py_args, vm)
+            .and_then(|returned| crate::convert::py_to_value(&returned, vm));
+        let restored = crate::constants::leave(vm);
+        let result = result?;
+        restored?;
+        Ok(Some(result))
     }
 
     /// Instantiates `class` as the actor at `actor` and calls `handler`: the

@@ -4,12 +4,11 @@
 use std::sync::Arc;
 
 use rustpython_vm::builtins::PyBaseExceptionRef;
-use rustpython_vm::{PyObjectRef, VirtualMachine};
+use rustpython_vm::VirtualMachine;
 use timerhost_types::{Address, ErrorKind, Event, ExecError, Invocation, Value};
 
 use crate::code_cache::CodeCache;
 use crate::compile::{refuse_name, refuse_timer_handler, CompiledActor};
-use crate::convert::py_to_value;
 use crate::error::{Result, VmError};
 use crate::exec::{exception_message, host_error_kind, ExecState, Frame, HostSlot, EXEC, HOST};
 use crate::host::Host;
@@ -306,7 +305,9 @@ impl Vm {
                 HOST.set(HostSlot { host: &mut *host }, || {
                     runtime.interpreter.enter(|vm| {
                         let invoked = runtime.invoke(compiled, actor, deployer, handler, args, vm);
-                        finish_invocation(invoked, handler, args, vm)
+                        let finished = finish_invocation(invoked, handler, args, vm);
+                        crate::constants::reset_all(vm);
+                        finished
                     })
                 })
             }));
@@ -373,14 +374,14 @@ fn abort_message(kind: ErrorKind, meter: &Meter, memory_bytes: u64) -> String {
 }
 
 fn finish_invocation(
-    invoked: rustpython_vm::PyResult<Option<PyObjectRef>>,
+    invoked: rustpython_vm::PyResult<Option<Value>>,
     handler: &str,
     args: &[Value],
     vm: &VirtualMachine,
 ) -> std::result::Result<Value, ExecError> {
-    let returned = match invoked {
-        Ok(Some(returned)) => returned,
-        Ok(None) if handler == "deploy" && args.is_empty() => vm.ctx.none(),
+    let value = match invoked {
+        Ok(Some(value)) => value,
+        Ok(None) if handler == "deploy" && args.is_empty() => Value::None,
         Ok(None) => {
             return Err(ExecError {
                 kind: ErrorKind::NotFound,
@@ -390,7 +391,6 @@ fn finish_invocation(
         }
         Err(exc) => return Err(exec_error(&exc, vm)),
     };
-    let value = py_to_value(&returned, vm).map_err(|exc| exec_error(&exc, vm))?;
     let cells = value.to_bytes().len() as u64;
     crate::exec::charge(0, cells, vm).map_err(|exc| exec_error(&exc, vm))?;
     Ok(value)

@@ -416,29 +416,41 @@ fn h29_id_hash_and_default_repr() {
 #[test]
 fn h30_state_outside_storage() {
     // Values made at load are shared by every call on a node: a mutable one
-    // is refused when the module loads (so at deploy), naming where it is.
-    for (source, path) in [
-        ("CACHE = []\nclass A:\n    pass\n", "CACHE is a list"),
-        ("class A:\n    seen = {}\n    def f(self):\n        pass\n", "A.seen is a dict"),
-        (
-            "class A:\n    def f(self, acc=[]):\n        acc.append(1)\n",
-            "A.f defaults",
-        ),
-        (
-            "def counted(f):\n    calls = [0]\n    def inner(self):\n        calls[0] += 1\n        return calls[0]\n    return inner\nclass A:\n    @counted\n    def f(self):\n        pass\n",
-            "captured calls",
-        ),
-        (
-            "def counted(f):\n    calls = 0\n    def inner(self):\n        nonlocal calls\n        calls += 1\n        return calls\n    return inner\nclass A:\n    @counted\n    def f(self):\n        pass\n",
-            "nonlocal",
-        ),
+    // is restored after every call that wrote it (`tests/constants.rs`), so
+    // no call sees another's writes.
+    for source in [
+        "CACHE = []\nclass A:\n    def f(self):\n        CACHE.append(1)\n        return len(CACHE)\n",
+        "class A:\n    seen = {}\n    def f(self):\n        self.seen[len(self.seen)] = 1\n        return len(self.seen)\n",
+        "class A:\n    def f(self, acc=[]):\n        acc.append(1)\n        return len(acc)\n",
+        "def counted(f):\n    calls = [0]\n    def inner(self):\n        calls[0] += 1\n        return calls[0]\n    return inner\nclass A:\n    @counted\n    def f(self):\n        pass\n",
     ] {
         let vm = Vm::new().unwrap();
         let mut host = MockHost::new();
-        let outcome = vm.deploy(&mut host, &addr(1), source, &[], hostile_limits());
-        let error = outcome.result.expect_err(source);
-        assert!(error.message.contains(path), "{source}\n=> {}", error.message);
+        common::deploy_at(&vm, &mut host, addr(1), source, &[], hostile_limits());
+        for _ in 0..3 {
+            let outcome = vm.call(
+                &mut host,
+                &addr(1),
+                "f",
+                &[],
+                hostile_limits(),
+                Invocation::Transaction,
+            );
+            assert_eq!(outcome.result.expect(source), Value::Int(1.into()), "{source}");
+        }
     }
+    // A closure variable rebound with `nonlocal` cannot be restored: refused
+    // when the module loads (so at deploy), naming where it is.
+    let source = "def counted(f):\n    calls = 0\n    def inner(self):\n        nonlocal calls\n        calls += 1\n        return calls\n    return inner\nclass A:\n    @counted\n    def f(self):\n        pass\n";
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let outcome = vm.deploy(&mut host, &addr(1), source, &[], hostile_limits());
+    let error = outcome.result.expect_err(source);
+    assert!(
+        error.message.contains("nonlocal"),
+        "{source}\n=> {}",
+        error.message
+    );
     // Instance attributes, `global` and class attributes: nothing survives a call.
     let source = "COUNT = 0\nclass Box:\n    pass\nclass A:\n    def f(self):\n        global COUNT\n        COUNT += 1\n        self.seen = getattr(self, 'seen', 0) + 1\n        return [COUNT, self.seen]\n    def g(self):\n        Box.shared = 1\n    def h(self):\n        import json\n        json.dumps = len\n";
     let vm = Vm::new().unwrap();

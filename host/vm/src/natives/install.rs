@@ -55,6 +55,7 @@ impl Original {
 fn priced(
     qualified: &'static str,
     price: Option<Price>,
+    mutates: bool,
     original: Original,
 ) -> impl Fn(&VirtualMachine, FuncArgs, Callee) -> PyResult + 'static {
     move |vm: &VirtualMachine, mut args: FuncArgs, callee: Callee| {
@@ -64,6 +65,11 @@ fn priced(
         let Some(price) = price else {
             return Err(refusal(qualified, UNPRICED, vm));
         };
+        if mutates {
+            if let Some(receiver) = args.args.first() {
+                crate::constants::before_write(receiver, vm)?;
+            }
+        }
         price.charge_before(qualified, &mut args, vm)?;
         let result = original.call(args, callee, vm)?;
         if price.charges_result() {
@@ -114,7 +120,7 @@ pub(crate) fn priced_builtin(
     let qualified: &'static str = Box::leak(format!("builtins.{name}").into_boxed_str());
     heap_def(
         name,
-        priced(qualified, Some(price), Original::Object(original)),
+        priced(qualified, Some(price), false, Original::Object(original)),
         PyMethodFlags::empty(),
         vm,
     )
@@ -161,7 +167,8 @@ fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &V
         }
         let method_name: &'static str = name.as_str();
         let price = prices.get(&(type_name, method_name)).copied();
-        if price == Some(Price::Free) {
+        let mutates = super::table::mutates(type_name, method_name);
+        if price == Some(Price::Free) && !mutates {
             continue;
         }
         let qualified: &'static str =
@@ -174,7 +181,7 @@ fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &V
                 let def = descriptor.method;
                 let native = heap_def(
                     method_name,
-                    priced(qualified, price, Original::Method(def)),
+                    priced(qualified, price, mutates, Original::Method(def)),
                     def.flags,
                     vm,
                 );
@@ -183,7 +190,7 @@ fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &V
             EntryKind::SlotWrapper => {
                 let native = heap_def(
                     method_name,
-                    priced(qualified, price, Original::Object(value.clone())),
+                    priced(qualified, price, mutates, Original::Object(value.clone())),
                     PyMethodFlags::METHOD,
                     vm,
                 );
@@ -196,7 +203,7 @@ fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &V
                 let def = descriptor.method;
                 let native = heap_def(
                     method_name,
-                    priced(qualified, price, Original::Method(def)),
+                    priced(qualified, price, mutates, Original::Method(def)),
                     PyMethodFlags::empty(),
                     vm,
                 );
@@ -210,7 +217,7 @@ fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &V
                 // `str.maketrans`): called as it is, through a static method.
                 let native = heap_def(
                     method_name,
-                    priced(qualified, price, Original::Object(value.clone())),
+                    priced(qualified, price, mutates, Original::Object(value.clone())),
                     PyMethodFlags::empty(),
                     vm,
                 );
@@ -265,6 +272,21 @@ mod tests {
             }
         }
         assert!(unused.is_empty(), "rules that price nothing: {unused:?}");
+    }
+
+    #[test]
+    fn every_mutator_names_a_native() {
+        let natives = own_natives();
+        let missing: Vec<String> = super::super::table::MUTATORS
+            .iter()
+            .flat_map(|(t, names)| names.iter().map(move |n| (*t, *n)))
+            .filter(|(t, n)| !natives.contains(&(t.to_string(), n.to_string())))
+            .map(|(t, n)| format!("{t}.{n}"))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "mutators that name nothing: {missing:?}"
+        );
     }
 
     #[test]

@@ -429,3 +429,85 @@ pub(crate) const MODULE_RULES: &[Rule] = &[
         why: "quadratic big-int arithmetic",
     },
 ];
+
+/// The natives that change their receiver, by type: each calls
+/// [`crate::constants::before_write`] first, so a value made at load is
+/// restored after the call that wrote it (even the ones the allow-list
+/// leaves free, `list.append`, `dict.__setitem__`).
+pub(crate) const MUTATORS: &[(&str, &[&str])] = &[
+    (
+        "list",
+        &[
+            "append",
+            "extend",
+            "insert",
+            "remove",
+            "pop",
+            "clear",
+            "sort",
+            "reverse",
+            "__setitem__",
+            "__delitem__",
+            "__iadd__",
+            "__imul__",
+            "__init__",
+        ],
+    ),
+    (
+        "dict",
+        &[
+            "__setitem__",
+            "__delitem__",
+            "setdefault",
+            "pop",
+            "popitem",
+            "clear",
+            "update",
+            "__ior__",
+            "__init__",
+        ],
+    ),
+    (
+        "set",
+        &[
+            "add",
+            "discard",
+            "remove",
+            "pop",
+            "clear",
+            "update",
+            "intersection_update",
+            "difference_update",
+            "symmetric_difference_update",
+            "__ior__",
+            "__iand__",
+            "__isub__",
+            "__ixor__",
+            "__init__",
+        ],
+    ),
+    (
+        "bytearray",
+        &[
+            "append",
+            "extend",
+            "insert",
+            "pop",
+            "remove",
+            "clear",
+            "reverse",
+            "__setitem__",
+            "__delitem__",
+            "__iadd__",
+            "__imul__",
+            "__init__",
+        ],
+    ),
+];
+
+/// Does `type_name.name` change its receiver ([`MUTATORS`])?
+pub(crate) fn mutates(type_name: &str, name: &str) -> bool {
+    MUTATORS
+        .iter()
+        .any(|(t, names)| *t == type_name && names.contains(&name))
+}

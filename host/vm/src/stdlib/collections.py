@@ -725,7 +725,7 @@ class _ClassDict:
     _pvm_immutable = True
 
     def __init__(self, items):
-        object.__setattr__(self, '_items', items)
+        _pvm_object_setattr(self, '_items', items)
 
     def __setattr__(self, name, value):
         raise AttributeError('read-only')

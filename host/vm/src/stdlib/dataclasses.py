@@ -20,7 +20,7 @@ class _Sentinel:
     _pvm_immutable = True
 
     def __init__(self, name):
-        object.__setattr__(self, '_name', name)
+        _pvm_object_setattr(self, '_name', name)
 
     def __setattr__(self, name, value):
         raise AttributeError(f'{self._name} is immutable')
@@ -55,7 +55,7 @@ class Field:
                             ('default_factory', default_factory), ('init', init),
                             ('repr', repr), ('hash', hash), ('compare', compare),
                             ('_metadata', items), ('kw_only', kw_only), ('_field_type', None)):
-            object.__setattr__(self, name, value)
+            _pvm_object_setattr(self, name, value)
 
     def __setattr__(self, name, value):
         raise AttributeError('dataclass fields are read-only')
@@ -89,7 +89,7 @@ class _DataclassParams:
     def __init__(self, init, repr, eq, order, unsafe_hash, frozen):
         for name, value in (('init', init), ('repr', repr), ('eq', eq), ('order', order),
                             ('unsafe_hash', unsafe_hash), ('frozen', frozen)):
-            object.__setattr__(self, name, value)
+            _pvm_object_setattr(self, name, value)
 
     def __setattr__(self, name, value):
         raise AttributeError('dataclass parameters are read-only')
@@ -103,7 +103,7 @@ def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True,
 
 
 def _set(obj, name, value):
-    object.__setattr__(obj, name, value)
+    _pvm_object_setattr(obj, name, value)
 
 
 def _own(cls, name):
@@ -243,7 +243,7 @@ def _make_init(cls, flds, frozen, post_init):
             else:
                 continue
             if frozen:
-                object.__setattr__(self, f.name, value)
+                _pvm_object_setattr(self, f.name, value)
             else:
                 setattr(self, f.name, value)
         if post_init:

@@ -234,7 +234,7 @@ def _make_member(enum_class, member_type, name, value):
     new_owner = _defined_by(enum_class, '__new__', True)
     if member_type is object and new_owner is None:
         member = object.__new__(enum_class)
-        object.__setattr__(member, '_value_', value)
+        _pvm_object_setattr(member, '_value_', value)
     else:
         if member_type is not object and issubclass(member_type, tuple):
             args = (args,)
@@ -246,10 +246,10 @@ def _make_member(enum_class, member_type, name, value):
             object.__getattribute__(member, '_value_')
         except AttributeError:
             if member_type is object:
-                object.__setattr__(member, '_value_', value)
+                _pvm_object_setattr(member, '_value_', value)
             else:
-                object.__setattr__(member, '_value_', member_type(*args))
-    object.__setattr__(member, '_name_', name)
+                _pvm_object_setattr(member, '_value_', member_type(*args))
+    _pvm_object_setattr(member, '_name_', name)
     # __init__ of the enum classes (and mixins), never the data type's
     skip = member_type.__mro__
     for klass in enum_class.__mro__:
@@ -278,7 +278,7 @@ class Enum(metaclass=EnumType):
     def __setattr__(self, name, value):
         if type(self)._pvm_sealed:
             raise AttributeError(f'cannot set attribute {name!r} of enum member {self!r}')
-        object.__setattr__(self, name, value)
+        _pvm_object_setattr(self, name, value)
 
     def __delattr__(self, name):
         raise AttributeError(f'cannot delete attribute {name!r} of enum member {self!r}')
@@ -344,7 +344,7 @@ class StrEnum(str, ReprEnum):
             raise TypeError(f'{values[0]!r} is not a string')
         value = str(*values)
         member = str.__new__(cls, value)
-        object.__setattr__(member, '_value_', value)
+        _pvm_object_setattr(member, '_value_', value)
         return member
 
     @staticmethod
@@ -388,8 +388,8 @@ def _flag_missing(cls, value):
         pseudo = cls._member_type_.__new__(cls, value)
     else:
         pseudo = object.__new__(cls)
-    object.__setattr__(pseudo, '_value_', value)
-    object.__setattr__(pseudo, '_name_', name)
+    _pvm_object_setattr(pseudo, '_value_', value)
+    _pvm_object_setattr(pseudo, '_name_', name)
     return pseudo
 
 

@@ -102,9 +102,9 @@ class partial:
             keywords = {**func.keywords, **keywords}
             func = func.func
         self = super().__new__(cls)
-        object.__setattr__(self, '_func', func)
-        object.__setattr__(self, '_args', tuple(args))
-        object.__setattr__(self, '_keywords', tuple(keywords.items()))
+        _pvm_object_setattr(self, '_func', func)
+        _pvm_object_setattr(self, '_args', tuple(args))
+        _pvm_object_setattr(self, '_keywords', tuple(keywords.items()))
         return self
 
     def __setattr__(self, name, value):
@@ -402,7 +402,7 @@ class cached_property:
     _pvm_immutable = True
 
     def __init__(self, func):
-        object.__setattr__(self, 'func', func)
+        _pvm_object_setattr(self, 'func', func)
         try:
             name = func.__name__
         except AttributeError:
@@ -411,8 +411,8 @@ class cached_property:
             doc = func.__doc__
         except AttributeError:
             doc = None
-        object.__setattr__(self, 'attrname', name)
-        object.__setattr__(self, '__doc__', doc)
+        _pvm_object_setattr(self, 'attrname', name)
+        _pvm_object_setattr(self, '__doc__', doc)
 
     def __setattr__(self, name, value):
         raise AttributeError('cached_property objects are read-only')
@@ -432,11 +432,11 @@ class cached_property:
         if entry is not None and (entry[0] is None or entry[0] == epoch):
             return entry[1]
         value = self.func(instance)
-        object.__setattr__(instance, key, (epoch, value))
+        _pvm_object_setattr(instance, key, (epoch, value))
         return value
 
     def __set__(self, instance, value):
-        object.__setattr__(instance, self._key(), (None, value))
+        _pvm_object_setattr(instance, self._key(), (None, value))
 
     def __delete__(self, instance):
         key = self._key()

@@ -290,8 +290,8 @@ class attrgetter(_Frozen):
         names = (attr,) + attrs
         for name in names:
             _public(name, 'attribute')
-        object.__setattr__(self, '_names', names)
-        object.__setattr__(self, '_paths', tuple([tuple(name.split('.')) for name in names]))
+        _pvm_object_setattr(self, '_names', names)
+        _pvm_object_setattr(self, '_paths', tuple([tuple(name.split('.')) for name in names]))
 
     def __call__(self, obj):
         if len(self._paths) == 1:
@@ -315,7 +315,7 @@ class itemgetter(_Frozen):
     """``itemgetter(1, 'k')(obj)`` is ``(obj[1], obj['k'])``."""
 
     def __init__(self, item, *items):
-        object.__setattr__(self, '_items', (item,) + items)
+        _pvm_object_setattr(self, '_items', (item,) + items)
 
     def __call__(self, obj):
         items = self._items
@@ -335,9 +335,9 @@ class methodcaller(_Frozen):
 
     def __init__(self, name, /, *args, **kwargs):
         _public(name, 'method')
-        object.__setattr__(self, '_name', name)
-        object.__setattr__(self, '_args', args)
-        object.__setattr__(self, '_kwargs', tuple(kwargs.items()))
+        _pvm_object_setattr(self, '_name', name)
+        _pvm_object_setattr(self, '_args', args)
+        _pvm_object_setattr(self, '_kwargs', tuple(kwargs.items()))
 
     def __call__(self, obj):
         return getattr(obj, self._name)(*self._args, **dict(self._kwargs))

@@ -95,12 +95,12 @@ class _Alias(_Immutable):
     """What subscripting a typing object returns (``List[int]``)."""
 
     def __init__(self, origin, args, name=None, metadata=(), shown=None):
-        object.__setattr__(self, '__origin__', origin)
-        object.__setattr__(self, '__args__', args)
-        object.__setattr__(self, '__metadata__', metadata)
-        object.__setattr__(self, '__parameters__', _collect_parameters(args))
-        object.__setattr__(self, '_name', name)
-        object.__setattr__(self, '_shown', args if shown is None else shown)
+        _pvm_object_setattr(self, '__origin__', origin)
+        _pvm_object_setattr(self, '__args__', args)
+        _pvm_object_setattr(self, '__metadata__', metadata)
+        _pvm_object_setattr(self, '__parameters__', _collect_parameters(args))
+        _pvm_object_setattr(self, '_name', name)
+        _pvm_object_setattr(self, '_shown', args if shown is None else shown)
 
     def __repr__(self):
         name = self._name
@@ -223,8 +223,8 @@ class _SpecialForm(_Immutable):
     """``Union``, ``Optional``, ``Literal``…: ``_getitem(self, params)`` subscripts."""
 
     def __init__(self, name, getitem=None):
-        object.__setattr__(self, '_name', name)
-        object.__setattr__(self, '_getitem', getitem)
+        _pvm_object_setattr(self, '_name', name)
+        _pvm_object_setattr(self, '_getitem', getitem)
 
     def __repr__(self):
         return 'typing.' + self._name
@@ -262,11 +262,11 @@ class _GenericForm(_Immutable):
     """``List``, ``Dict``, ``Iterable``…: ``origin`` is the concrete class, if any."""
 
     def __init__(self, name, origin, nparams, check, getitem=None):
-        object.__setattr__(self, '_name', name)
-        object.__setattr__(self, '__origin__', origin)
-        object.__setattr__(self, '_nparams', nparams)
-        object.__setattr__(self, '_check', check)
-        object.__setattr__(self, '_getitem', getitem)
+        _pvm_object_setattr(self, '_name', name)
+        _pvm_object_setattr(self, '__origin__', origin)
+        _pvm_object_setattr(self, '_nparams', nparams)
+        _pvm_object_setattr(self, '_check', check)
+        _pvm_object_setattr(self, '_getitem', getitem)
 
     def __repr__(self):
         return 'typing.' + self._name
@@ -448,12 +448,12 @@ class TypeVar(_Immutable):
             raise TypeError('A single constraint is not allowed')
         if constraints and bound is not None:
             raise TypeError('Constraints cannot be combined with bound=...')
-        object.__setattr__(self, '__name__', name)
-        object.__setattr__(self, '__bound__', bound)
-        object.__setattr__(self, '__constraints__', tuple(constraints))
-        object.__setattr__(self, '__covariant__', bool(covariant))
-        object.__setattr__(self, '__contravariant__', bool(contravariant))
-        object.__setattr__(self, '__infer_variance__', bool(infer_variance))
+        _pvm_object_setattr(self, '__name__', name)
+        _pvm_object_setattr(self, '__bound__', bound)
+        _pvm_object_setattr(self, '__constraints__', tuple(constraints))
+        _pvm_object_setattr(self, '__covariant__', bool(covariant))
+        _pvm_object_setattr(self, '__contravariant__', bool(contravariant))
+        _pvm_object_setattr(self, '__infer_variance__', bool(infer_variance))
 
     def __repr__(self):
         if self.__infer_variance__:
@@ -507,9 +507,9 @@ class NewType(_Immutable):
     """``UserId = NewType('UserId', int)``: calling it returns its argument."""
 
     def __init__(self, name, tp):
-        object.__setattr__(self, '__name__', name)
-        object.__setattr__(self, '__qualname__', name)
-        object.__setattr__(self, '__supertype__', tp)
+        _pvm_object_setattr(self, '__name__', name)
+        _pvm_object_setattr(self, '__qualname__', name)
+        _pvm_object_setattr(self, '__supertype__', tp)
 
     def __repr__(self):
         return self.__name__
@@ -649,7 +649,7 @@ class _ClassDict(_Immutable):
     """A class attribute reading as a fresh dict (``_field_defaults``)."""
 
     def __init__(self, items):
-        object.__setattr__(self, '_items', items)
+        _pvm_object_setattr(self, '_items', items)
 
     def __get__(self, instance, owner=None):
         return dict(self._items)
