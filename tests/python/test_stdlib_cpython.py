@@ -27,13 +27,17 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 import ast  # noqa: E402
 import bisect as c_bisect
 import collections as c_collections
+import contextlib as c_contextlib
+import copy as c_copy
 import dataclasses as c_dataclasses
 import enum as c_enum
 import functools as c_functools
+import heapq as c_heapq
 import importlib.util
 import itertools as c_itertools
 import operator as c_operator
 import pathlib
+import random
 import re
 import string as c_string
 import typing as c_typing
@@ -41,9 +45,9 @@ import typing as c_typing
 import pytest
 
 HERE = pathlib.Path(_HERE)
-# dependency order: dataclasses imports typing
+# dependency order: dataclasses imports typing, contextlib collections and functools
 NAMES = ('typing', 'string', 'bisect', 'operator', 'itertools', 'functools',
-         'collections', 'enum', 'dataclasses')
+         'collections', 'enum', 'dataclasses', 'heapq', 'copy', 'contextlib')
 
 
 def _load():
@@ -58,6 +62,7 @@ def _load():
             # The VM's natives for class attributes, as CPython spells them.
             module._pvm_set_class_attr = type.__setattr__
             module._pvm_del_class_attr = type.__delattr__
+            module._pvm_object_setattr = object.__setattr__
             sys.modules[name] = module
             spec.loader.exec_module(module)
             modules[name] = module
@@ -73,7 +78,8 @@ def _load():
 PVM = _load()
 CPY = {'typing': c_typing, 'string': c_string, 'bisect': c_bisect, 'operator': c_operator,
        'itertools': c_itertools, 'functools': c_functools, 'collections': c_collections,
-       'enum': c_enum, 'dataclasses': c_dataclasses}
+       'enum': c_enum, 'dataclasses': c_dataclasses, 'heapq': c_heapq, 'copy': c_copy,
+       'contextlib': c_contextlib}
 
 
 def test_cpython_modules_are_cpythons():
@@ -1595,3 +1601,744 @@ def test_string():
         assert getattr(PVM['string'], name) == getattr(c_string, name), name
     for args in (('hello  world',), (' a b ',), ('a-b-c', '-'), ('', None), ('x,y', ',')):
         assert PVM['string'].capwords(*args) == c_string.capwords(*args)
+
+
+# ---- string.Template ---------------------------------------------------------
+
+def test_template():
+    def scenario(st):
+        t = st.Template('$who likes ${what} for $$5; $who again')
+        results = [t.template, t.substitute(who='tim', what='ham'),
+                   t.substitute({'who': 'ann', 'what': 'eggs'}),
+                   t.substitute({'who': 'ann', 'what': 'eggs'}, what='kw wins'),
+                   t.safe_substitute(who='bob'), t.safe_substitute(), t.get_identifiers(),
+                   t.is_valid(), st.Template('$a_1b$c.$_x ${y}z').substitute(a_1b=1, c=2, _x=3, y=4),
+                   st.Template('').substitute(), st.Template('$$').substitute(),
+                   st.Template('no placeholders').get_identifiers(),
+                   st.Template('$a $b $a ${b} $c').get_identifiers(),
+                   st.Template('$ bad ${}').safe_substitute(), st.Template('x${a').safe_substitute(a=1),
+                   st.Template('${a b}').is_valid(), st.Template('$é $1').safe_substitute(),
+                   st.Template.delimiter, st.Template.idpattern, st.Template.braceidpattern]
+
+        class Percent(st.Template):
+            delimiter = '%'
+
+        class Lower(st.Template):
+            flags = 0
+
+        results += [Percent('%x $x %%').substitute(x=1), Percent('%{y}').get_identifiers(),
+                    Lower('$Ab $ab').safe_substitute(ab=1, Ab=2), st.Template('$Ab').substitute(Ab=2)]
+        results += tries(
+            lambda: t.substitute(who='x'), lambda: st.Template('$').substitute(),
+            lambda: st.Template('ok\n  $ 2').substitute(), lambda: st.Template('a\r\nb$1').substitute(),
+            lambda: st.Template('${a').substitute(a=1), lambda: st.Template(5).substitute(),
+            lambda: st.Template(b'$a').substitute(a=1), lambda: st.Template('$a').substitute({}, b=1),
+            lambda: st.Template('$a').substitute([]),
+        )
+        return results
+    same(scenario, 'string')
+
+
+def test_template_against_cpython_on_random_strings():
+    mine, theirs = PVM['string'].Template, c_string.Template
+    rnd = random.Random(5)
+    alphabet = ['$', '$', '{', '}', 'a', 'B', 'x', '_', '1', ' ', '\n', '\r\n', 'é', '%', 'A', '\u2028', '.']
+
+    def kinds(base):
+        return [base, type('P', (base,), {'delimiter': '%'}), type('W', (base,), {'delimiter': 'Ab'}),
+                type('L', (base,), {'flags': 0}), type('D', (base,), {'delimiter': '$$'})]
+
+    class Missing(dict):
+        def __missing__(self, key):
+            if key.startswith('x'):
+                raise KeyError('custom ' + key)
+            return '<' + key + '>'
+
+    for _ in range(1500):
+        text = ''.join([rnd.choice(alphabet) for _ in range(rnd.randrange(20))])
+        mapping = {k: rnd.randrange(9) for k in ('a', 'B', 'x', '_', 'A', 'a1', 'x1') if rnd.random() < 0.5}
+        kws = {k: 'k' + k for k in ('a', 'x', 'B') if rnd.random() < 0.3}
+        for m_cls, c_cls in zip(kinds(mine), kinds(theirs)):
+            m, c = m_cls(text), c_cls(text)
+            assert outcome(m.get_identifiers) == outcome(c.get_identifiers), text
+            assert outcome(m.is_valid) == outcome(c.is_valid), text
+            for method in ('substitute', 'safe_substitute'):
+                for args, kw in (((mapping,), {}), ((), mapping), ((mapping,), kws),
+                                 ((Missing(mapping),), kws)):
+                    assert (outcome(getattr(m, method), *args, **kw)
+                            == outcome(getattr(c, method), *args, **kw)), (text, method, args, kw)
+
+
+def test_template_documented_differences():
+    st = PVM['string']
+    for attrs in ({'idpattern': r'[a-z]+'}, {'braceidpattern': r'[a-z]+'}, {'pattern': 'x'}):
+        custom = type('Custom', (st.Template,), attrs)
+        with pytest.raises(NotImplementedError):
+            custom('$a').substitute(a=1)
+    with pytest.raises(ValueError, match='non-empty'):
+        type('Empty', (st.Template,), {'delimiter': ''})('$a').substitute(a=1)
+    assert not hasattr(st.Template, 'pattern')
+
+
+# ---- collections.ChainMap ------------------------------------------------------
+
+def test_chainmap():
+    def scenario(co):
+        defaults = {'port': 80, 'host': 'localhost', 'debug': False}
+        env = {'port': 8080}
+        cm = co.ChainMap({'debug': True}, env, defaults)
+        results = [repr(cm), cm['port'], cm['debug'], cm.get('host'), cm.get('nope', 'd'),
+                   'host' in cm, 'nope' in cm, len(cm), list(cm), list(cm.keys()), list(cm.items()),
+                   list(cm.values()), repr(cm.keys()), repr(cm.items()), repr(cm.values()),
+                   dict(cm), bool(cm), bool(co.ChainMap()), bool(co.ChainMap({}, {})),
+                   repr(co.ChainMap()), cm == dict(cm), cm != dict(cm), cm == co.ChainMap(dict(cm)),
+                   cm == 3, repr(cm.parents), repr(cm.new_child()), repr(cm.new_child({'a': 1}, b=2)),
+                   repr(cm.new_child(x=1)), repr(co.ChainMap.fromkeys('ab', 0)),
+                   repr(cm | {'port': 1}), repr({'port': 1, 'z': 0} | cm), 'port' in cm.keys(),
+                   ('port', 8080) in cm.items(), ('port', 80) in cm.items(), 8080 in cm.values(),
+                   sorted(cm.keys() & {'port', 'zz'}), sorted(cm.keys() | {'zz'}), sorted(cm.keys() - {'port'}),
+                   sorted({'port', 'zz'} - cm.keys()), sorted(cm.keys() ^ {'port', 'zz'}),
+                   cm.keys() == set(cm), cm.keys() <= set(cm) | {'zz'}, cm.keys() < set(cm),
+                   cm.keys() == dict(cm).keys(), cm.items() == set(dict(cm).items()),
+                   cm.keys().isdisjoint(['zz'])]
+        cm['port'] = 1
+        cm['new'] = 2
+        results += [repr(cm), cm.maps[0], env, cm.pop('new'), cm.pop('gone', 'dflt'), cm.setdefault('s', 5),
+                    cm.setdefault('host', 'x')]
+        cm.update({'u': 1}, v=2)
+        cm.update([('w', 3)])
+        cm |= {'i': 4}
+        results += [repr(cm), cm.popitem(), repr(cm.copy()), cm.copy().maps[1] is env]
+        c2 = cm.copy()
+        c2['copied'] = 1
+        results += ['copied' in cm, repr(c2)]
+        cm.clear()
+        results += [repr(cm), dict(cm)]
+        counts = co.ChainMap(co.defaultdict(int), {'a': 1})
+        results += [counts['a'], counts['b'], repr(counts)]
+        results += tries(
+            lambda: cm['missing'], lambda: cm.__delitem__('host'), lambda: cm.pop('host'),
+            lambda: co.ChainMap().popitem(), lambda: cm | 3, lambda: hash(cm), lambda: reversed(cm),
+            lambda: hash(cm.keys()), lambda: cm.keys() < 3,
+        )
+        return results
+    same(scenario, 'collections')
+
+
+def test_chainmap_subclass_missing():
+    def scenario(co):
+        class Defaulting(co.ChainMap):
+            def __missing__(self, key):
+                return 'default ' + key
+
+        d = Defaulting({'a': 1})
+        return [d['a'], d['b'], d.get('b'), 'b' in d, repr(d.new_child()), type(d.parents).__name__]
+    same(scenario, 'collections')
+
+
+# ---- heapq ------------------------------------------------------------------
+
+def test_heapq():
+    def scenario(hq):
+        heap = []
+        for x in [5, 1, 8, 3, 9, 2, 7]:
+            hq.heappush(heap, x)
+        results = [list(heap), hq.heappop(heap), hq.heappop(heap), list(heap),
+                   hq.heapreplace(heap, 0), list(heap), hq.heappushpop(heap, -1), hq.heappushpop(heap, 6),
+                   list(heap)]
+        data = [9, 4, 7, 1, 8, 2, 2, 6]
+        hq.heapify(data)
+        results.append(data)
+        results += [hq.nsmallest(3, [5, 1, 4, 1, 9]), hq.nlargest(2, [5, 1, 4, 1, 9]),
+                    hq.nsmallest(2, iter([3, 1, 2]), key=lambda v: -v), hq.nlargest(10, 'hello'),
+                    hq.nsmallest(1, []), hq.nlargest(1, iter('zab')), hq.nsmallest(0, [1]),
+                    hq.nlargest(-1, [1]), hq.nsmallest(2, [(1, 'b'), (1, 'a'), (0, 'c')], key=lambda r: r[0]),
+                    list(hq.merge([1, 3, 5], [2, 4, 6], [0, 7])), list(hq.merge()),
+                    list(hq.merge([5, 3], [4, 1], reverse=True)),
+                    list(hq.merge(['dog', 'horse'], ['cat', 'fish', 'kangaroo'], key=len)),
+                    list(hq.merge([(1, 'a'), (2, 'a')], [(1, 'b')], key=lambda r: r[0])),
+                    list(hq.merge(iter([]), [1])), list(hq.merge([3, 1], [2], key=lambda v: -v, reverse=True))]
+        tasks = []
+        for priority, name in [(2, 'write'), (1, 'read'), (3, 'sync'), (1, 'again')]:
+            hq.heappush(tasks, (priority, name))
+        results.append([hq.heappop(tasks) for _ in range(len(tasks))])
+        results += tries(
+            lambda: hq.heappop([]), lambda: hq.heapreplace([], 1), lambda: hq.heappush((), 1),
+            lambda: hq.heappop(None), lambda: hq.heapify('ab'), lambda: hq.heappushpop({}, 1),
+            lambda: hq.heappush([1], 'a'), lambda: hq.nsmallest(2, [1, 'a', 2]),
+        )
+        return results
+    same(scenario, 'heapq')
+
+
+class _Compared:
+    """Records the pairs a heap compares, in order."""
+
+    def __init__(self, value, log):
+        self.value = value
+        self.log = log
+
+    def __lt__(self, other):
+        self.log.append((self.value, other.value))
+        return self.value < other.value
+
+
+def test_heapq_compares_what_cpython_compares():
+    mine = PVM['heapq']
+    rnd = random.Random(11)
+    for trial in range(400):
+        data = [rnd.randrange(-9, 9) for _ in range(rnd.randrange(30))]
+        ops = [(rnd.randrange(5), rnd.randrange(-9, 9)) for _ in range(25)]
+        runs = []
+        for module in (mine, c_heapq):
+            log = []
+            heap = [_Compared(v, log) for v in data]
+            module.heapify(heap)
+            seen = []
+            for op, value in ops:
+                item = _Compared(value, log)
+                if op == 0:
+                    module.heappush(heap, item)
+                elif op == 1:
+                    seen.append(outcome(lambda: module.heappop(heap).value))
+                elif op == 2:
+                    seen.append(outcome(lambda: module.heapreplace(heap, item).value))
+                elif op == 3:
+                    seen.append(module.heappushpop(heap, item).value)
+                else:
+                    seen.append([x.value for x in heap])
+            runs.append((log, seen, [x.value for x in heap]))
+        assert runs[0] == runs[1], (data, ops)
+        for n in (-1, 0, 1, 2, 5, len(data), len(data) + 3):
+            for key in (None, lambda v: -v, lambda v: v % 4):
+                for wrap in (list, iter):
+                    assert (outcome(mine.nsmallest, n, wrap(data), key=key)
+                            == outcome(c_heapq.nsmallest, n, wrap(data), key=key))
+                    assert (outcome(mine.nlargest, n, wrap(data), key=key)
+                            == outcome(c_heapq.nlargest, n, wrap(data), key=key))
+        streams = [sorted([(rnd.randrange(6), j, i) for i in range(rnd.randrange(6))])
+                   for j in range(rnd.randrange(5))]
+        for reverse in (False, True):
+            inputs = [sorted(s, reverse=reverse) for s in streams]
+            assert (list(mine.merge(*inputs, reverse=reverse))
+                    == list(c_heapq.merge(*inputs, reverse=reverse)))
+            assert (list(mine.merge(*[iter(s) for s in inputs], key=lambda r: r[0], reverse=reverse))
+                    == list(c_heapq.merge(*[iter(s) for s in inputs], key=lambda r: r[0], reverse=reverse)))
+
+
+# ---- copy -------------------------------------------------------------------
+
+def _shape(obj, originals):
+    """An object graph as comparable data: types, values, which nodes are
+    shared (``('ref', n)``) and which are the originals themselves."""
+    seen = {}
+    atoms = (type(None), bool, int, str, bytes, range, slice)
+
+    def walk(o):
+        if type(o) in atoms:
+            return ('atom', repr(o))
+        if isinstance(o, type) or type(o).__name__ in ('function', 'builtin_function_or_method'):
+            return ('atom', o.__name__)
+        if id(o) in seen:
+            return ('ref', seen[id(o)])
+        seen[id(o)] = len(seen)
+        head = (type(o).__name__, originals.index(o) if any(o is x for x in originals) else -1)
+        if isinstance(o, (list, tuple)) or type(o).__name__ == 'deque':
+            items = [walk(x) for x in o]
+        elif isinstance(o, dict):
+            items = [(walk(k), walk(v)) for k, v in o.items()]
+        elif isinstance(o, (set, frozenset)):
+            items = sorted([repr(x) for x in o])
+        elif isinstance(o, (bytearray, int, str)):
+            items = repr(o)
+        elif isinstance(o, BaseException):
+            items = [walk(x) for x in o.args]
+        elif type(o).__name__ == 'method':
+            items = [o.__func__.__name__, walk(o.__self__)]
+        else:
+            items = []
+        attrs = []
+        if hasattr(o, '__dict__'):
+            attrs = [(k, walk(v)) for k, v in sorted(vars(o).items())]
+        for klass in type(o).__mro__:
+            slots = klass.__dict__.get('__slots__', ())
+            for name in ((slots,) if isinstance(slots, str) else slots):
+                real = '_' + klass.__name__.lstrip('_') + name if name.startswith('__') else name
+                if hasattr(o, real):
+                    attrs.append((real, walk(getattr(o, real))))
+        return head + (items, attrs)
+    return walk(obj)
+
+
+def _copy_objects(cp, dc):
+    """Objects of every kind copy handles, sharing and cycles included (built
+    afresh for each module: some classes call it back)."""
+    class Plain:
+        def __init__(self, a=None, b=None):
+            self.a = a
+            self.b = b
+
+        def method(self):
+            return self.a
+
+    class Slotted:
+        __slots__ = ('x', '__hidden', 'unset')
+
+        def __init__(self, x=None):
+            self.x = x
+            self.__hidden = [x]
+
+    class Both(Slotted):
+        def __init__(self, x=None):
+            super().__init__(x)
+            self.extra = {'x': x}
+
+    class Hooks:
+        def __init__(self, v):
+            self.v = v
+
+        def __copy__(self):
+            return Hooks(('shallow', self.v))
+
+        def __deepcopy__(self, memo):
+            return Hooks(('deep', cp.deepcopy(self.v, memo)))
+
+    class State:
+        def __init__(self, v):
+            self.v = v
+            self.cache = 'dropped'
+
+        def __getstate__(self):
+            return {'v': self.v}
+
+        def __setstate__(self, state):
+            self.__dict__.update(state)
+            self.restored = True
+
+    class Reduced:
+        def __init__(self, v):
+            self.v = v
+
+        def __reduce__(self):
+            return (Reduced, (self.v,), {'extra': [self.v]})
+
+    class NewArgs:
+        def __new__(cls, v):
+            self = object.__new__(cls)
+            self.v = v
+            return self
+
+        def __getnewargs__(self):
+            return (self.v,)
+
+    class MyList(list):
+        pass
+
+    class MyDict(dict):
+        pass
+
+    class MySet(set):
+        pass
+
+    class MyTuple(tuple):
+        pass
+
+    class MyError(ValueError):
+        pass
+
+    @dc.dataclass
+    class Point:
+        x: int
+        tags: list
+
+    @dc.dataclass(frozen=True)
+    class Frozen:
+        items: tuple
+
+    shared = [1, [2]]
+    cyclic = [0]
+    cyclic.append(cyclic)
+    d = {}
+    through_tuple = (d, shared)
+    d['t'] = through_tuple
+    node = Plain()
+    node.a = [node, shared]
+    my_list = MyList([shared, 3])
+    my_list.attr = shared
+    my_dict = MyDict(k=shared)
+    my_dict.attr = 'x'
+    my_set = MySet({1, 2})
+    my_set.attr = shared
+    my_tuple = MyTuple((shared, 1))
+    my_tuple.attr = 2
+    error = MyError('bad', shared)
+    error.note = shared
+    return [
+        None, 7, 'text', b'bytes', (1, 2), (1, [2]), (), frozenset({1, (2, 3)}), range(3), slice(1, 2),
+        len, Plain, [shared, shared, (shared,)], {'a': shared, (1, 2): [shared]}, {1, 2}, bytearray(b'ab'),
+        bytearray(), cyclic, through_tuple, node, Plain(shared, shared), Slotted(shared), Both(shared),
+        Hooks(shared), State(shared), Reduced(shared), NewArgs(shared), my_list, my_dict, my_set, my_tuple,
+        error, ValueError('v', shared), KeyError('k'), Point(1, shared), Frozen((shared,)),
+        Plain(shared).method, [Plain(1).method, shared],
+    ]
+
+
+def test_copy():
+    def scenario(cp):
+        objects = _copy_objects(cp, c_dataclasses)
+        results = []
+        for x in objects:
+            for fn in (cp.copy, cp.deepcopy):
+                got = outcome(fn, x)
+                results.append(('ok', _shape(got[1], objects)) if got[0] == 'ok' else got)
+        memo = {}
+        first = cp.deepcopy(objects[12], memo)        # [shared, shared, (shared,)]
+        second = cp.deepcopy(objects[13], memo)       # shares `shared` with the first
+        results.append(_shape([first, second], objects))
+        results += tries(lambda: cp.copy(x for x in ()), lambda: cp.deepcopy(x for x in ()))
+        results += [isinstance(cp.Error(), Exception), cp.error is cp.Error]
+        return results
+    same(scenario, 'copy')
+
+
+def test_copy_of_library_objects():
+    """The VM's own dataclasses, named tuples, enums and collections, copied
+    by the VM's copy and by CPython's."""
+    dc, co, en, t = PVM['dataclasses'], PVM['collections'], PVM['enum'], PVM['typing']
+
+    @dc.dataclass
+    class Record:
+        name: str
+        tags: list = dc.field(default_factory=list)
+
+    @dc.dataclass(frozen=True)
+    class Key:
+        parts: tuple
+
+    class Color(en.Enum):
+        RED = 1
+
+    class Level(en.IntEnum):
+        LOW = 1
+
+    Pair = co.namedtuple('Pair', 'a b')
+
+    class Point(t.NamedTuple):
+        x: list
+        y: int = 0
+
+    shared = ['s']
+    objects = [Record('r', shared), Key((shared,)), Color.RED, Level.LOW, Pair(shared, shared),
+               Point(shared), co.deque([shared, 1], maxlen=4), co.Counter('abca'),
+               co.OrderedDict(a=shared), co.defaultdict(list, {'k': shared}),
+               co.ChainMap({'a': shared}, {'b': 1}), [Color.RED, Color.RED]]
+    for x in objects:
+        for mine, theirs in ((PVM['copy'].copy, c_copy.copy), (PVM['copy'].deepcopy, c_copy.deepcopy)):
+            a, b = mine(x), theirs(x)
+            assert _shape(a, objects) == _shape(b, objects), (x, mine)
+            assert repr(a) == repr(b) and type(a) is type(b)
+
+
+def test_copy_random_graphs():
+    """deepcopy keeps the sharing and cycles of random object graphs as CPython does."""
+    mine = PVM['copy']
+    rnd = random.Random(3)
+
+    class Box:
+        def __init__(self, *items):
+            self.items = list(items)
+
+    for _ in range(300):
+        pool = []
+
+        def build(depth):
+            if pool and rnd.random() < 0.25:
+                return rnd.choice(pool)
+            if depth > 3 or rnd.random() < 0.25:
+                return rnd.choice([1, 'a', None, (), (1, 2)])
+            kind = rnd.randrange(5)
+            if kind == 0:
+                made = []
+                pool.append(made)
+                made.extend([build(depth + 1) for _ in range(rnd.randrange(3))])
+            elif kind == 1:
+                made = {}
+                pool.append(made)
+                for key in ('a', 'b')[:rnd.randrange(3)]:
+                    made[key] = build(depth + 1)
+            elif kind == 2:
+                made = tuple([build(depth + 1) for _ in range(rnd.randrange(3))])
+                pool.append(made)
+            elif kind == 3:
+                made = Box()
+                pool.append(made)
+                made.items.append(build(depth + 1))
+            else:
+                made = [rnd.randrange(3)]
+                pool.append(made)
+            return made
+
+        x = build(0)
+        originals = list(pool)
+        assert _shape(mine.deepcopy(x), originals) == _shape(c_copy.deepcopy(x), originals)
+        assert _shape(mine.copy(x), originals) == _shape(c_copy.copy(x), originals)
+
+
+def test_copy_documented_differences():
+    cp, ft, op = PVM['copy'], PVM['functools'], PVM['operator']
+    memo = {}
+    cp.deepcopy([[1]], memo)
+    assert list(memo) == [' pvm copies']                # the VM's identity table, not ids
+    partial = ft.partial(len, [1])
+    assert cp.copy(partial) is partial and cp.deepcopy(partial) is partial
+    getter = op.itemgetter(1)
+    assert type(cp.copy(getter)) is type(getter)         # operator's __reduce__ rebuilds it
+    assert cp.deepcopy(list[int]) == list[int]
+
+
+# ---- contextlib -------------------------------------------------------------
+
+def _run_logged(fn):
+    """fn(log)'s value or exception (with its __context__ chain) and its log."""
+    log = []
+    try:
+        return ('ok', fn(log), log)
+    except Exception as exc:  # noqa: BLE001
+        chain = []
+        while exc is not None and len(chain) < 8:
+            chain.append((type(exc).__name__, str(exc),
+                          type(exc.__cause__).__name__ if exc.__cause__ is not None else None))
+            exc = exc.__context__
+        return ('raise', chain, log)
+
+
+def test_contextmanager():
+    def scenario(cl):
+        @cl.contextmanager
+        def tag(log, name):
+            """Wraps in a tag."""
+            log.append('<' + name + '>')
+            try:
+                yield name.upper()
+            except KeyError as exc:
+                log.append('caught ' + repr(exc))
+            finally:
+                log.append('</' + name + '>')
+
+        @cl.contextmanager
+        def convert(log):
+            try:
+                yield
+            except ValueError:
+                raise TypeError('converted')
+
+        @cl.contextmanager
+        def no_yield(log):
+            if log is None:
+                yield
+
+        @cl.contextmanager
+        def two_yields(log):
+            yield 1
+            log.append('second')
+            yield 2
+
+        @cl.contextmanager
+        def swallow_then_yield(log):
+            try:
+                yield
+            except Exception:
+                log.append('swallowed')
+                yield
+
+        @cl.contextmanager
+        def plain(log):
+            yield 'p'
+
+        def nested(log):
+            with tag(log, 'a') as a:
+                with tag(log, 'b') as b:
+                    log.append(a + b)
+            return tag.__name__, tag.__doc__, tag(log, 'z').__doc__
+
+        def caught(log):
+            with tag(log, 'c'):
+                raise KeyError('k')
+            return 'after'
+
+        def propagated(log):
+            with tag(log, 'd'):
+                raise ValueError('v')
+
+        def converted(log):
+            with convert(log):
+                raise ValueError('v')
+
+        def stop_in_body(log):
+            with plain(log):
+                raise StopIteration('stop')
+
+        def stop_through_finally(log):
+            with tag(log, 'e'):
+                raise StopIteration('stop')
+
+        def decorator(log):
+            @tag(log, 'deco')
+            def double(x):
+                log.append(x)
+                return 2 * x
+            return double(1), double(2), double.__name__
+
+        def reuse(log):
+            manager = plain(log)
+            with manager:
+                pass
+            with manager:
+                pass
+
+        def did_not_yield(log):
+            with no_yield(log):
+                log.append('unreached')
+
+        def did_not_stop(log):
+            with two_yields(log) as v:
+                log.append(v)
+
+        def did_not_stop_after_throw(log):
+            with swallow_then_yield(log):
+                raise ValueError('x')
+
+        return [_run_logged(f) for f in (
+            nested, caught, propagated, converted, did_not_yield, did_not_stop,
+            did_not_stop_after_throw, stop_in_body, stop_through_finally, decorator, reuse,
+        )]
+    same(scenario, 'contextlib')
+
+
+def test_suppress_nullcontext_closing():
+    def scenario(cl):
+        def suppressing(log):
+            with cl.suppress(KeyError, IndexError):
+                raise IndexError('i')
+            with cl.suppress():
+                pass
+            with cl.suppress(Exception):
+                raise ValueError('v')
+            log.append('suppressed')
+            with cl.suppress(KeyError):
+                raise ValueError('not suppressed')
+
+        def null_and_closing(log):
+            with cl.nullcontext(5) as five:
+                log.append(five)
+            with cl.nullcontext() as nothing:
+                log.append(nothing)
+
+            class Resource:
+                def close(self):
+                    log.append('closed')
+
+            with cl.closing(Resource()) as resource:
+                log.append(type(resource).__name__)
+            with cl.closing(Resource()):
+                raise KeyError('x')
+
+        def decorator_class(log):
+            class Traced(cl.ContextDecorator):
+                def __enter__(self):
+                    log.append('in')
+                    return self
+
+                def __exit__(self, *exc):
+                    log.append(('out', exc[0].__name__ if exc[0] else None))
+                    return False
+
+            @Traced()
+            def work(fail):
+                if fail:
+                    raise ValueError('work')
+                return 'done'
+            log.append(work(False))
+            work(True)
+
+        def abstract(log):
+            class Manager(cl.AbstractContextManager):
+                def __exit__(self, *exc):
+                    log.append('exit')
+            with Manager() as manager:
+                log.append(type(manager).__name__)
+
+        return [_run_logged(f) for f in (suppressing, null_and_closing, decorator_class, abstract)]
+    same(scenario, 'contextlib')
+
+
+def test_exitstack():
+    def scenario(cl):
+        def manager(log, name, suppress=False, fail=None):
+            class Manager:
+                def __enter__(self):
+                    log.append('enter ' + name)
+                    return name
+
+                def __exit__(self, typ, value, tb):
+                    log.append(('exit', name, typ.__name__ if typ else None, str(value) if value else None))
+                    if fail is not None:
+                        raise fail
+                    return suppress
+            return Manager()
+
+        def mixed(log):
+            with cl.ExitStack() as stack:
+                log.append(stack.enter_context(manager(log, 'a')))
+                log.append(stack.enter_context(manager(log, 'b', suppress=True)))
+                stack.callback(log.append, 'callback')
+                stack.callback(lambda *a, **k: log.append(('cb', a, k)), 1, 2, k=3)
+
+                def exit_fn(typ, value, tb):
+                    log.append(('exit_fn', typ.__name__ if typ else None))
+                    return False
+                log.append(stack.push(exit_fn) is exit_fn)
+                stack.push(manager(log, 'pushed'))
+                raise ValueError('boom')
+            log.append('suppressed by b')
+
+        def failing_exits(log):
+            with cl.ExitStack() as stack:
+                stack.enter_context(manager(log, 'x', fail=KeyError('kx')))
+                stack.enter_context(manager(log, 'y', fail=IndexError('iy')))
+                stack.enter_context(manager(log, 'w'))
+                raise ValueError('original')
+
+        def failing_without_exception(log):
+            def raiser(exc):
+                def raise_it(*args):
+                    raise exc
+                return raise_it
+            with cl.ExitStack() as stack:
+                stack.push(raiser(KeyError('first')))
+                stack.push(raiser(IndexError('second')))
+                stack.push(lambda typ, value, tb: log.append(('saw', typ)))
+
+        def pop_all_and_close(log):
+            with cl.ExitStack() as stack:
+                stack.callback(log.append, 1)
+                stack.callback(log.append, 2)
+                moved = stack.pop_all()
+            log.append('not yet')
+            moved.close()
+            moved.close()
+            try:
+                cl.ExitStack().enter_context(object())
+            except TypeError as exc:
+                log.append(str(exc))
+            with cl.ExitStack() as stack:
+                stack.callback(log.append, 'last')
+                stack.push(lambda typ, value, tb: True)
+                raise KeyError('suppressed by push')
+            closing = cl.ExitStack()
+            closing.callback(log.append, 'closed')
+            closing.close()
+            return 'done'
+
+        return [_run_logged(f) for f in (mixed, failing_exits, failing_without_exception, pop_all_and_close)]
+    same(scenario, 'contextlib')

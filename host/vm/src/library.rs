@@ -1,7 +1,8 @@
 //! The VM's library modules: `typing`, `dataclasses`, `enum`,
-//! `collections`, `functools`, `itertools`, `bisect`, `operator` and
-//! `string`, written in Python (`src/stdlib/*.py`) as the deterministic
-//! subset of their CPython namesakes.
+//! `collections`, `functools`, `itertools`, `bisect`, `operator`,
+//! `string`, `heapq`, `copy` and `contextlib`, written in Python
+//! (`src/stdlib/*.py`) as the deterministic subset of their CPython
+//! namesakes.
 //!
 //! They are trusted code — not validated, since they use metaclasses and
 //! introspection actors may not — but instrumented exactly like actor code,
@@ -35,6 +36,9 @@ pub const LIBRARY_MODULES: &[(&str, &str)] = &[
     ("bisect", include_str!("stdlib/bisect.py")),
     ("operator", include_str!("stdlib/operator.py")),
     ("string", include_str!("stdlib/string.py")),
+    ("heapq", include_str!("stdlib/heapq.py")),
+    ("copy", include_str!("stdlib/copy.py")),
+    ("contextlib", include_str!("stdlib/contextlib.py")),
 ];
 
 /// Cycles a library module may spend while it loads (defining classes with

@@ -46,6 +46,9 @@ pub const IMPORTABLE_MODULES: &[&str] = &[
     "bisect",
     "operator",
     "string",
+    "heapq",
+    "copy",
+    "contextlib",
 ];
 
 /// Modules actors often reach for, and why each is absent.

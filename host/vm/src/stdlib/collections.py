@@ -1,8 +1,12 @@
 """The actor-VM subset of CPython's ``collections``.
 
 deque (a list plus a head index: appends and pops at both ends are
-amortised O(1)), defaultdict, OrderedDict, Counter and namedtuple, in plain
-Python with CPython's reprs and errors.  Left out: ChainMap, UserDict,
+amortised O(1)), defaultdict, OrderedDict, Counter, ChainMap and namedtuple,
+in plain Python with CPython's reprs and errors.  ChainMap's ``keys()``,
+``items()`` and ``values()`` are views with ``collections.abc``'s reprs and
+set operations (``KeysView(ChainMap({...}))``), and a mapping is anything
+with ``keys``, ``items`` and ``__getitem__`` (CPython asks
+``isinstance(x, collections.abc.Mapping)``).  Left out: UserDict,
 UserList, UserString, the ``collections.abc`` module, namedtuple's
 ``module=`` guessing (the class's ``__module__`` is this module unless
 ``module=`` is given), recursive-repr guards and pickling support.
@@ -660,6 +664,304 @@ def _le(a, b):
 
 def _le_rev(a, b):
     return b <= a
+
+
+# ---- ChainMap -------------------------------------------------------------
+
+def _is_set(obj):
+    return (isinstance(obj, (set, frozenset, _SetView))
+            or type(obj) is type({}.keys()) or type(obj) is type({}.items()))
+
+
+class _MappingView:
+    """What ``collections.abc``'s ``KeysView`` and friends give ChainMap."""
+
+    def __init__(self, mapping):
+        self._mapping = mapping
+
+    def __len__(self):
+        return len(self._mapping)
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self._mapping!r})'
+
+
+class _SetView(_MappingView):
+    """The ``collections.abc.Set`` operations of keys and items views."""
+
+    def __le__(self, other):
+        if not _is_set(other):
+            return NotImplemented
+        if len(self) > len(other):
+            return False
+        for elem in self:
+            if elem not in other:
+                return False
+        return True
+
+    def __lt__(self, other):
+        if not _is_set(other):
+            return NotImplemented
+        return len(self) < len(other) and self.__le__(other)
+
+    def __ge__(self, other):
+        if not _is_set(other):
+            return NotImplemented
+        if len(self) < len(other):
+            return False
+        for elem in other:
+            if elem not in self:
+                return False
+        return True
+
+    def __gt__(self, other):
+        if not _is_set(other):
+            return NotImplemented
+        return len(self) > len(other) and self.__ge__(other)
+
+    def __eq__(self, other):
+        if not _is_set(other):
+            return NotImplemented
+        return len(self) == len(other) and self.__le__(other)
+
+    __hash__ = None
+
+    def __and__(self, other):
+        if not hasattr(other, '__iter__'):
+            return NotImplemented
+        return set([value for value in other if value in self])
+
+    __rand__ = __and__
+
+    def isdisjoint(self, other):
+        for value in other:
+            if value in self:
+                return False
+        return True
+
+    def __or__(self, other):
+        if not hasattr(other, '__iter__'):
+            return NotImplemented
+        result = set(self)
+        for value in other:
+            result.add(value)
+        return result
+
+    __ror__ = __or__
+
+    def __sub__(self, other):
+        if not _is_set(other):
+            if not hasattr(other, '__iter__'):
+                return NotImplemented
+            other = set(other)
+        return set([value for value in self if value not in other])
+
+    def __rsub__(self, other):
+        if not _is_set(other):
+            if not hasattr(other, '__iter__'):
+                return NotImplemented
+            other = set(other)
+        return set([value for value in other if value not in self])
+
+    def __xor__(self, other):
+        if not _is_set(other):
+            if not hasattr(other, '__iter__'):
+                return NotImplemented
+            other = set(other)
+        return (self - other) | (other - self)
+
+    __rxor__ = __xor__
+
+
+def _make_views():
+    # made in a function so that their names are collections.abc's
+    class KeysView(_SetView):
+        def __contains__(self, key):
+            return key in self._mapping
+
+        def __iter__(self):
+            yield from self._mapping
+
+    class ItemsView(_SetView):
+        def __contains__(self, item):
+            key, value = item
+            try:
+                v = self._mapping[key]
+            except KeyError:
+                return False
+            return v is value or v == value
+
+        def __iter__(self):
+            for key in self._mapping:
+                yield (key, self._mapping[key])
+
+    class ValuesView(_MappingView):
+        def __contains__(self, value):
+            for key in self._mapping:
+                v = self._mapping[key]
+                if v is value or v == value:
+                    return True
+            return False
+
+        def __iter__(self):
+            for key in self._mapping:
+                yield self._mapping[key]
+
+    return KeysView, ItemsView, ValuesView
+
+
+_KeysView, _ItemsView, _ValuesView = _make_views()
+
+
+class ChainMap:
+    """``ChainMap(*maps)``: one updateable view of several mappings.
+
+    Lookups search ``maps`` in order; writes, updates and deletions change
+    ``maps[0]`` only.
+    """
+
+    def __init__(self, *maps):
+        self.maps = list(maps) or [{}]
+
+    def __missing__(self, key):
+        raise KeyError(key)
+
+    def __getitem__(self, key):
+        for mapping in self.maps:
+            try:
+                return mapping[key]         # not `key in mapping`: defaultdict
+            except KeyError:
+                pass
+        return self.__missing__(key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def __len__(self):
+        return len(set().union(*self.maps))
+
+    def __iter__(self):
+        d = {}
+        for mapping in reversed(self.maps):
+            d.update(dict.fromkeys(mapping))
+        return iter(d)
+
+    def __contains__(self, key):
+        for m in self.maps:
+            if key in m:
+                return True
+        return False
+
+    def __bool__(self):
+        for m in self.maps:
+            if m:
+                return True
+        return False
+
+    def __repr__(self):
+        return f'{type(self).__name__}({", ".join([repr(m) for m in self.maps])})'
+
+    @classmethod
+    def fromkeys(cls, iterable, *args):
+        return cls(dict.fromkeys(iterable, *args))
+
+    def copy(self):
+        return type(self)(self.maps[0].copy(), *self.maps[1:])
+
+    __copy__ = copy
+
+    def new_child(self, m=None, **kwargs):
+        if m is None:
+            m = kwargs
+        elif kwargs:
+            m.update(kwargs)
+        return type(self)(m, *self.maps)
+
+    @property
+    def parents(self):
+        return type(self)(*self.maps[1:])
+
+    def __setitem__(self, key, value):
+        self.maps[0][key] = value
+
+    def __delitem__(self, key):
+        try:
+            del self.maps[0][key]
+        except KeyError:
+            raise KeyError(f'Key not found in the first mapping: {key!r}')
+
+    def popitem(self):
+        try:
+            return self.maps[0].popitem()
+        except KeyError:
+            raise KeyError('No keys found in the first mapping.')
+
+    def pop(self, key, *args):
+        try:
+            return self.maps[0].pop(key, *args)
+        except KeyError:
+            raise KeyError(f'Key not found in the first mapping: {key!r}')
+
+    def clear(self):
+        self.maps[0].clear()
+
+    def __ior__(self, other):
+        self.maps[0].update(other)
+        return self
+
+    def __or__(self, other):
+        if not _is_mapping(other):
+            return NotImplemented
+        m = self.copy()
+        m.maps[0].update(other)
+        return m
+
+    def __ror__(self, other):
+        if not _is_mapping(other):
+            return NotImplemented
+        m = dict(other)
+        for child in reversed(self.maps):
+            m.update(child)
+        return type(self)(m)
+
+    # the collections.abc.MutableMapping methods
+
+    def keys(self):
+        return _KeysView(self)
+
+    def items(self):
+        return _ItemsView(self)
+
+    def values(self):
+        return _ValuesView(self)
+
+    def __eq__(self, other):
+        if not _is_mapping(other):
+            return NotImplemented
+        return dict(self.items()) == dict(other.items())
+
+    __hash__ = None
+    __reversed__ = None
+
+    def setdefault(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            self[key] = default
+        return default
+
+    def update(self, other=(), /, **kwds):
+        if _is_mapping(other):
+            for key in other:
+                self[key] = other[key]
+        elif hasattr(other, 'keys'):
+            for key in other.keys():
+                self[key] = other[key]
+        else:
+            for key, value in other:
+                self[key] = value
+        for key, value in kwds.items():
+            self[key] = value
 
 
 # ---- namedtuple -----------------------------------------------------------
