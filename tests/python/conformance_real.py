@@ -3077,141 +3077,8 @@ REAL_PROGRAMS = {
 #: VM's error. The test runs them as non-strict expected failures; remove a
 #: name once its construct lands.
 PENDING = [
-    # module- and class-level mutable values, decorator caches, config instances; the full error:
-    # "X is a dict: values made at module or class level are shared by every call on a node and must be
-    # immutable (int, str, bytes, tuple, frozenset, functions, classes); create it inside a method or keep
-    # it in self.storage" (at load)
-    "acl_allowed_roles_module_set",  # ALLOWED is a set: values made at module or class level ... must be immutable
-    "balanced_brackets_stack",  # PAIRS is a dict: values made at module or class level ... must be immutable
-    # Warehouse.STOCK is a dict: values made at module or class level ... must be immutable
-    "class_stock_table_mutated",
-    # COMMANDS is a dict: values made at module or class level ... must be immutable
-    "command_registry_function_decorator",
-    # SETTINGS is a Settings: values made at module or class level ... must be immutable
-    "config_instance_mutated_in_call",
-    "config_object_module_instance",  # CONFIG is a Config: values made at module or class level ... must be immutable
-    "defaults_nested_config_merge",  # DEFAULTS is a dict: values made at module or class level ... must be immutable
-    # Color.NAMES is a dict: values made at module or class level ... must be immutable
-    "enum_like_class_constants_table",
-    "fee_table_module_dict",  # FEES is a dict: values made at module or class level ... must be immutable
-    # HANDLERS is a dict: values made at module or class level ... must be immutable
-    "handler_registry_class_decorator",
-    "log_levels_class_list",  # Logger.LEVELS is a list: values made at module or class level ... must be immutable
-    # ways's captured cache is a dict: values made at module or class level ... must be immutable
-    "memoise_decorator_closure_dict",
-    "memoise_decorator_counts_misses",  # MISSES is a list: values made at module or class level ... must be immutable
-    # METRICS is a Metrics: values made at module or class level ... must be immutable
-    "module_instance_counter_object",
-    "morse_code_module_dict",  # MORSE is a dict: values made at module or class level ... must be immutable
-    # tag defaults[0] is a list: values made at module or class level ... must be immutable
-    "mutable_default_argument_gotcha",
-    # TRANSITIONS is a dict: values made at module or class level ... must be immutable
-    "order_state_machine_transition_table",
-    # VALIDATORS is a list: values made at module or class level ... must be immutable
-    "plugin_list_registered_by_decorator",
-    # PRIME_CACHE is a dict: values made at module or class level ... must be immutable
-    "prime_cache_filled_during_call",
-    "roman_numerals_module_table",  # ROMAN is a list: values made at module or class level ... must be immutable
-    "rpn_calculator_errors",  # OPS is a dict: values made at module or class level ... must be immutable
-    "seen_module_set_dedupe",  # SEEN is a set: values made at module or class level ... must be immutable
-    # SERIALIZERS is a dict: values made at module or class level ... must be immutable
-    "serializer_registry_class_decorator",
-    "shop_prices_class_table",  # Shop.PRICES is a dict: values made at module or class level ... must be immutable
-    "stopwords_module_list_and_set",  # STOP_WORDS is a set: values made at module or class level ... must be immutable
-    "words_list_appended_in_call",  # WORDS is a list: values made at module or class level ... must be immutable
-    # augmented assignment targets: "… needs a name or name[key] target (the VM reads it twice to meter
-    # the operation)" (at deploy)
-    "attribute_chain_augassign",  # obj.attr.hits[n % 2] += 1: augmented assignment needs a name or name[key] target
-    # slots[next_slot(slots)] += 10: augmented assignment needs a name or name[key] target
-    "augassign_index_evaluated_once",
-    # self.items[self.i()] += 1: augmented assignment needs a name or name[key] target
-    "cart_method_call_index_augassign",
-    "grid_two_index_augassign",  # a[i][j] -= 1: augmented assignment needs a name or name[key] target
-    "heatmap_tuple_key_augassign",  # heat[r, c] += 1: augmented assignment needs a name or name[key] target
-    # self.bins[src][1] -= qty: augmented assignment needs a name or name[key] target
-    "inventory_self_dict_of_lists_augassign",
-    # balances[who][cur] += amount: augmented assignment needs a name or name[key] target
-    "ledger_nested_dict_augassign",
-    # c[i][j] += a[i][k] * b[k][j]: augmented assignment needs a name or name[key] target
-    "matrix_multiply_augassign_cells",
-    "slice_augassign_list",  # xs[1:3] += [9]: augmented assignment needs a name or name[key] target
-    "tally_by_attribute_key_augassign",  # t[x.value] += x.weight: augmented assignment needs a name or name[key] target
-    # starred targets in for loops and comprehensions: "… are not supported; unpack the item in the body
-    # (first, *rest = item)" (at deploy)
-    "comprehension_starred_pairs",  # *b: starred targets in a for loop or comprehension are not supported
-    "csv_rows_first_rest_for",  # *scores: starred targets in a for loop or comprehension are not supported
-    "dict_comprehension_starred_head_tail",  # *tail: starred targets in a for loop or comprehension are not supported
-    "enumerate_with_starred_row",  # *others: starred targets in a for loop or comprehension are not supported
-    "generator_starred_sum",  # *rest: starred targets in a for loop or comprehension are not supported
-    "nested_starred_for_targets",  # *values: starred targets in a for loop or comprehension are not supported
-    "starred_for_command_lines",  # *args: starred targets in a for loop or comprehension are not supported
-    "starred_middle_for_route",  # *stops: starred targets in a for loop or comprehension are not supported
-    # chained comparisons with call operands
-    # chained comparison: a chain that uses == or != (...) can only share plain names between its comparisons
-    "sorted_window_chain_with_len",
-    # nested f-string format specs
-    "banner_centre_nested",  # f"{'':-^{w}}": f-string format specs must be literal
-    "conditional_alignment_spec",  # f"{x:{'>' if r else '<'}10}|": f-string format specs must be literal
-    "fill_and_width_from_variables",  # f"{v:{fill}>{w}}": f-string format specs must be literal
-    "format_builtin_nested_spec_string",  # f"{row[k]:{spec_align[k]}{8}}": f-string format specs must be literal
-    "hex_dump_nested_spec",  # f"{b:0{width}x}": f-string format specs must be literal
-    # f"{'Item':<{w_name}} {'Amount':>{w_amt}}": f-string format specs must be literal
-    "invoice_columns_computed_widths",
-    "report_table_nested_width",  # f"{name:<{width}}|{qty:>{4}}": f-string format specs must be literal
-    "zero_padded_ids_nested",  # f"ID-{n:0{digits}d}": f-string format specs must be literal
-    # from __future__, TYPE_CHECKING, module-level if
-    "future_annotations_dataclass",  # from __future__ import: only pvm_host, json, ... string can be imported
-    "future_annotations_linked_list",  # from __future__ import: only pvm_host, json, ... string can be imported
-    "future_annotations_with_type_checking",  # from __future__ import: only pvm_host, json, ... string can be imported
-    "module_if_debug_constant",  # if DEBUG:: module level may only contain imports, functions, classes and assignments
-    # if NETWORK == "mainnet":: module level may only contain imports, functions, classes and assignments
-    "module_if_elif_network_params",
-    # if TYPE_CHECKING:: module level may only contain imports, functions, classes and assignments
-    "type_checking_import_block",
-    # if TYPE_CHECKING:: module level may only contain imports, functions, classes and assignments
-    "type_checking_with_else_branch",
-    # __slots__ and @dataclass(slots=True)
-    "dataclass_slots_frozen",  # TypeError: dataclass(slots=True) is not supported in the actor VM
-    "dataclass_slots_order",  # TypeError: dataclass(slots=True) is not supported in the actor VM
-    # Shape.name is a member_descriptor: values made at module or class level ... must be immutable
-    "slots_inheritance",
-    "slots_point_class",  # Point.x is a member_descriptor: values made at module or class level ... must be immutable
-    # Money.amount is a member_descriptor: values made at module or class level ... must be immutable
-    "slots_refuse_new_attribute",
-    # builtins and library functions
-    "ascii_conversion_in_fstrings",  # name ascii: this builtin is not available to actors
-    "ascii_for_logs",  # name ascii: this builtin is not available to actors
-    # TypeError: json.dumps() option 'indent' is not supported (sort_keys, separators and ensure_ascii are)
-    "json_indent_four_sort_keys",
-    "json_indent_sort_keys_config_file",  # TypeError: json.dumps() option 'indent' is not supported (...)
-    "json_indent_two_report",  # TypeError: json.dumps() option 'indent' is not supported (...)
-    "string_template_safe_substitute",  # AttributeError: module 'string' has no attribute 'Template'
-    "string_template_substitute",  # ImportError: cannot import name 'Template' from 'string' (unknown location)
-    "urlsafe_base64_tokens",  # AttributeError: module 'base64' has no attribute 'urlsafe_b64encode'
-    "urlsafe_ids_roundtrip",  # AttributeError: module 'base64' has no attribute 'urlsafe_b64encode'
-    # function and exception introspection
-    "exception_cause_explicit",  # attribute .__cause__: introspection attributes are not available to actors
-    "exception_context_implicit",  # attribute .__context__: introspection attributes are not available to actors
-    "function_name_registry",  # attribute .__name__: introspection attributes are not available to actors
-    "method_qualname_and_doc",  # attribute .__qualname__: introspection attributes are not available to actors
-    "raise_from_none_hides_context",  # attribute .__cause__: introspection attributes are not available to actors
-    "retry_decorator_wraps_and_cause",  # attribute .__name__: introspection attributes are not available to actors
-    "wraps_decorator_reads_wrapped",  # attribute .__name__: introspection attributes are not available to actors
-    # plain objects as dict keys and set members
-    # TypeError: unhashable type: 'Listener' (its hash would depend on its memory address)
-    "dedupe_subscribers_by_identity",
-    "object_graph_bfs",  # TypeError: cannot use 'Node' as a set element (unhashable type: 'Node' (...))
-    # TypeError: unhashable type: 'Wallet' (its hash would depend on its memory address)
-    "object_keyed_counter_and_defaultdict",
-    "objects_as_dict_keys",  # TypeError: unhashable type: 'Player' (its hash would depend on its memory address)
-    "objects_in_set_membership",  # TypeError: cannot use 'Token' as a set element (unhashable type: 'Token' (...))
-    # recursion ~900 deep (the VM stops at ~198 frames)
-    # RecursionError: maximum recursion depth exceeded (fib(150): the cache wrapper adds frames)
-    "functools_cache_deep_fib",
-    "recursive_descent_parser_deep",  # RecursionError: maximum recursion depth exceeded
-    "recursive_dfs_long_chain",  # RecursionError: maximum recursion depth exceeded
-    "recursive_flatten_deep_nesting",  # RecursionError: maximum recursion depth exceeded
-    "recursive_sum_900",  # RecursionError: maximum recursion depth exceeded
+    # `from collections.abc import ...`: collections.abc is not a library module
+    "future_annotations_with_type_checking",
 ]
 
 #: Programs the VM refuses today for a reason issue #30's list does not name
@@ -3223,18 +3090,11 @@ FOUND = [
     "generator_cleanup_generator_exit",  # NameError: name 'GeneratorExit' is not defined
     # at load: TypeError: type.__setattr__ is not available to actors: the VM has no price for it
     "typeddict_config_annotation",
-    # type(e).__name__: attribute .__name__: introspection attributes are not available to actors
+    # ZeroDivisionError from `a // b` in a native path keeps RustPython's message
     "error_report_type_names",
-    # type(self).__name__: attribute .__name__: introspection attributes are not available to actors
-    "repr_with_type_name",
-    "enum_members_listing",  # attribute .__members__: introspection attributes are not available to actors
     "value_object_hash_of_tuple",  # name hash: this builtin is not available to actors
     # AttributeError: cannot set 'next_id' on type: classes, functions and modules defined at load are shared
     "class_attribute_instance_counter",
-    "config_layers_chainmap",  # ImportError: cannot import name 'ChainMap' from 'collections' (unknown location)
-    "dijkstra_with_heapq",  # import heapq: only pvm_host, json, ... string can be imported
-    "snapshot_with_deepcopy",  # import copy: only pvm_host, json, ... string can be imported
-    "contextmanager_decorator",  # from contextlib import: only pvm_host, json, ... string can be imported
 ]
 
 assert len(set(PENDING)) == len(PENDING) and len(set(FOUND)) == len(FOUND)

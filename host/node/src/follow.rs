@@ -274,6 +274,7 @@ mod tests {
         }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
+            .thread_stack_size(timerhost_vm::runtime::EXECUTION_THREAD_STACK_BYTES)
             .enable_all()
             .build()
             .unwrap();

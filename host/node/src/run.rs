@@ -58,8 +58,11 @@ impl Services {
         metrics_addr: Option<SocketAddr>,
         metrics: Arc<Metrics>,
     ) -> Result<Services> {
+        // Blocks (and RPC dry runs) execute on these threads: they get the
+        // native stack the VM's recursion limit needs.
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
+            .thread_stack_size(timerhost_vm::runtime::EXECUTION_THREAD_STACK_BYTES)
             .enable_all()
             .thread_name(name)
             .build()

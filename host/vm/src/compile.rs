@@ -31,7 +31,14 @@ pub struct CompiledActor {
     /// Does the module rebind its globals (`global x`)? Then they are reset
     /// to what the load made at every invocation.
     pub(crate) rebinds_globals: bool,
+    /// The module with the `_pvm_mut` guard on every subscript store: used
+    /// when its load leaves lists, dicts, sets or instances behind
+    /// ([`crate::constants`]).
     pub(crate) bytecode: CodeObject,
+    /// The same module without those guards: used when its load leaves no
+    /// mutable value (nothing a call could write survives it), which the
+    /// runtime checks by loading it first ([`crate::runtime`]).
+    pub(crate) unguarded: CodeObject,
 }
 
 impl std::fmt::Debug for CompiledActor {
@@ -76,19 +83,24 @@ pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejecti
         timer_handlers,
     } = find_actor_class(&module, &lines)?;
     let (nonlocal_names, rebinds_globals) = scoped_names(&module);
+    let mut unguarded_module = module.clone();
     crate::instrument::instrument(&mut module);
-
-    let source_file = SourceFileBuilder::new(format!("actor:{code_hash}"), source).finish();
-    let bytecode = rustpython_codegen::compile::compile_top(
-        ast::Mod::Module(module),
-        source_file,
-        rustpython_compiler_core::Mode::Exec,
-        rustpython_codegen::CompileOpts::default(),
-    )
-    .map_err(|error| {
-        let line = error.location.map_or(0, |l| l.line.get());
-        rejection(line, "compile", error.error.to_string())
-    })?;
+    crate::instrument::instrument_without_store_guards(&mut unguarded_module);
+    let compile = |module: ast::ModModule| {
+        let source_file = SourceFileBuilder::new(format!("actor:{code_hash}"), source).finish();
+        rustpython_codegen::compile::compile_top(
+            ast::Mod::Module(module),
+            source_file,
+            rustpython_compiler_core::Mode::Exec,
+            rustpython_codegen::CompileOpts::default(),
+        )
+        .map_err(|error| {
+            let line = error.location.map_or(0, |l| l.line.get());
+            rejection(line, "compile", error.error.to_string())
+        })
+    };
+    let bytecode = compile(module)?;
+    let unguarded = compile(unguarded_module)?;
     Ok(CompiledActor {
         code_hash,
         class_name,
@@ -97,6 +109,7 @@ pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejecti
         nonlocal_names,
         rebinds_globals,
         bytecode,
+        unguarded,
     })
 }
 

@@ -14,10 +14,23 @@ use timerhost_types::Value;
 /// Converts an actor's object into a [`Value`], raising `TypeError` for
 /// anything outside the value model.
 pub fn py_to_value(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
-    to_value(obj, vm, 0)
+    to_value(obj, vm, 0, false)
 }
 
-fn to_value(obj: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> PyResult<Value> {
+/// [`py_to_value`] with dicts left in insertion order instead of the
+/// canonical key order: for `json.dumps` without `sort_keys`, which writes
+/// members in the order the dict has them, as CPython does. Such a value is
+/// only encoded, never stored or compared.
+pub fn py_to_value_in_order(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
+    to_value(obj, vm, 0, true)
+}
+
+fn to_value(
+    obj: &PyObjectRef,
+    vm: &VirtualMachine,
+    depth: usize,
+    in_order: bool,
+) -> PyResult<Value> {
     if depth > MAX_DEPTH {
         return Err(vm.new_value_error(format!("value nested deeper than {MAX_DEPTH}")));
     }
@@ -50,7 +63,7 @@ fn to_value(obj: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> PyResult<Va
         return Ok(Value::List(
             items
                 .iter()
-                .map(|i| to_value(i, vm, depth + 1))
+                .map(|i| to_value(i, vm, depth + 1, in_order))
                 .collect::<PyResult<_>>()?,
         ));
     }
@@ -59,7 +72,7 @@ fn to_value(obj: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> PyResult<Va
         return Ok(Value::Tuple(
             tuple
                 .iter()
-                .map(|i| to_value(i, vm, depth + 1))
+                .map(|i| to_value(i, vm, depth + 1, in_order))
                 .collect::<PyResult<_>>()?,
         ));
     }
@@ -68,9 +81,12 @@ fn to_value(obj: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> PyResult<Va
         let mut entries = Vec::new();
         for (key, value) in dict.items_vec() {
             entries.push((
-                to_value(&key, vm, depth + 1)?,
-                to_value(&value, vm, depth + 1)?,
+                to_value(&key, vm, depth + 1, in_order)?,
+                to_value(&value, vm, depth + 1, in_order)?,
             ));
+        }
+        if in_order {
+            return Ok(Value::Dict(entries));
         }
         return Value::dict_from(entries)
             .ok_or_else(|| vm.new_type_error("dict keys must be hashable values"));

@@ -24,12 +24,38 @@ pub(crate) fn operator(code: u8, vm: &VirtualMachine) -> PyResult<OperatorCode> 
         .ok_or_else(|| vm.new_runtime_error(format!("unknown operator code {code}")))
 }
 
+/// CPython's messages for an int divided by zero (RustPython's differ):
+/// the text an actor's `except ZeroDivisionError as e: str(e)` sees.
+fn int_division_by_zero(
+    op: OperatorCode,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> Option<rustpython_vm::builtins::PyBaseExceptionRef> {
+    let message = match op {
+        OperatorCode::FloorDiv => "integer division or modulo by zero",
+        OperatorCode::Mod => "integer modulo by zero",
+        _ => return None,
+    };
+    let zero = right
+        .downcast_ref::<rustpython_vm::builtins::PyInt>()
+        .is_some_and(|int| num_traits::Zero::is_zero(int.as_bigint()));
+    (zero
+        && left
+            .downcast_ref::<rustpython_vm::builtins::PyInt>()
+            .is_some())
+    .then(|| vm.new_zero_division_error(message))
+}
+
 pub(crate) fn apply_operator(
     op: OperatorCode,
     left: &PyObjectRef,
     right: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
+    if let Some(error) = int_division_by_zero(op, left, right, vm) {
+        return Err(error);
+    }
     match op {
         OperatorCode::Add => vm._add(left, right),
         OperatorCode::Sub => vm._sub(left, right),
@@ -160,6 +186,9 @@ fn apply_in_place(
     right: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
+    if let Some(error) = int_division_by_zero(op, left, right, vm) {
+        return Err(error);
+    }
     match op {
         OperatorCode::Add => vm._iadd(left, right),
         OperatorCode::Sub => vm._isub(left, right),
@@ -176,6 +205,31 @@ fn apply_in_place(
         OperatorCode::BitAnd => vm._iand(left, right),
         OperatorCode::FloorDiv => vm._ifloordiv(left, right),
     }
+}
+
+/// `_pvm_format(value, spec, conversion)`: an f-string field with a
+/// computed spec (`f"{name:<{width}}"`): the conversion (0 none, 1 `!s`,
+/// 2 `!r`, 3 `!a`) is applied, then the spec is checked and charged
+/// exactly as `format(value, spec)` is ([`crate::natives::price::Price::FormatSpec`]).
+pub(crate) fn format_native(
+    value: PyObjectRef,
+    spec: rustpython_vm::builtins::PyStrRef,
+    conversion: u8,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let value: PyObjectRef = match conversion {
+        0 => value,
+        1 => value.str(vm)?.into(),
+        2 => value.repr(vm)?.into(),
+        3 => vm.builtins.get_attr("ascii", vm)?.call((value,), vm)?,
+        other => return Err(vm.new_runtime_error(format!("unknown conversion code {other}"))),
+    };
+    let mut args = rustpython_vm::function::FuncArgs::from(vec![value, spec.clone().into()]);
+    crate::natives::price::Price::FormatSpec.charge_before("format", &mut args, vm)?;
+    let value = args.args[0].clone();
+    let formatted: PyObjectRef = vm.format(&value, spec)?.into();
+    charge_size(&formatted, vm)?;
+    Ok(formatted)
 }
 
 /// `_pvm_mut(container)`: `container` is about to change.
@@ -213,8 +267,50 @@ pub(crate) fn result_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult
     Ok(value)
 }
 
-pub(crate) fn materialize_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-    materialize(value, vm)
+/// `_pvm_materialize(value[, shape])`: `value` drawn through a charged list;
+/// with a `shape` (see `instrument::nested_star_shape`), so are the items a
+/// nested starred target unpacks.
+pub(crate) fn materialize_native(
+    value: PyObjectRef,
+    shape: OptionalArg<PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let value = materialize(value, vm)?;
+    match shape {
+        OptionalArg::Present(shape) => materialize_shape(value, &shape, vm),
+        OptionalArg::Missing => Ok(value),
+    }
+}
+
+fn materialize_shape(value: PyObjectRef, shape: &PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let Some(shape) = shape.downcast_ref::<rustpython_vm::builtins::PyTuple>() else {
+        return Ok(value);
+    };
+    let mut items: Vec<PyObjectRef> = value.try_to_value(vm)?;
+    let star = shape.iter().position(|entry| {
+        entry
+            .downcast_ref::<rustpython_vm::builtins::PyTuple>()
+            .is_none()
+            && entry.try_to_value::<i64>(vm).ok() == Some(1)
+    });
+    for (position, entry) in shape.iter().enumerate() {
+        if entry
+            .downcast_ref::<rustpython_vm::builtins::PyTuple>()
+            .is_none()
+        {
+            continue;
+        }
+        // Positions after the star count from the end.
+        let index = match star {
+            Some(star) if position > star => (items.len() + position).checked_sub(shape.len()),
+            _ => Some(position),
+        };
+        if let Some(item) = index.and_then(|index| items.get_mut(index)) {
+            let inner = materialize(item.clone(), vm)?;
+            *item = materialize_shape(inner, entry, vm)?;
+        }
+    }
+    Ok(vm.ctx.new_list(items).into())
 }
 
 /// `f(**mapping)`: besides walking the mapping, RustPython copies every key

@@ -45,11 +45,14 @@ pub enum Guard {
     /// `_pvm_mut(container)`: the container of a subscript store, about to
     /// change (values made at load are restored after the call).
     Mutate,
+    /// `_pvm_format(value, spec, conversion)`: an f-string field whose
+    /// spec is computed, checked and charged at run time.
+    Format,
 }
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 10] = [
+    pub const ALL: [Guard; 11] = [
         Guard::Meter,
         Guard::Iter,
         Guard::Cmp,
@@ -60,6 +63,7 @@ impl Guard {
         Guard::Materialize,
         Guard::Kwargs,
         Guard::Mutate,
+        Guard::Format,
     ];
 
     /// The builtin name the rewritten code calls.
@@ -75,6 +79,7 @@ impl Guard {
             Guard::Materialize => "_pvm_materialize",
             Guard::Kwargs => "_pvm_kwargs",
             Guard::Mutate => "_pvm_mut",
+            Guard::Format => "_pvm_format",
         }
     }
 

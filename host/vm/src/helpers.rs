@@ -62,9 +62,38 @@ pub(crate) fn hashing_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObj
 }
 
 /// `base64.b64encode(data) -> bytes`, `base64.b64decode(data) -> bytes`
-/// (standard alphabet, padded, strict).
+/// (standard alphabet, padded, strict), and the `urlsafe_` pair (`-` and
+/// `_` for `+` and `/`).
 pub(crate) fn base64_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     vec![
+        (
+            "urlsafe_b64encode",
+            vm.new_function(
+                "urlsafe_b64encode",
+                |data: PyObjectRef, vm: &VirtualMachine| -> PyResult<Vec<u8>> {
+                    let data = bytes_arg(&data, vm)?;
+                    charge_bytes(1, data.len() * 2, vm)?;
+                    Ok(base64::engine::general_purpose::URL_SAFE
+                        .encode(&data)
+                        .into_bytes())
+                },
+            )
+            .into(),
+        ),
+        (
+            "urlsafe_b64decode",
+            vm.new_function(
+                "urlsafe_b64decode",
+                |data: PyObjectRef, vm: &VirtualMachine| -> PyResult<Vec<u8>> {
+                    let data = bytes_arg(&data, vm)?;
+                    charge_bytes(1, data.len() * 2, vm)?;
+                    base64::engine::general_purpose::URL_SAFE
+                        .decode(&data)
+                        .map_err(|e| vm.new_value_error(format!("invalid base64: {e}")))
+                },
+            )
+            .into(),
+        ),
         (
             "b64encode",
             vm.new_function(
@@ -257,15 +286,40 @@ mod integer {
 /// The layout `json.dumps(value, **options)` asks for: without options the
 /// canonical form; with any of CPython's (`sort_keys`, `separators`,
 /// `ensure_ascii`) CPython's defaults for the rest, so the text is what
-/// CPython writes. `indent` and the hooks (`default`, `cls`) are refused.
+/// CPython writes, `indent` included. The hooks (`default`, `cls`) are refused.
 fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style> {
     if args.kwargs.is_empty() {
         return Ok(json::Style::canonical());
     }
     let mut style = json::Style::cpython();
+    // With an indent CPython's item separator loses its space, unless
+    // separators are given.
+    let separators_given = args.kwargs.contains_key("separators");
     for (name, value) in std::mem::take(&mut args.kwargs) {
         match name.as_str().unwrap_or("") {
             "sort_keys" => style.sort_keys = value.try_to_bool(vm)?,
+            // CPython: an int is that many spaces (none below 1), a str is
+            // used as it is; `None` is the one-line layout. Indents of more
+            // than 16 characters are refused (the text grows by the indent
+            // times the depth for every item).
+            "indent" => {
+                style.indent = if vm.is_none(&value) {
+                    None
+                } else if let Some(text) = value.downcast_ref::<rustpython_vm::builtins::PyStr>() {
+                    Some(text.to_str().unwrap_or_default().to_owned())
+                } else {
+                    let width = value.try_to_value::<i64>(vm)?;
+                    Some(" ".repeat(width.clamp(0, 17) as usize))
+                };
+                if style.indent.as_ref().is_some_and(|indent| indent.len() > 16) {
+                    return Err(vm.new_value_error(
+                        "json.dumps() indents longer than 16 characters are not supported",
+                    ));
+                }
+                if !separators_given {
+                    style.item_separator = ",".into();
+                }
+            }
             "ensure_ascii" => style.ensure_ascii = value.try_to_bool(vm)?,
             "separators" => {
                 let pair: Vec<String> = value
@@ -280,7 +334,7 @@ fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style
             }
             other => {
                 return Err(vm.new_type_error(format!(
-                    "json.dumps() option '{other}' is not supported (sort_keys, separators and ensure_ascii are)"
+                    "json.dumps() option '{other}' is not supported (sort_keys, separators, ensure_ascii and indent are)"
                 )))
             }
         }
@@ -299,9 +353,20 @@ pub(crate) fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                     if args.args.len() != 1 {
                         return Err(vm.new_type_error("dumps() takes one value"));
                     }
-                    let value = py_to_value(&args.args[0], vm)?;
+                    // CPython writes members in the dict's order unless
+                    // asked to sort them.
+                    let value = if style.sort_keys {
+                        py_to_value(&args.args[0], vm)?
+                    } else {
+                        crate::convert::py_to_value_in_order(&args.args[0], vm)?
+                    };
                     crate::sizes::charge_conversion(&value, 1, vm)?;
                     charge(json::int_cycles(&value), 0, vm)?;
+                    if let Some(indent) = &style.indent {
+                        let extra = json::indent_bytes(&value, indent.len(), 0);
+                        crate::sizes::precheck_result_bytes(extra, vm)?;
+                        charge_bytes(1, extra.min(u128::from(u64::MAX)) as usize, vm)?;
+                    }
                     let mut out = String::new();
                     json::encode_with(&value, &style, &mut out)
                         .map_err(|e| vm.new_type_error(e))?;

@@ -61,6 +61,48 @@ pub(crate) fn build_class_native(
         vm,
     )?;
     let class = real.call(args, vm)?;
+    finish_class(&class, vm);
+    Ok(class)
+}
+
+/// `_pvm_make_class(name, bases, namespace)`: for the library
+/// (`dataclass(slots=True)` remakes its class with `__slots__`): the class
+/// `type(name, bases, namespace)` makes, charged and given the address-free
+/// identity of every class ([`build_class_native`]).
+pub(crate) fn make_class_native(
+    name: PyObjectRef,
+    bases: PyObjectRef,
+    namespace: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let mro_entries = bases
+        .downcast_ref::<rustpython_vm::builtins::PyTuple>()
+        .map_or(1, |bases| {
+            1 + bases
+                .iter()
+                .map(|base| {
+                    base.downcast_ref::<rustpython_vm::builtins::PyType>()
+                        .map_or(1, |base| base.mro.read().len() as u64 + 1)
+                })
+                .sum::<u64>()
+        });
+    crate::exec::charge_if_executing(
+        crate::costs::code::CLASS_CREATION + crate::costs::code::CLASS_PER_MRO_ENTRY * mro_entries,
+        vm,
+    )?;
+    let class = vm
+        .ctx
+        .types
+        .type_type
+        .as_object()
+        .call((name, bases, namespace), vm)?;
+    finish_class(&class, vm);
+    Ok(class)
+}
+
+/// Address-free `repr` and hash for a new class whose own would come from
+/// `object`, and its metered identity comparison.
+fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
     if let Some(class) = class.downcast_ref::<rustpython_vm::builtins::PyType>() {
         let object = vm.ctx.types.object_type;
         let defined_by_object = |name: &str| {
@@ -74,13 +116,49 @@ pub(crate) fn build_class_native(
             class.slots.repr.store(Some(address_free_repr));
         }
         if defined_by_object("__hash__") {
-            class.slots.hash.store(Some(unhashable));
+            class
+                .slots
+                .hash
+                .store(Some(crate::identity_hash::identity_hash));
         }
         crate::slot_meter::meter_identity_comparison(class);
+        keep_class_calls_metered(class, vm);
     }
-    Ok(class)
 }
 
+/// `object`'s `alloc` slot, reached through a function of our own.
+fn object_alloc(
+    class: rustpython_vm::builtins::PyTypeRef,
+    items: usize,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let alloc = vm
+        .ctx
+        .types
+        .object_type
+        .slots
+        .alloc
+        .load()
+        .expect("object has an alloc slot");
+    alloc(class, items, vm)
+}
+
+/// A class whose `alloc` slot is `object`'s gets [`object_alloc`] instead.
+/// RustPython specialises a warm `C(…)` of a class with `object`'s `alloc`
+/// and `__new__` into allocating the instance and entering `__init__`
+/// directly (`CALL_ALLOC_AND_ENTER_INIT`), past the `type` call slot where
+/// a class call is charged: the same call would cost more on a cold node
+/// than on a warm one. With a slot of its own the class is never
+/// specialised that way (nothing else reads the slot).
+fn keep_class_calls_metered(class: &rustpython_vm::builtins::PyType, vm: &VirtualMachine) {
+    let object = vm.ctx.types.object_type.slots.alloc.load();
+    let own = class.slots.alloc.load();
+    if let (Some(object), Some(own)) = (object, own) {
+        if own as usize == object as usize {
+            class.slots.alloc.store(Some(object_alloc));
+        }
+    }
+}
 /// Overrides the identity slots of the interpreter's builtin types (see
 /// [`address_free_repr`]) and moves `%` formatting behind its guard.
 pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
@@ -91,6 +169,23 @@ pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
         Ok(0xFCA86420)
     }
     let types = &vm.ctx.types;
+    // Every built-in type still hashing by address (iterators, views,
+    // `object()` itself) hashes by its name instead ([`identity_hash`]).
+    if let Some(by_address) = types.object_type.slots.hash.load() {
+        for class in crate::natives::inventory::builtin_types(vm) {
+            if class
+                .slots
+                .hash
+                .load()
+                .is_some_and(|hash| hash as usize == by_address as usize)
+            {
+                class
+                    .slots
+                    .hash
+                    .store(Some(crate::identity_hash::identity_hash));
+            }
+        }
+    }
     for class in [
         types.object_type,
         types.function_type,
@@ -102,9 +197,32 @@ pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
         types.cell_type,
     ] {
         class.slots.repr.store(Some(address_free_repr));
+    }
+    for class in [
+        types.bound_method_type,
+        types.method_descriptor_type,
+        types.generator_type,
+        types.module_type,
+        types.cell_type,
+    ] {
         class.slots.hash.store(Some(unhashable));
     }
-    types.type_type.slots.hash.store(Some(unhashable));
+    types
+        .object_type
+        .slots
+        .hash
+        .store(Some(crate::identity_hash::identity_hash));
+    for class in [types.function_type, types.builtin_function_or_method_type] {
+        class
+            .slots
+            .hash
+            .store(Some(crate::identity_hash::function_hash));
+    }
+    types
+        .type_type
+        .slots
+        .hash
+        .store(Some(crate::identity_hash::type_hash));
     // printf-style formatting (`"%999999999d" % 1`) allocates whatever width
     // the format asks for, inside one instruction: it only runs in the
     // operator guard, after the template is checked.

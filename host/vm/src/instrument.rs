@@ -39,6 +39,7 @@ use ruff_python_ast::visitor::{self as read, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
+mod fstrings;
 mod stores;
 
 use crate::costs::code as cost;
@@ -46,6 +47,18 @@ use crate::guards::{CompareCode, Guard, OperatorCode, GUARD_PREFIX};
 
 /// Rewrites `module` in place.
 pub fn instrument(module: &mut ast::ModModule) {
+    instrument_with(module, true);
+}
+
+/// Rewrites `module` in place, without the `_pvm_mut` guard on subscript
+/// stores: for an actor module whose load leaves no mutable value (see
+/// [`crate::compile::CompiledActor`]). Its functions can then only write
+/// into what the call made.
+pub fn instrument_without_store_guards(module: &mut ast::ModModule) {
+    instrument_with(module, false);
+}
+
+fn instrument_with(module: &mut ast::ModModule, guard_stores: bool) {
     let mut bindings = Bindings::default();
     bindings.visit_body(&module.body);
     let rewriter = Rewriter {
@@ -57,6 +70,7 @@ pub fn instrument(module: &mut ast::ModModule) {
             .collect(),
         declared: bindings.declared,
         exempt_products: RefCell::new(HashSet::new()),
+        guard_stores,
     };
     for stmt in module.body.iter_mut() {
         rewriter.visit_stmt(stmt);
@@ -345,35 +359,6 @@ fn chain_needs_compare_guard<E: std::borrow::Borrow<Expr>>(
         .any(|(i, op)| needs_compare_guard(*op, operands[i].borrow(), operands[i + 1].borrow()))
 }
 
-/// For the validator: a chained comparison (`a == b < c`) whose `==`/`!=`
-/// needs a guard can only be split into `and`-ed pairs when each operand
-/// that both pairs read is a plain name (reading a name twice has no side
-/// effect) and not the container of an `in`. Returns the operand that
-/// prevents it, if any.
-pub(crate) fn unsplittable_chain_operand(compare: &ast::ExprCompare) -> Option<&Expr> {
-    if compare.ops.len() < 2 {
-        return None;
-    }
-    let operands: Vec<&Expr> = std::iter::once(compare.left.as_ref())
-        .chain(compare.comparators.iter())
-        .collect();
-    if !chain_needs_compare_guard(&compare.ops, &operands) {
-        return None;
-    }
-    // `in` rewrites its right operand into a guard call, which must not run
-    // twice (it drains iterators): a shared operand of `in` does not split.
-    operands[1..operands.len() - 1]
-        .iter()
-        .enumerate()
-        .find(|(i, operand)| {
-            let beside_in = [compare.ops[*i], compare.ops[*i + 1]]
-                .iter()
-                .any(|op| matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn));
-            beside_in || !matches!(operand, Expr::Name(_))
-        })
-        .map(|(_, operand)| *operand)
-}
-
 /// `a op b` as a guarded or plain comparison expression.
 fn comparison(op: ast::CmpOp, left: Expr, right: Expr, range: TextRange) -> Expr {
     if needs_compare_guard(op, &left, &right) {
@@ -405,6 +390,8 @@ fn is_guard_name(expr: &Expr) -> bool {
 }
 
 struct Rewriter {
+    /// Insert the `_pvm_mut` guard on subscript stores ([`stores`]).
+    guard_stores: bool,
     /// Does the module bind the name `range` anywhere? Then no loop index is
     /// known to be an int.
     range_rebound: bool,
@@ -545,6 +532,7 @@ impl Transformer for Rewriter {
         };
         walk_stmt(self, stmt);
         match stmt {
+            _ if !self.guard_stores => {}
             Stmt::Assign(assign) => assign
                 .targets
                 .iter_mut()
@@ -572,6 +560,9 @@ impl Transformer for Rewriter {
             Stmt::ClassDef(class) => meter_suite(&mut class.body, 0),
             // (`async for` never gets here: the validator rejects it.)
             Stmt::For(for_stmt) => {
+                if has_starred_target(&for_stmt.target) {
+                    materialize_items(&mut for_stmt.iter, &for_stmt.target);
+                }
                 let per_item = cost::ITERATION + cost::STATEMENT + suite_cost(&for_stmt.body);
                 meter_iteration(&mut for_stmt.iter, per_item, &multipliers);
                 meter_suite(&mut for_stmt.orelse, 0);
@@ -608,11 +599,18 @@ impl Transformer for Rewriter {
             }
             Stmt::Assign(assign) if assign.targets.iter().any(has_starred_target) => {
                 // `first, *rest = xs` copies xs inside one instruction: draw
-                // it through a charged list first.
+                // it through a charged list first (and the items a nested
+                // starred target unpacks: `(p, *q), r = x`).
                 let range = assign.value.range();
                 let value = take(&mut assign.value);
-                *assign.value =
-                    guard_call(Guard::Materialize.name(), vec![value], Vec::new(), range);
+                let shape = assign
+                    .targets
+                    .iter()
+                    .find(|target| has_starred_target(target))
+                    .and_then(nested_star_shape);
+                let mut args = vec![value];
+                args.extend(shape.map(|shape| template(&shape, range)));
+                *assign.value = guard_call(Guard::Materialize.name(), args, Vec::new(), range);
             }
             Stmt::Try(try_stmt) => {
                 meter_suite(&mut try_stmt.body, 0);
@@ -630,7 +628,7 @@ impl Transformer for Rewriter {
                 if assign.op == ast::Operator::Mod
                     && !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
             {
-                *stmt = stores::rewrite_augmented(assign, Guard::Binop);
+                *stmt = stores::rewrite_augmented(assign, Guard::Binop, self.guard_stores);
             }
             // `x op= y` becomes `x = _pvm_augop(code, x, y)`: the guard sees
             // both operands, charges and pre-checks, and performs the
@@ -638,11 +636,13 @@ impl Transformer for Rewriter {
             Stmt::AugAssign(assign)
                 if !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
             {
-                *stmt = stores::rewrite_augmented(assign, Guard::Augop);
+                *stmt = stores::rewrite_augmented(assign, Guard::Augop, self.guard_stores);
             }
             // `xs[i] += 1`: the native operation (a number cannot grow a
             // container), with the container's mutation guard.
-            Stmt::AugAssign(assign) => stores::guard_store_target(&mut assign.target),
+            Stmt::AugAssign(assign) if self.guard_stores => {
+                stores::guard_store_target(&mut assign.target)
+            }
             _ => {}
         }
     }
@@ -699,14 +699,38 @@ impl Transformer for Rewriter {
                     let right = operands.next().expect("right operand");
                     *expr = comparison(ops[0], left, right, range);
                 } else {
-                    // `a == b < c` → `a == b and b < c`; the validator only
-                    // admits chains whose shared operands are plain names
-                    // ([`unsplittable_chain_operand`]).
+                    // `a == b < c` → `a == b and b < c`. A shared operand that
+                    // is not a name or a constant is evaluated once, on its
+                    // first read, into a temporary the next pair reads:
+                    // `0 <= f(x) == n` → `0 <= (_pvm_c := f(x)) and _pvm_c == n`.
+                    let last = operands.len() - 1;
+                    let mut first_reads = Vec::with_capacity(operands.len());
+                    let mut second_reads = Vec::with_capacity(operands.len());
+                    for (index, operand) in operands.into_iter().enumerate() {
+                        if index == 0 || index == last || stores::is_pure(&operand) {
+                            second_reads.push(operand.clone());
+                            first_reads.push(operand);
+                        } else {
+                            let temporary = format!("_pvm_c{}_{index}", u32::from(range.start()));
+                            let operand_range = operand.range();
+                            second_reads.push(stores::name(
+                                &temporary,
+                                ast::ExprContext::Load,
+                                operand_range,
+                            ));
+                            first_reads.push(stores::bind(&temporary, operand, operand_range));
+                        }
+                    }
                     let pairs: Vec<Expr> = ops
                         .iter()
                         .enumerate()
                         .map(|(i, op)| {
-                            comparison(*op, operands[i].clone(), operands[i + 1].clone(), range)
+                            comparison(
+                                *op,
+                                second_reads[i].clone(),
+                                first_reads[i + 1].clone(),
+                                range,
+                            )
                         })
                         .collect();
                     *expr = Expr::BoolOp(ast::ExprBoolOp {
@@ -758,7 +782,8 @@ impl Transformer for Rewriter {
                     );
                 }
             }
-            Expr::FString(_) => {
+            Expr::FString(fstring) => {
+                fstrings::guard_computed_specs(fstring);
                 let formatted = take(expr);
                 *expr = guard_call(Guard::Result.name(), vec![formatted], Vec::new(), range);
             }
@@ -781,7 +806,7 @@ impl Transformer for Rewriter {
                 elt, generators, ..
             }) => {
                 let element = expr_cost(elt);
-                meter_generators(generators, element);
+                meter_generators(generators, element, self.guard_stores);
             }
             Expr::DictComp(ast::ExprDictComp {
                 key,
@@ -790,17 +815,22 @@ impl Transformer for Rewriter {
                 ..
             }) => {
                 let element = key.as_deref().map_or(0, expr_cost) + expr_cost(value);
-                meter_generators(generators, element);
+                meter_generators(generators, element, self.guard_stores);
             }
             _ => {}
         }
     }
 }
 
-fn meter_generators(generators: &mut [ast::Comprehension], element_cost: u64) {
+fn meter_generators(generators: &mut [ast::Comprehension], element_cost: u64, guard_stores: bool) {
     let last = generators.len().saturating_sub(1);
     for (index, generator) in generators.iter_mut().enumerate() {
-        stores::guard_store_target(&mut generator.target);
+        if guard_stores {
+            stores::guard_store_target(&mut generator.target);
+        }
+        if has_starred_target(&generator.target) {
+            materialize_items(&mut generator.iter, &generator.target);
+        }
         let mut per_item = cost::ITERATION + generator.ifs.iter().map(expr_cost).sum::<u64>();
         if index == last {
             per_item += element_cost;
@@ -829,6 +859,54 @@ const ITER_GUARD: &str = Guard::Iter.name();
 /// Cost of a suite's own statements, excluding its nested suites.
 fn suite_cost(body: &ast::Suite) -> u64 {
     body.iter().map(stmt_header_cost).sum()
+}
+
+/// `iterable` becomes `(_pvm_materialize(_pvm_item) for _pvm_item in
+/// iterable)`: a starred loop target (`for first, *rest in rows`) copies
+/// each item, so each is drawn through a charged list first (an infinite
+/// iterator as an item runs out of cycles item by item).
+fn materialize_items(iterable: &mut Expr, target: &Expr) {
+    let range = iterable.range();
+    let inner = take(iterable);
+    let shape = nested_star_shape(target)
+        .map(|shape| format!(", {shape}"))
+        .unwrap_or_default();
+    let mut generator = template(
+        &format!(
+            "({}(_pvm_item{shape}) for _pvm_item in _pvm_items)",
+            Guard::Materialize.name()
+        ),
+        range,
+    );
+    if let Expr::Generator(generator) = &mut generator {
+        generator.generators[0].iter = inner;
+    }
+    *iterable = generator;
+}
+
+/// For a target with a starred name inside a nested tuple (`(p, *q), r`),
+/// its shape as a Python literal for `_pvm_materialize`: per position `0`
+/// (a name), `1` (the starred one) or the nested target's own shape.
+/// `None` when no nested target is starred (materialising the value is
+/// enough).
+fn nested_star_shape(target: &Expr) -> Option<String> {
+    fn shape(target: &Expr) -> String {
+        match target {
+            Expr::Starred(_) => "1".into(),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                let inner: Vec<String> = elts.iter().map(shape).collect();
+                format!("({},)", inner.join(", "))
+            }
+            _ => "0".into(),
+        }
+    }
+    let nested = match target {
+        Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => elts
+            .iter()
+            .any(|elt| !matches!(elt, Expr::Starred(_)) && has_starred_target(elt)),
+        _ => false,
+    };
+    nested.then(|| shape(target))
 }
 
 /// Does an assignment target unpack with `*name`?
@@ -867,11 +945,15 @@ fn has_star_pattern(pattern: &ast::Pattern) -> bool {
 }
 
 /// Inserts `_pvm_meter(extra + cost of the suite's own statements)` at its top.
+/// A docstring stays the suite's first statement (`f.__doc__`, a class's
+/// `__doc__`): the meter goes after it.
 fn meter_suite(body: &mut ast::Suite, extra: u64) {
     let Some(first) = body.first() else { return };
     let range = first.range();
     let amount = extra + suite_cost(body);
-    body.insert(0, meter_stmt(amount, range));
+    let docstring =
+        matches!(first, Stmt::Expr(expr) if matches!(*expr.value, Expr::StringLiteral(_)));
+    body.insert(usize::from(docstring), meter_stmt(amount, range));
 }
 
 /// Cost of a statement excluding its nested suites (they meter themselves).

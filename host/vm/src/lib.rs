@@ -39,6 +39,7 @@ pub mod guards;
 pub mod helpers;
 pub mod host;
 mod identity;
+mod identity_hash;
 pub mod instrument;
 mod int_hash;
 mod iteration;

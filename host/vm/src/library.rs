@@ -61,6 +61,9 @@ fn compile(name: &str, source: &str) -> Result<CodeObject, String> {
     let parsed = ruff_python_parser::parse_module(source)
         .map_err(|error| format!("library module {name} does not parse: {error}"))?;
     let mut module = parsed.into_syntax();
+    // Guarded like actor code: a library object an actor module makes at
+    // load (`QUEUE = deque()`) is one of that module's values, and the
+    // library's own stores write into it.
     crate::instrument::instrument(&mut module);
     let source_file = SourceFileBuilder::new(format!("<pvm {name}>"), source).finish();
     rustpython_codegen::compile::compile_top(
@@ -118,6 +121,12 @@ fn load(
             vm,
         )?;
     }
+    globals.set_item(
+        "_pvm_make_class",
+        vm.new_function("_pvm_make_class", crate::identity::make_class_native)
+            .into(),
+        vm,
+    )?;
     globals.set_item(
         "_pvm_object_setattr",
         vm.new_function("_pvm_object_setattr", object_setattr)

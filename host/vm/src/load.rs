@@ -79,7 +79,8 @@ pub(crate) fn run_load<R>(
     let suspended = crate::alloc::SuspendedBudget::start();
     let budget = crate::alloc::MemoryBudget::start(LOAD_MEMORY_BYTES);
     let mut host = LoadHost;
-    let result = HOST.set(HostSlot { host: &mut host }, load);
+    let result =
+        crate::identity_hash::in_load_scope(|| HOST.set(HostSlot { host: &mut host }, load));
     drop(budget);
     drop(suspended);
     let state = EXEC
@@ -237,6 +238,9 @@ impl std::fmt::Display for MutableValue {
 pub(crate) enum Mutables {
     Refused,
     Reset(crate::constants::ModuleId),
+    /// Count the values the store guards protect, record nothing (the
+    /// module may be loaded again, see `Runtime::actor_class`).
+    Probe,
 }
 
 /// Walks everything reachable from `globals`, records it as frozen and
@@ -249,11 +253,11 @@ pub(crate) fn freeze(
     nonlocal_names: &[String],
     mutables: Mutables,
     vm: &VirtualMachine,
-) -> Result<(), MutableValue> {
+) -> Result<usize, MutableValue> {
     let mut walk = Walk {
         seen: HashSet::new(),
         nonlocal_names,
-        resettable: matches!(mutables, Mutables::Reset(_)).then(Vec::new),
+        resettable: (!matches!(mutables, Mutables::Refused)).then(Vec::new),
         vm,
     };
     for (name, value) in globals.items_vec() {
@@ -265,6 +269,25 @@ pub(crate) fn freeze(
         }
         walk.visit(&value, name)?;
     }
+    // What the store guards protect: exact lists and dicts (RustPython's
+    // specialised stores write into them directly) and bytearrays (their
+    // store slot is not wrapped). Sets, subclasses and instances are reached
+    // through their methods or slots.
+    let found = walk.resettable.as_ref().map_or(0, |values| {
+        values
+            .iter()
+            .filter(|value| {
+                value.class().is(vm.ctx.types.list_type)
+                    || value.class().is(vm.ctx.types.dict_type)
+                    || value
+                        .downcast_ref::<rustpython_vm::builtins::PyByteArray>()
+                        .is_some()
+            })
+            .count()
+    });
+    if matches!(mutables, Mutables::Probe) {
+        return Ok(found);
+    }
     FROZEN.with(|frozen| frozen.borrow_mut().extend(walk.seen));
     if let (Mutables::Reset(module), Some(resettable)) = (mutables, walk.resettable) {
         crate::constants::register(module, resettable, vm).map_err(|error| MutableValue {
@@ -274,7 +297,7 @@ pub(crate) fn freeze(
             reason: None,
         })?;
     }
-    Ok(())
+    Ok(found)
 }
 
 struct Walk<'a> {
@@ -347,7 +370,10 @@ impl Walk<'_> {
             }
             return Ok(());
         }
-        if obj.class().is(vm.ctx.types.cell_type) {
+        // Cells, and the descriptors `__slots__` makes (they hold no value).
+        if obj.class().is(vm.ctx.types.cell_type)
+            || obj.class().is(vm.ctx.types.member_descriptor_type)
+        {
             return Ok(());
         }
         // Lists, dicts, sets, bytearrays and instances made by an actor

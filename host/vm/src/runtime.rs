@@ -34,8 +34,18 @@ pub use crate::call_native::MAX_CALL_DEPTH;
 thread_local! {
     static RUNTIME: RefCell<Option<&'static Runtime>> = const { RefCell::new(None) };
 }
-/// Python frames allowed per execution (recursion bombs stop here, catchably).
-pub const RECURSION_LIMIT: usize = 200;
+/// Python frames allowed per execution (recursion bombs stop here,
+/// catchably): CPython's default. The deepest frames measured need ~9 KB of
+/// native stack each in a debug build (a `__lt__` that sorts again), so the
+/// whole depth needs ~9 MB: threads that run executions get
+/// [`EXECUTION_THREAD_STACK_BYTES`] (the node's runtimes, the benches).
+/// On a smaller stack RustPython's own native-stack guard raises
+/// `RecursionError` first, never a crash.
+pub const RECURSION_LIMIT: usize = 1000;
+
+/// The native stack of a thread that runs executions (see
+/// [`RECURSION_LIMIT`]): 64 MiB, reserved, committed only where touched.
+pub const EXECUTION_THREAD_STACK_BYTES: usize = 64 << 20;
 
 /// Tracked objects created since the last collection after which
 /// [`Runtime::settle`] collects cyclic garbage (RustPython's own default).
@@ -174,6 +184,7 @@ const PLAIN_BUILTINS: &[&str] = &[
     "callable",
     "next",
     "repr",
+    "ascii",
     "slice",
     "NotImplemented",
     "Ellipsis",
@@ -376,6 +387,7 @@ impl Runtime {
                     .into(),
                 Guard::Kwargs => vm.new_function(name, guard_natives::kwargs_native).into(),
                 Guard::Mutate => vm.new_function(name, guard_natives::mutate_native).into(),
+                Guard::Format => vm.new_function(name, guard_natives::format_native).into(),
             };
             set(name, native);
         }
@@ -455,6 +467,18 @@ impl Runtime {
             make_module(vm, "json", crate::helpers::json_functions(vm)),
         );
 
+        // `from __future__ import annotations` (the compiler reads the
+        // feature; the statement still imports the module at run time).
+        let future = vm.ctx.new_dict();
+        for feature in crate::sandbox::FUTURE_FEATURES {
+            future
+                .set_item(*feature, vm.ctx.new_bool(true).into(), vm)
+                .expect("dict insert");
+        }
+        modules.insert(
+            "__future__",
+            vm.new_module("__future__", future, None).into(),
+        );
         crate::load::freeze_objects(modules.values());
         let import_modules = modules;
         let library_builtins = builtins.clone();
@@ -548,44 +572,48 @@ impl Runtime {
             }
             return Ok((loaded.class.clone(), loaded.module));
         }
-        let globals = vm.ctx.new_dict();
-        globals.set_item("__builtins__", self.builtins.clone(), vm)?;
-        globals.set_item("__name__", vm.ctx.new_str("actor").into(), vm)?;
-        // Converting with the VM (not the bare context) is required for
-        // constants such as frozensets that the compiler folds `in {…}` into.
-        let code =
-            rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, compiled.bytecode.clone());
         // Loading kept objects alive that came off the free lists.
         self.unsettled_all.set(true);
-        let loaded = crate::load::run_load(invoke_handler, crate::load::LOAD_CYCLES, || {
-            vm.run_code_obj(code, Scope::new(None, globals.clone()))
-        });
-        match loaded {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => {
-                let message = crate::exec::exception_message(&error, vm);
-                return Err(
-                    vm.new_runtime_error(format!("the actor module failed to load: {message}"))
-                );
-            }
-            Err(abort) => {
-                return Err(vm.new_runtime_error(format!(
-                    "the actor module failed to load: {} ({} cycles are available to module-level code)",
-                    crate::exec::abort_message(abort),
-                    crate::load::LOAD_CYCLES
-                )));
-            }
-        }
-        let module = crate::constants::new_module();
-        crate::load::freeze(
+        // First the module without subscript-store guards: if its load
+        // leaves no list, dict or bytearray (what those guards protect), its
+        // other values (instances, sets, enum members) are watched through
+        // their methods and slots and the guards would only cost time.
+        // Otherwise it is loaded again, guarded. Either way its values are
+        // registered to be reset after every call. Loads are deterministic,
+        // so every node makes the same choice.
+        let cannot_load = |mutable: crate::load::MutableValue| {
+            vm.new_type_error(format!("the actor module cannot be loaded: {mutable}"))
+        };
+        let globals = self.run_module(&compiled.unguarded, vm)?;
+        let found = crate::load::freeze(
             &globals,
             &compiled.nonlocal_names,
-            crate::load::Mutables::Reset(module),
+            crate::load::Mutables::Probe,
             vm,
         )
-        .map_err(|mutable| {
-            vm.new_type_error(format!("the actor module cannot be loaded: {mutable}"))
-        })?;
+        .map_err(cannot_load)?;
+        let module = crate::constants::new_module();
+        let globals = if found == 0 {
+            crate::load::freeze(
+                &globals,
+                &compiled.nonlocal_names,
+                crate::load::Mutables::Reset(module),
+                vm,
+            )
+            .map_err(cannot_load)?;
+            globals
+        } else {
+            drop(globals);
+            let globals = self.run_module(&compiled.bytecode, vm)?;
+            crate::load::freeze(
+                &globals,
+                &compiled.nonlocal_names,
+                crate::load::Mutables::Reset(module),
+                vm,
+            )
+            .map_err(cannot_load)?;
+            globals
+        };
         let class = globals.get_item(compiled.class_name.as_str(), vm)?;
         let snapshot = compiled.rebinds_globals.then(|| globals.items_vec());
         self.actor_classes.borrow_mut().insert(
@@ -598,6 +626,35 @@ impl Runtime {
             },
         );
         Ok((class, module))
+    }
+
+    /// Runs a module body under the load budget, into fresh globals.
+    fn run_module(
+        &self,
+        bytecode: &rustpython_compiler_core::bytecode::CodeObject,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyDictRef> {
+        let globals = vm.ctx.new_dict();
+        globals.set_item("__builtins__", self.builtins.clone(), vm)?;
+        globals.set_item("__name__", vm.ctx.new_str("actor").into(), vm)?;
+        // Converting with the VM (not the bare context) is required for
+        // constants such as frozensets that the compiler folds `in {…}` into.
+        let code = rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, bytecode.clone());
+        let loaded = crate::load::run_load(invoke_handler, crate::load::LOAD_CYCLES, || {
+            vm.run_code_obj(code, Scope::new(None, globals.clone()))
+        });
+        match loaded {
+            Ok(Ok(_)) => Ok(globals),
+            Ok(Err(error)) => {
+                let message = crate::exec::exception_message(&error, vm);
+                Err(vm.new_runtime_error(format!("the actor module failed to load: {message}")))
+            }
+            Err(abort) => Err(vm.new_runtime_error(format!(
+                "the actor module failed to load: {} ({} cycles are available to module-level code)",
+                crate::exec::abort_message(abort),
+                crate::load::LOAD_CYCLES
+            ))),
+        }
     }
 
     /// Instantiates the actor and invokes `handler` with `args` (`None`: no

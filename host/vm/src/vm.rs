@@ -265,6 +265,9 @@ impl Vm {
             let _ = runtime.actor_class(compiled, vm);
             runtime.settle(vm);
         });
+        // Identity numbers restart with every execution (outside its budget:
+        // dropping an earlier table must not credit this one).
+        crate::identity_hash::reset_execution();
         let _memory = crate::alloc::MemoryBudget::start(limits.memory_bytes);
         let tx_sender = host.tx_sender();
         let mut meter = Meter {
@@ -307,6 +310,7 @@ impl Vm {
                         let invoked = runtime.invoke(compiled, actor, deployer, handler, args, vm);
                         let finished = finish_invocation(invoked, handler, args, vm);
                         crate::constants::reset_all(vm);
+                        crate::identity_hash::reset_execution();
                         finished
                     })
                 })

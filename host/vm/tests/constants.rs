@@ -315,3 +315,96 @@ class A:
 "#;
     assert_eq!(same_warm_and_cold(source, "go"), list(&[6, 7]));
 }
+
+#[test]
+fn c12_a_module_without_lists_or_dicts_is_watched_through_methods_and_slots() {
+    // No list, dict or bytearray at load: the module runs without the
+    // subscript-store guards; its instances and sets are still reset.
+    let source = r#"
+class Config:
+    def __init__(self):
+        self.limit = 5
+CONFIG = Config()
+TAGS = {"a"}
+@actor
+class A:
+    def go(self):
+        global TAGS
+        before = [CONFIG.limit, sorted(TAGS)]
+        CONFIG.limit += 1
+        setattr(CONFIG, "extra", 1)
+        TAGS.add("b")
+        TAGS |= {"c"}
+        xs = [0, 0]
+        xs[0] = 1
+        return before
+"#;
+    assert_eq!(
+        same_warm_and_cold(source, "go"),
+        Value::List(vec![
+            Value::Int(5.into()),
+            Value::List(vec![Value::Str("a".into())])
+        ])
+    );
+}
+
+#[test]
+fn c13_starred_unpacking_of_an_infinite_iterator_runs_out_of_cycles() {
+    let source = r#"
+import itertools
+@actor
+class A:
+    def loop(self):
+        for first, *rest in [itertools.count()]:
+            return first
+    def comprehension(self):
+        return [a for a, *b in [itertools.count()]]
+    def nested(self):
+        (a, *b), c = itertools.count(), 1
+        return a
+"#;
+    let (vm, mut host, actor) = deployed(source, &[]);
+    for handler in ["loop", "comprehension", "nested"] {
+        let outcome = call(&vm, &mut host, &actor, handler, &[]);
+        assert_eq!(
+            outcome.error_kind(),
+            Some(timerhost_types::ErrorKind::OutOfCycles),
+            "{handler}: {:?}",
+            outcome.result
+        );
+    }
+}
+
+#[test]
+fn c14_objects_hashed_at_load_are_found_in_every_call() {
+    let source = r#"
+class Node:
+    def __init__(self, name):
+        self.name = name
+A_NODE = Node("a")
+B_NODE = Node("b")
+SEEN = {A_NODE}
+INDEX = {A_NODE: 1, B_NODE: 2}
+@actor
+class A:
+    def go(self):
+        fresh = Node("c")
+        SEEN.add(fresh)
+        INDEX[fresh] = 3
+        return [A_NODE in SEEN, B_NODE in SEEN, INDEX[B_NODE], len(SEEN), [n.name for n in INDEX]]
+"#;
+    assert_eq!(
+        same_warm_and_cold(source, "go"),
+        Value::List(vec![
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Int(2.into()),
+            Value::Int(2.into()),
+            Value::List(vec![
+                Value::Str("a".into()),
+                Value::Str("b".into()),
+                Value::Str("c".into())
+            ]),
+        ])
+    );
+}

@@ -7,7 +7,7 @@ static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocato
 
 mod common;
 
-use common::{addr, deploy_at, limits};
+use common::{addr, call, deploy_at, deployed, limits};
 use timerhost_types::{ErrorKind, Invocation, Value};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
@@ -336,4 +336,50 @@ fn memory_peak_does_not_depend_on_other_threads() {
             "(cycles, peak bytes) alone vs beside a busy thread"
         );
     }
+}
+
+/// RustPython specialises warm instructions (a class call, a store, a
+/// method call); no specialisation may change what a call is charged, or a
+/// warm node and a cold one would write different receipts (#30: a class
+/// call once cost 10 cycles less from the third call on).
+#[test]
+fn repeated_calls_cost_the_same_once_warm() {
+    let source = r#"
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    def moved(self, d):
+        return Point(self.x + d, self.y)
+class Plain:
+    pass
+@actor
+class A:
+    def go(self, n):
+        out = []
+        d = {}
+        for i in range(n):
+            p = Point(i, i).moved(1)
+            out.append(p.x)
+            d[i] = p
+            out[-1] = p.y
+            Plain()
+            try:
+                raise ValueError(i)
+            except ValueError:
+                pass
+        return len(out) + len(d)
+"#;
+    let (vm, mut host, actor) = deployed(source, &[]);
+    let cycles: Vec<u64> = (0..5)
+        .map(|_| {
+            let outcome = call(&vm, &mut host, &actor, "go", &[Value::int(20)]);
+            assert!(outcome.is_success(), "{:?}", outcome.result);
+            outcome.cycles_used
+        })
+        .collect();
+    assert!(
+        cycles.windows(2).all(|pair| pair[0] == pair[1]),
+        "cycles changed as the code warmed up: {cycles:?}"
+    );
 }

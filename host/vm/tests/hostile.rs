@@ -523,18 +523,24 @@ fn h33_no_address_leaks_through_str_or_set_order() {
     let value = format!("{:?}", outcome.result);
     assert!(outcome.is_success(), "{value}");
     assert!(!value.contains("0x"), "{value}");
-    for body in [
-        "        return len({self: 1})\n",
-        "        return len({self.run, 1})\n",
-        "        return len({Hostile})\n",
-    ] {
-        let source = format!("class Hostile:\n    def run(self):\n{body}");
-        let outcome = run_hostile(&source, &[]);
-        assert!(
-            outcome.result.unwrap_err().message.contains("unhashable"),
-            "{body}"
-        );
-    }
+    // Bound methods stay unhashable; objects of plain classes, classes and
+    // functions hash deterministically (#30): a set of them iterates in the
+    // same order in another thread, on a warm interpreter, every time.
+    let source = "class Hostile:\n    def run(self):\n        return len({self.run, 1})\n";
+    let outcome = run_hostile(source, &[]);
+    assert!(
+        outcome.result.unwrap_err().message.contains("unhashable"),
+        "bound method"
+    );
+    let source = "class Node:\n    def __init__(self, i):\n        self.i = i\nclass Hostile:\n    def run(self):\n        nodes = [Node(i) for i in range(200)]\n        late = set(reversed(nodes))\n        return [[n.i for n in set(nodes)], [n.i for n in late], len({self: 1, Hostile: 2, Node: 3, len: 4})]\n";
+    let first = run_hostile(source, &[]);
+    assert!(first.is_success(), "{:?}", first.result);
+    let again = run_hostile(source, &[]);
+    assert_eq!(again.result, first.result);
+    let elsewhere = std::thread::spawn(move || run_hostile(source, &[]).result)
+        .join()
+        .unwrap();
+    assert_eq!(elsewhere, first.result);
     let source = "class Hostile:\n    def run(self):\n        return [x for x in {None, 1, 'a', (2, None)}]\n";
     let first = run_hostile(source, &[]).result;
     assert_eq!(
@@ -1218,4 +1224,49 @@ fn h54_json_of_900_kb_is_charged_by_its_work_and_completes() {
         cycles - empty,
         text_len / 16 + 8 * 45 + 45 * decimal(19_567)
     );
+}
+
+/// Recursion to CPython's default depth (1,000 frames), through natives too,
+/// on a thread with the stack executions get (`EXECUTION_THREAD_STACK_BYTES`);
+/// one frame more is a catchable `RecursionError`; on a thread far too small
+/// for it, RustPython's native-stack guard raises `RecursionError` instead
+/// of crashing the node (#30).
+#[test]
+fn h40_recursion_to_the_limit() {
+    let plain = "class Hostile:\n    def f(self, n):\n        return 0 if n == 0 else 1 + self.f(n - 1)\n    def run(self, n):\n        try:\n            return self.f(n)\n        except RecursionError:\n            return -1\n";
+    let programs: &[(&str, i64)] = &[
+        (plain, 990),
+        ("class K:\n    def __init__(self, n):\n        self.n = n\n    def __lt__(self, o):\n        if self.n > 0:\n            sorted([K(self.n - 1), K(self.n - 1)])\n        return False\nclass Hostile:\n    def run(self, n):\n        return len(sorted([K(n), K(n)]))\n", 320),
+        ("class R:\n    def __init__(self, n):\n        self.n = n\n    def __repr__(self):\n        return repr(R(self.n - 1)) if self.n > 0 else 'x'\nclass Hostile:\n    def run(self, n):\n        return len(repr(R(n)))\n", 490),
+        ("def g(n):\n    if n > 0:\n        yield from g(n - 1)\n    yield n\nclass Hostile:\n    def run(self, n):\n        return sum(g(n))\n", 490),
+    ];
+    let on_thread = |stack: usize, source: &'static str, depth: i64| {
+        std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || run_hostile(source, &[Value::int(depth)]))
+            .unwrap()
+            .join()
+            .expect("the thread survives")
+    };
+    let stack = timerhost_vm::runtime::EXECUTION_THREAD_STACK_BYTES;
+    for (source, depth) in programs {
+        let outcome = on_thread(stack, source, *depth);
+        assert!(outcome.is_success(), "{source}: {:?}", outcome.result);
+    }
+    assert_eq!(on_thread(stack, plain, 990).result, Ok(Value::int(990)));
+    assert_eq!(on_thread(stack, plain, 1_000).result, Ok(Value::int(-1)));
+    // Nesting built by a loop, then walked natively by repr.
+    let nested = "class Hostile:\n    def run(self, n):\n        x = []\n        for i in range(n):\n            x = [x]\n        try:\n            return len(repr(x))\n        except RecursionError:\n            return -1\n";
+    let outcome = on_thread(stack, nested, 50_000);
+    assert!(outcome.is_success(), "{:?}", outcome.result);
+    // A thread far too small: the result or RecursionError, never a crash.
+    for (source, depth) in [(plain, 990), (nested, 50_000)] {
+        let outcome = on_thread(256 << 10, source, depth);
+        // Success is the result or a caught RecursionError.
+        assert!(
+            outcome.is_success(),
+            "{source} {depth}: {:?}",
+            outcome.result
+        );
+    }
 }

@@ -57,6 +57,9 @@ pub struct Style {
     /// `\b` and `\f` as CPython writes them (the canonical form uses
     /// `\u0008`, `\u000c`).
     pub short_escapes: bool,
+    /// CPython's `indent=`: every array item and object member on a line of
+    /// its own, indented by this string once per level.
+    pub indent: Option<String>,
 }
 
 impl Style {
@@ -68,6 +71,7 @@ impl Style {
             sort_keys: true,
             ensure_ascii: false,
             short_escapes: false,
+            indent: None,
         }
     }
 
@@ -79,6 +83,7 @@ impl Style {
             sort_keys: false,
             ensure_ascii: true,
             short_escapes: true,
+            indent: None,
         }
     }
 }
@@ -89,11 +94,42 @@ pub fn encode(value: &Value, out: &mut String) -> Result<(), String> {
     encode_with(value, &Style::canonical(), out)
 }
 
+/// Bytes an indent adds to the encoding of `value` at nesting `level`: a
+/// line break and `level` indents per item (what `json.dumps` pre-checks
+/// before it encodes).
+pub fn indent_bytes(value: &Value, indent: usize, level: u128) -> u128 {
+    let line = 1 + level * indent as u128;
+    match value {
+        Value::List(items) | Value::Tuple(items) => {
+            let inner: u128 = items
+                .iter()
+                .map(|item| line + indent as u128 + indent_bytes(item, indent, level + 1))
+                .sum();
+            inner + line
+        }
+        Value::Dict(entries) => {
+            let inner: u128 = entries
+                .iter()
+                .map(|(_, item)| line + indent as u128 + indent_bytes(item, indent, level + 1))
+                .sum();
+            inner + line
+        }
+        _ => 0,
+    }
+}
+
 /// Encodes in `style` (tuples as arrays, only `str` dict keys, no bytes),
 /// appending to `out`; on an error `out` is left as it was.
 pub fn encode_with(value: &Value, style: &Style, out: &mut String) -> Result<(), String> {
     let mut text = Vec::new();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut text, Layout { style });
+    let mut serializer = serde_json::Serializer::with_formatter(
+        &mut text,
+        Layout {
+            style,
+            level: 0,
+            has_value: false,
+        },
+    );
     Encode {
         value,
         sort_keys: style.sort_keys,
@@ -163,21 +199,79 @@ impl Serialize for Encode<'_> {
     }
 }
 
-/// `serde_json`'s compact layout with a [`Style`]'s separators and escapes.
+/// `serde_json`'s compact layout with a [`Style`]'s separators and escapes,
+/// and CPython's line breaks when it has an indent.
 struct Layout<'s> {
     style: &'s Style,
+    /// Nesting depth (for the indent).
+    level: usize,
+    /// Has the innermost open array or object written an item?
+    has_value: bool,
+}
+
+impl Layout<'_> {
+    fn new_line<W: ?Sized + io::Write>(&self, writer: &mut W) -> io::Result<()> {
+        if let Some(indent) = &self.style.indent {
+            writer.write_all(b"\n")?;
+            for _ in 0..self.level {
+                writer.write_all(indent.as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        writer.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.new_line(writer)?;
+        }
+        self.has_value = true;
+        writer.write_all(bracket)
+    }
 }
 
 impl Formatter for Layout<'_> {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"[")
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
+    }
+
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"{")
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"}")
+    }
+
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
     fn begin_array_value<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            return Ok(());
+        if !first {
+            writer.write_all(self.style.item_separator.as_bytes())?;
         }
-        writer.write_all(self.style.item_separator.as_bytes())
+        self.new_line(writer)
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(

@@ -38,7 +38,7 @@ pub(super) fn guard_store_target(target: &mut Expr) {
 
 /// Can `expr` be evaluated twice with the effect of once (a name or a
 /// constant)?
-fn is_pure(expr: &Expr) -> bool {
+pub(super) fn is_pure(expr: &Expr) -> bool {
     match expr {
         Expr::Name(_)
         | Expr::NumberLiteral(_)
@@ -56,7 +56,7 @@ fn is_pure(expr: &Expr) -> bool {
     }
 }
 
-fn name(id: &str, context: ast::ExprContext, range: TextRange) -> Expr {
+pub(super) fn name(id: &str, context: ast::ExprContext, range: TextRange) -> Expr {
     Expr::Name(ast::ExprName {
         range,
         node_index: Default::default(),
@@ -66,7 +66,7 @@ fn name(id: &str, context: ast::ExprContext, range: TextRange) -> Expr {
 }
 
 /// `(id := value)`.
-fn bind(id: &str, value: Expr, range: TextRange) -> Expr {
+pub(super) fn bind(id: &str, value: Expr, range: TextRange) -> Expr {
     Expr::Named(ast::ExprNamed {
         range,
         node_index: Default::default(),
@@ -219,14 +219,18 @@ fn split_target(target: Expr) -> SplitTarget {
 /// `target op= value` as `target = guard(code, <target loaded>, value[,
 /// container])`; `guard` is [`Guard::Augop`] (which performs the in-place
 /// operation) or [`Guard::Binop`] (`%=`, formatting).
-pub(super) fn rewrite_augmented(assign: &mut ast::StmtAugAssign, guard: Guard) -> Stmt {
+pub(super) fn rewrite_augmented(
+    assign: &mut ast::StmtAugAssign,
+    guard: Guard,
+    guard_stores: bool,
+) -> Stmt {
     let range = assign.range;
     let value_range = assign.value.range();
     let code = int_literal(u64::from(OperatorCode::of(assign.op).code()), value_range);
     let split = split_target(take(&mut assign.target));
     let value = take(&mut assign.value);
     let mut args = vec![code, split.load, value];
-    if guard == Guard::Augop {
+    if guard == Guard::Augop && guard_stores {
         if let Some(container) = split.container {
             args.push(container);
         }

@@ -350,6 +350,12 @@ pub(crate) const BUILTIN_RULES: &[Rule] = &[
     },
     Rule {
         types: &["builtins"],
+        names: &["ascii"],
+        price: Price::Sized,
+        why: "the repr slots charge the walk; escaping writes up to ten characters per character, charged by the result's size",
+    },
+    Rule {
+        types: &["builtins"],
         names: &["round"],
         price: Price::Free,
         why: "reaches `__round__`, priced above",
@@ -412,7 +418,7 @@ pub(crate) const MODULE_RULES: &[Rule] = &[
     },
     Rule {
         types: &["base64"],
-        names: &["b64encode", "b64decode"],
+        names: &["b64encode", "b64decode", "urlsafe_b64encode", "urlsafe_b64decode"],
         price: Price::Stand("1 + 2 per 16 bytes"),
         why: "linear codecs",
     },

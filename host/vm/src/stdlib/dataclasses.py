@@ -3,7 +3,7 @@
 ``@dataclass`` reads the class annotations and adds ``__init__``,
 ``__repr__``, ``__eq__``, ordering, hashing and frozen-ness like CPython, but
 the methods are closures looping over the field list (no ``exec``).  Left
-out: ``slots=True``, ``weakref_slot``, ``InitVar``, ``make_dataclass``,
+out: ``weakref_slot``, ``InitVar``, ``make_dataclass``,
 string ``"ClassVar[...]"`` annotations, the recursive-repr guard, deep copies
 in ``asdict``/``astuple`` (non-container values are shared, not copied) and
 the generated ``__doc__`` signature.
@@ -414,15 +414,43 @@ def dataclass(cls=None, /, *, init=True, repr=True, eq=True, order=False,
               slots=False, weakref_slot=False):
     if order and not eq:
         raise ValueError('eq must be true if order is true')
-    if slots or weakref_slot:
-        raise TypeError('dataclass(slots=True) is not supported in the actor VM')
+    if weakref_slot:
+        raise TypeError('dataclass(weakref_slot=True) is not supported in the actor VM')
 
     def wrap(cls):
-        return _process_class(cls, init, repr, eq, order, unsafe_hash, frozen,
-                              match_args, kw_only)
+        cls = _process_class(cls, init, repr, eq, order, unsafe_hash, frozen,
+                             match_args, kw_only)
+        if slots:
+            cls = _add_slots(cls)
+        return cls
     if cls is None:
         return wrap
     return wrap(cls)
+
+
+def _add_slots(cls):
+    """The class remade with ``__slots__`` for its fields (as CPython does:
+    a new class; zero-argument ``super()`` in its methods still names the
+    old one)."""
+    field_names = tuple([f.name for f in cls.__dataclass_fields__.values()
+                         if f._field_type is _FIELD])
+    inherited = set()
+    for base in cls.__mro__[1:-1]:
+        for name in base.__dict__.get('__slots__', ()):
+            inherited.add(name)
+    namespace = {name: value for name, value in cls.__dict__.items()}
+    if '__slots__' in namespace:
+        raise TypeError(f'{cls.__name__} already specifies __slots__')
+    namespace['__slots__'] = tuple([name for name in field_names if name not in inherited])
+    for name in field_names:
+        namespace.pop(name, None)
+    namespace.pop('__dict__', None)
+    namespace.pop('__weakref__', None)
+    qualname = namespace.get('__qualname__')
+    new_cls = _pvm_make_class(cls.__name__, cls.__bases__, namespace)
+    if qualname is not None:
+        new_cls.__qualname__ = qualname
+    return new_cls
 
 
 def fields(class_or_instance):
