@@ -63,6 +63,8 @@ enum Contents {
         dict: Option<PyDictRef>,
         slots: Vec<(PyObjectRef, Option<PyObjectRef>)>,
     },
+    /// A class's own attributes (`Order.next_id += 1` in a call).
+    Class(Vec<(PyObjectRef, PyObjectRef)>),
 }
 
 impl Contents {
@@ -78,6 +80,7 @@ impl Contents {
             Contents::Attributes { dict, slots } => {
                 dict.as_ref().map_or(0, |dict| dict.__len__() as u64) + slots.len() as u64
             }
+            Contents::Class(attributes) => attributes.len() as u64,
         }
     }
 
@@ -135,6 +138,12 @@ pub(crate) fn new_module() -> ModuleId {
         next.set(id.wrapping_add(1));
         id
     })
+}
+
+/// Is `obj` a registered value (a class an actor module made, whose
+/// attributes a call may then set)?
+pub(crate) fn is_registered(obj: &PyObject) -> bool {
+    ANY_SHARED.get() && SHARED.with(|shared| shared.borrow().contains_key(&address(obj)))
 }
 
 /// Can `obj` be registered (a value whose writes [`before_write`] sees)?
@@ -203,6 +212,10 @@ fn slot_descriptors(class: &rustpython_vm::Py<PyType>, vm: &VirtualMachine) -> V
 /// types' natives are called unmetered).
 fn snapshot(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<Contents>> {
     let mut facets = Vec::new();
+    if let Some(class) = obj.downcast_ref::<PyType>() {
+        facets.push(Contents::Class(class_attributes(class)));
+        return Ok(facets);
+    }
     if let Some(list) = obj.downcast_ref::<PyList>() {
         facets.push(Contents::List(list.borrow_vec().to_vec()));
     } else if let Some(dict) = obj.downcast_ref::<PyDict>() {
@@ -269,6 +282,7 @@ fn write_back(obj: &PyObjectRef, contents: &[Contents], vm: &VirtualMachine) -> 
                     drop(old);
                 }
             }
+            Contents::Class(attributes) => restore_class(obj, attributes, vm)?,
             Contents::Attributes { dict, slots } => {
                 if let (Some(copy), Some(own)) = (dict, obj.dict()) {
                     refill_dict(&own, copy, vm)?;
@@ -284,6 +298,49 @@ fn write_back(obj: &PyObjectRef, contents: &[Contents], vm: &VirtualMachine) -> 
                     }
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// A class's own attributes, names as `str` objects.
+fn class_attributes(class: &PyType) -> Vec<(PyObjectRef, PyObjectRef)> {
+    class
+        .attributes
+        .as_dict()
+        .map(|dict| dict.items_vec())
+        .unwrap_or_default()
+}
+
+/// Puts a class's attributes back: names added since are deleted, changed
+/// ones set back, through `type`'s attribute slot (which keeps the
+/// interpreter's attribute caches right).
+fn restore_class(
+    class: &PyObjectRef,
+    attributes: &[(PyObjectRef, PyObjectRef)],
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let Some(typ) = class.downcast_ref::<PyType>() else {
+        return Ok(());
+    };
+    let current = class_attributes(typ);
+    for (name, _) in &current {
+        if !attributes.iter().any(|(known, _)| known.is(name)) {
+            let name = name
+                .clone()
+                .try_into_value::<rustpython_vm::builtins::PyStrRef>(vm)?;
+            class.del_attr(&name, vm)?;
+        }
+    }
+    for (name, value) in attributes {
+        let unchanged = current
+            .iter()
+            .any(|(known, now)| known.is(name) && now.is(value));
+        if !unchanged {
+            let name = name
+                .clone()
+                .try_into_value::<rustpython_vm::builtins::PyStrRef>(vm)?;
+            class.set_attr(&name, value.clone(), vm)?;
         }
     }
     Ok(())

@@ -353,6 +353,17 @@ impl Walk<'_> {
             return self.visit_function(obj, function, path);
         }
         if let Some(class) = obj.downcast_ref::<PyType>() {
+            // An actor module's classes: their attributes may be set in a
+            // call (`Order.next_id += 1`) and are put back after it.
+            if let Some(resettable) = self.resettable.as_mut() {
+                if class
+                    .slots
+                    .flags
+                    .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE)
+                {
+                    resettable.push(obj.clone());
+                }
+            }
             return self.visit_class(class, path);
         }
         let class = obj.class();
@@ -673,8 +684,15 @@ macro_rules! frozen_setattr {
             vm: &VirtualMachine,
         ) -> PyResult<()> {
             if crate::exec::is_executing() && is_frozen(obj) {
+                // A class an actor module made: the write is undone after
+                // the call ([`crate::constants`]).
+                if obj.downcast_ref::<PyType>().is_some() && crate::constants::is_registered(obj) {
+                    crate::constants::before_write(obj, vm)?;
+                    let original = $original.get().expect("wrapped slot has its original");
+                    return original(obj, name, value, vm);
+                }
                 return Err(vm.new_attribute_error(format!(
-                    "cannot set '{}' on {}: classes, functions and modules defined at load are shared by every call; keep state in self.storage or on instances",
+                    "cannot set '{}' on {}: functions and modules defined at load, and the VM's library classes, are shared by every call; keep state in self.storage or on instances",
                     name.to_str().unwrap_or("?"),
                     obj.class().name()
                 )));

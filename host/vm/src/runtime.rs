@@ -185,6 +185,7 @@ const PLAIN_BUILTINS: &[&str] = &[
     "next",
     "repr",
     "ascii",
+    "hash",
     "slice",
     "NotImplemented",
     "Ellipsis",
@@ -220,6 +221,22 @@ const EXCEPTIONS: &[&str] = &[
     "UnicodeError",
     "UnicodeDecodeError",
     "UnicodeEncodeError",
+    // Raised and caught by ordinary programs (parsers, deadlines, generator
+    // clean-up, warnings as values).
+    "SyntaxError",
+    "TimeoutError",
+    "GeneratorExit",
+    "ImportError",
+    "ModuleNotFoundError",
+    "EOFError",
+    "UnboundLocalError",
+    "FloatingPointError",
+    "BufferError",
+    "Warning",
+    "UserWarning",
+    "DeprecationWarning",
+    "RuntimeWarning",
+    "FutureWarning",
 ];
 
 impl Runtime {

@@ -102,7 +102,6 @@ const FORBIDDEN_NAMES: &[&str] = &[
     "vars",
     "dir",
     "id",
-    "hash",
     "memoryview",
     "aiter",
     "anext",

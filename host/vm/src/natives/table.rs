@@ -350,6 +350,12 @@ pub(crate) const BUILTIN_RULES: &[Rule] = &[
     },
     Rule {
         types: &["builtins"],
+        names: &["hash"],
+        price: Price::Sized,
+        why: "hashes every byte of a str or bytes and every item of a tuple (a `__hash__` of your own runs metered); identity hashes are deterministic (`identity_hash`)",
+    },
+    Rule {
+        types: &["builtins"],
         names: &["ascii"],
         price: Price::Sized,
         why: "the repr slots charge the walk; escaping writes up to ten characters per character, charged by the result's size",

@@ -317,6 +317,7 @@ pub const WORKLOADS: &[Workload] = &[
     w("builtins.range", "", "enumerate(range(n))", 1000),
     w("builtins.repr", "xs = [0] * n", "repr(xs)", 1000),
     w("builtins.ascii", "s = chr(233) * n", "ascii(s)", 1000),
+    w("builtins.hash", "t = tuple(range(n))", "hash(t)", 1000),
     w("builtins.round", "a = 7 ** n", "round(a, -3)", 100),
     w(
         "builtins.divmod",

@@ -839,10 +839,12 @@ class _TypedDictMeta(type):
                 required.append(key)
             else:
                 optional.append(key)
-        cls.__annotations__ = annotations
-        cls.__required_keys__ = frozenset(required)
-        cls.__optional_keys__ = frozenset(optional)
-        cls.__total__ = bool(total)
+        # Through the VM's class-attribute native: a metaclass's own
+        # `__setattr__` would reach `type.__setattr__`, which actors may not.
+        _pvm_set_class_attr(cls, '__annotations__', annotations)
+        _pvm_set_class_attr(cls, '__required_keys__', frozenset(required))
+        _pvm_set_class_attr(cls, '__optional_keys__', frozenset(optional))
+        _pvm_set_class_attr(cls, '__total__', bool(total))
         return cls
 
     def __init__(cls, name, bases, ns, total=True):
