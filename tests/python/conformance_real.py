@@ -3076,26 +3076,12 @@ REAL_PROGRAMS = {
 #: Programs the VM refuses today for one of issue #30's constructs, with the
 #: VM's error. The test runs them as non-strict expected failures; remove a
 #: name once its construct lands.
-PENDING = [
-    # `from collections.abc import ...`: collections.abc is not a library module
-    "future_annotations_with_type_checking",
-]
+PENDING: list = []
 
 #: Programs the VM refuses today for a reason issue #30's list does not name
 #: (a missing builtin, a library gap, a refusal of everyday Python). Also run
 #: as non-strict expected failures.
-FOUND = [
-    "arithmetic_tokenizer",  # NameError: name 'SyntaxError' is not defined
-    "deadline_timeout_error",  # NameError: name 'TimeoutError' is not defined
-    "generator_cleanup_generator_exit",  # NameError: name 'GeneratorExit' is not defined
-    # at load: TypeError: type.__setattr__ is not available to actors: the VM has no price for it
-    "typeddict_config_annotation",
-    # ZeroDivisionError from `a // b` in a native path keeps RustPython's message
-    "error_report_type_names",
-    "value_object_hash_of_tuple",  # name hash: this builtin is not available to actors
-    # AttributeError: cannot set 'next_id' on type: classes, functions and modules defined at load are shared
-    "class_attribute_instance_counter",
-]
+FOUND: list = []
 
 assert len(set(PENDING)) == len(PENDING) and len(set(FOUND)) == len(FOUND)
 assert not set(PENDING) & set(FOUND), "a program is either pending or found"

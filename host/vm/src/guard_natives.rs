@@ -47,6 +47,71 @@ fn int_division_by_zero(
     .then(|| vm.new_zero_division_error(message))
 }
 
+type NumberSlot = rustpython_vm::protocol::PyNumberBinaryFunc;
+
+/// `int`'s own `//`, `%` and `divmod` slots, wrapped by
+/// [`use_cpython_division_messages`].
+static INT_DIVISION_SLOTS: std::sync::OnceLock<(NumberSlot, NumberSlot, NumberSlot)> =
+    std::sync::OnceLock::new();
+
+fn int_floor_divide(
+    a: &rustpython_vm::PyObject,
+    b: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if let Some(error) =
+        int_division_by_zero(OperatorCode::FloorDiv, &a.to_owned(), &b.to_owned(), vm)
+    {
+        return Err(error);
+    }
+    (INT_DIVISION_SLOTS.get().expect("installed").0)(a, b, vm)
+}
+
+fn int_remainder(
+    a: &rustpython_vm::PyObject,
+    b: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if let Some(error) = int_division_by_zero(OperatorCode::Mod, &a.to_owned(), &b.to_owned(), vm) {
+        return Err(error);
+    }
+    (INT_DIVISION_SLOTS.get().expect("installed").1)(a, b, vm)
+}
+
+fn int_divmod(
+    a: &rustpython_vm::PyObject,
+    b: &rustpython_vm::PyObject,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if let Some(error) =
+        int_division_by_zero(OperatorCode::FloorDiv, &a.to_owned(), &b.to_owned(), vm)
+    {
+        return Err(error);
+    }
+    (INT_DIVISION_SLOTS.get().expect("installed").2)(a, b, vm)
+}
+
+/// Gives `int`'s `//`, `%` and `divmod` CPython's messages for a zero
+/// divisor, on every path (an operator with a literal operand runs without
+/// the guard). Idempotent per thread; before any class derives from `int`.
+pub(crate) fn use_cpython_division_messages(vm: &VirtualMachine) {
+    let number = &vm.ctx.types.int_type.slots.as_number;
+    if let (Some(floor_divide), Some(remainder), Some(divmod)) = (
+        number.floor_divide.load(),
+        number.remainder.load(),
+        number.divmod.load(),
+    ) {
+        if floor_divide as usize != int_floor_divide as NumberSlot as usize {
+            let _ = INT_DIVISION_SLOTS.set((floor_divide, remainder, divmod));
+        }
+    }
+    if INT_DIVISION_SLOTS.get().is_some() {
+        number.floor_divide.store(Some(int_floor_divide));
+        number.remainder.store(Some(int_remainder));
+        number.divmod.store(Some(int_divmod));
+    }
+}
+
 pub(crate) fn apply_operator(
     op: OperatorCode,
     left: &PyObjectRef,

@@ -227,5 +227,6 @@ pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
     // the format asks for, inside one instruction: it only runs in the
     // operator guard, after the template is checked.
     crate::guard_natives::take_printf_slots(vm);
+    crate::guard_natives::use_cpython_division_messages(vm);
     types.none_type.slots.hash.store(Some(none_hash));
 }

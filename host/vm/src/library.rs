@@ -39,6 +39,7 @@ pub const LIBRARY_MODULES: &[(&str, &str)] = &[
     ("heapq", include_str!("stdlib/heapq.py")),
     ("copy", include_str!("stdlib/copy.py")),
     ("contextlib", include_str!("stdlib/contextlib.py")),
+    ("collections.abc", include_str!("stdlib/collections_abc.py")),
 ];
 
 /// Cycles a library module may spend while it loads (defining classes with

@@ -49,6 +49,7 @@ pub const IMPORTABLE_MODULES: &[&str] = &[
     "heapq",
     "copy",
     "contextlib",
+    "collections.abc",
 ];
 
 /// `from __future__ import …` features: `annotations` (annotations kept as
@@ -290,7 +291,13 @@ impl<'a> Visitor<'a> for Validator<'_> {
         match stmt {
             Stmt::Import(import) => {
                 for alias in &import.names {
-                    if !IMPORTABLE_MODULES.contains(&alias.name.as_str()) {
+                    if alias.name.as_str().contains('.') {
+                        self.reject(
+                            stmt,
+                            format!("import {}", alias.name),
+                            format!("import the names you need: from {} import …", alias.name),
+                        );
+                    } else if !IMPORTABLE_MODULES.contains(&alias.name.as_str()) {
                         self.reject(
                             stmt,
                             format!("import {}", alias.name),
