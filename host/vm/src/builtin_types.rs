@@ -309,8 +309,14 @@ const CLASS_CALL_CYCLES: u64 = 10;
 /// slots; `ValueError(s)` ran at 26–31 ns per cycle when charged 25 or 80).
 const EXCEPTION_CONSTRUCTION_CYCLES: u64 = 200;
 
-/// Charges a class call: every class, and exceptions more.
+/// Charges a class call: every class, and exceptions more. `super()` is
+/// not charged here: RustPython skips making the `super` object once the
+/// `super().attr` instruction is warm, so a charge here would fall on cold
+/// calls only (the call itself is charged statically like any call).
 fn charge_class_call(class: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
+    if class.is(vm.ctx.types.super_type) {
+        return Ok(());
+    }
     let is_exception = class
         .downcast_ref::<PyType>()
         .is_some_and(|c| c.fast_issubclass(vm.ctx.exceptions.base_exception_type));

@@ -353,6 +353,9 @@ class Point:
         return Point(self.x + d, self.y)
 class Plain:
     pass
+class Failure(Exception):
+    def __init__(self, m):
+        super().__init__(m)
 @actor
 class A:
     def go(self, n):
@@ -365,8 +368,8 @@ class A:
             out[-1] = p.y
             Plain()
             try:
-                raise ValueError(i)
-            except ValueError:
+                raise Failure(i)
+            except Failure:
                 pass
         return len(out) + len(d)
 "#;
@@ -382,4 +385,54 @@ class A:
         cycles.windows(2).all(|pair| pair[0] == pair[1]),
         "cycles changed as the code warmed up: {cycles:?}"
     );
+}
+
+/// The real programs of the benchmark (`benches/programs/*.py`, sizes above
+/// ten at a twentieth): each call of one costs what the first did.
+#[test]
+fn every_bench_program_costs_the_same_once_warm() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("the programs") {
+        let path = entry.expect("an entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("py") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let n: i64 = source
+            .lines()
+            .find_map(|line| line.strip_prefix("# bench: n = "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("a `# bench: n = N` line");
+        // Small sizes (queens, fannkuch) are kept: they are not scales.
+        let n = if n <= 10 { n } else { n / 20 };
+        let limits = ExecLimits {
+            cycles: 400_000_000,
+            cells: 1_000_000,
+            memory_bytes: 256 << 20,
+        };
+        let vm = Vm::new().unwrap();
+        let mut host = MockHost::new();
+        deploy_at(&vm, &mut host, addr(1), &source, &[], limits);
+        let cycles: Vec<u64> = (0..3)
+            .map(|_| {
+                let outcome = vm.call(
+                    &mut host,
+                    &addr(1),
+                    "run",
+                    &[Value::int(n)],
+                    limits,
+                    Invocation::Transaction,
+                );
+                assert!(outcome.is_success(), "{path:?}: {:?}", outcome.result);
+                outcome.cycles_used
+            })
+            .collect();
+        assert!(
+            cycles.windows(2).all(|pair| pair[0] == pair[1]),
+            "{path:?}: {cycles:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} programs found");
 }

@@ -542,3 +542,66 @@ fn n16_python_that_the_allow_list_made_safe_to_offer() {
         0,
     );
 }
+
+/// Every workload of the allow-list (one per priced native): the second
+/// and third call of a deployed actor cost what the first did — no native's
+/// charge may depend on RustPython having specialised the code (#30).
+#[test]
+fn n17_no_native_costs_less_once_warm() {
+    use timerhost_vm::natives::workloads::WORKLOADS;
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let mut varying = Vec::new();
+    for (index, workload) in WORKLOADS.iter().enumerate() {
+        let setup = if workload.setup.is_empty() {
+            "pass"
+        } else {
+            workload.setup
+        };
+        let setup: String = setup.lines().map(|l| format!("        {l}\n")).collect();
+        let source = format!(
+            "class Fair:\n    def run(self, n, k):\n{setup}        for _ in range(k):\n            {}\n        return 0\n",
+            workload.op
+        );
+        let actor = addr((index % 250) as u8);
+        let mut host_for = MockHost::new();
+        let host = if index < 250 {
+            &mut host
+        } else {
+            &mut host_for
+        };
+        host.install_actor(actor, &source);
+        assert!(
+            vm.deploy(host, &actor, &source, &[], limits()).is_success(),
+            "{}",
+            workload.native
+        );
+        let n = workload.n.min(64) as i64;
+        let cycles: Vec<u64> = (0..3)
+            .map(|_| {
+                let outcome = vm.call(
+                    host,
+                    &actor,
+                    "run",
+                    &[Value::int(n), Value::int(3)],
+                    limits(),
+                    Invocation::Transaction,
+                );
+                assert!(
+                    outcome.is_success(),
+                    "{}: {:?}",
+                    workload.native,
+                    outcome.result
+                );
+                outcome.cycles_used
+            })
+            .collect();
+        if !cycles.windows(2).all(|pair| pair[0] == pair[1]) {
+            varying.push(format!("{}: {cycles:?}", workload.native));
+        }
+    }
+    assert!(
+        varying.is_empty(),
+        "charges that change once warm: {varying:#?}"
+    );
+}
