@@ -23,7 +23,7 @@ pub const FREE_STR_COMPARE_BYTES: u64 = 256;
 /// A guard native the instrumenter may insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Guard {
-    /// `_pvm_meter(n)`: charge `n` cycles (a basic block's static weight).
+    /// `_pvm_meter[n]`: charge `n` cycles (a basic block's static weight).
     Meter,
     /// `_pvm_iter(it, n[, (c, …)])`: an iterator charging `n` per item.
     Iter,
@@ -34,15 +34,15 @@ pub enum Guard {
     /// `_pvm_augop(code, current, value[, container])`: `x op= y`, charged
     /// and pre-checked, performed in place; returns the result to store.
     Augop,
-    /// `_pvm_contains(container)`: `in` over a container charged by size.
+    /// `_pvm_contains[container]`: `in` over a container charged by size.
     Contains,
-    /// `_pvm_result(value)`: charge a produced value by size.
+    /// `_pvm_result[value]`: charge a produced value by size.
     Result,
     /// `_pvm_materialize(value)`: turn a lazy iterable into a charged list.
     Materialize,
     /// `_pvm_kwargs(mapping)`: a `**` splat charged by its keys.
     Kwargs,
-    /// `_pvm_mut(container)`: the container of a subscript store, about to
+    /// `_pvm_mut[container]`: the container of a subscript store, about to
     /// change (values made at load are restored after the call).
     Mutate,
     /// `_pvm_format(value, spec, conversion)`: an f-string field whose
@@ -81,6 +81,16 @@ impl Guard {
             Guard::Mutate => "_pvm_mut",
             Guard::Format => "_pvm_format",
         }
+    }
+
+    /// Is the guard a subscript of a native object (`_pvm_contains[x]`)
+    /// rather than a call? The one-argument guards are: RustPython reaches a
+    /// type's mapping slot without building an argument list.
+    pub const fn is_subscripted(self) -> bool {
+        matches!(
+            self,
+            Guard::Meter | Guard::Contains | Guard::Result | Guard::Mutate
+        )
     }
 
     /// The guard called `name`, if any.

@@ -5,7 +5,8 @@
 //!
 //! 1. **Block meters.** Every function body, loop body (`for`, `while`, their
 //!    `else`), `if`/`elif`/`else` branch and `try`/`except`/`finally` block
-//!    starts with `_pvm_meter(n)`, where `n` is the static cost of the block's
+//!    starts with `_pvm_meter[n]` (a subscript: cheaper than a call), where `n` is
+//!    the static cost of the block's
 //!    straight-line statements ([`crate::costs::code`]); loops add the
 //!    per-iteration cost (and a `while` its test), functions their entry cost.
 //!    A `for` loop's body and each comprehension generator are instead
@@ -15,7 +16,7 @@
 //!    conditions and element) runs. That costs no extra bytecode per
 //!    iteration, where a `_pvm_meter` call at the top of the body was a full
 //!    native call (most of the metering overhead of a tight loop).
-//!    Lambdas wrap their body as `_pvm_meter(n) and body`.
+//!    Lambdas wrap their body as `_pvm_meter[n] and body`.
 //!    A block is charged on entry, before its work, so running out aborts at
 //!    the start of the block that does not fit — the same point on every run.
 //! 2. **Size guards.** Operations whose work grows with their operands are
@@ -247,17 +248,36 @@ fn int_literal(value: u64, range: TextRange) -> Expr {
     template(&value.to_string(), range)
 }
 
-fn meter_call(amount: u64, range: TextRange) -> Expr {
-    guard_call(
-        Guard::Meter.name(),
-        vec![int_literal(amount, range)],
-        Vec::new(),
+/// `guard[value]`: a one-argument guard as a subscript of its native object
+/// (see [`crate::guard_natives::subscript_guard`]), cheaper than a call.
+fn guard_subscript(guard: Guard, value: Expr, range: TextRange) -> Expr {
+    Expr::Subscript(ast::ExprSubscript {
+        node_index: Default::default(),
         range,
-    )
+        value: Box::new(template(guard.name(), range)),
+        slice: Box::new(value),
+        ctx: ast::ExprContext::Load,
+    })
+}
+
+/// Is `expr` the one-argument guard `guard[…]`?
+fn subscripted_guard(expr: &Expr) -> Option<Guard> {
+    let Expr::Subscript(subscript) = expr else {
+        return None;
+    };
+    let Expr::Name(name) = subscript.value.as_ref() else {
+        return None;
+    };
+    Guard::from_name(name.id.as_str()).filter(|guard| guard.is_subscripted())
+}
+
+/// `_pvm_meter[amount]` (see [`crate::guard_natives::meter_object`]).
+fn meter_call(amount: u64, range: TextRange) -> Expr {
+    template(&format!("{}[{amount}]", Guard::Meter.name()), range)
 }
 
 fn meter_stmt(amount: u64, range: TextRange) -> Stmt {
-    let source = format!("{}(0)", Guard::Meter.name());
+    let source = format!("{}[0]", Guard::Meter.name());
     let parsed = ruff_python_parser::parse_module(&source).expect("VM-generated template parses");
     let mut stmt = parsed
         .into_syntax()
@@ -593,8 +613,7 @@ impl Transformer for Rewriter {
                 {
                     let range = match_stmt.subject.range();
                     let subject = take(&mut match_stmt.subject);
-                    *match_stmt.subject =
-                        guard_call(Guard::Result.name(), vec![subject], Vec::new(), range);
+                    *match_stmt.subject = guard_subscript(Guard::Result, subject, range);
                 }
             }
             Stmt::Assign(assign) if assign.targets.iter().any(has_starred_target) => {
@@ -673,12 +692,7 @@ impl Transformer for Rewriter {
                     if matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn) {
                         let inner_range = comparator.range();
                         let container = take(comparator);
-                        *comparator = guard_call(
-                            Guard::Contains.name(),
-                            vec![container],
-                            Vec::new(),
-                            inner_range,
-                        );
+                        *comparator = guard_subscript(Guard::Contains, container, inner_range);
                     }
                 }
                 let guarded = {
@@ -785,12 +799,12 @@ impl Transformer for Rewriter {
             Expr::FString(fstring) => {
                 fstrings::guard_computed_specs(fstring);
                 let formatted = take(expr);
-                *expr = guard_call(Guard::Result.name(), vec![formatted], Vec::new(), range);
+                *expr = guard_subscript(Guard::Result, formatted, range);
             }
             Expr::Lambda(lambda) => {
                 let body_cost = cost::FUNCTION_ENTRY + expr_cost(&lambda.body);
                 let body = take(&mut lambda.body);
-                let mut and = template(&format!("{}(0) and None", Guard::Meter.name()), range);
+                let mut and = template(&format!("{}[0] and None", Guard::Meter.name()), range);
                 if let Expr::BoolOp(bool_op) = &mut and {
                     bool_op.values = vec![meter_call(body_cost, range), body];
                 }
@@ -944,7 +958,7 @@ fn has_star_pattern(pattern: &ast::Pattern) -> bool {
     }
 }
 
-/// Inserts `_pvm_meter(extra + cost of the suite's own statements)` at its top.
+/// Inserts `_pvm_meter[extra + cost of the suite's own statements]` at its top.
 /// A docstring stays the suite's first statement (`f.__doc__`, a class's
 /// `__doc__`): the meter goes after it.
 fn meter_suite(body: &mut ast::Suite, extra: u64) {
@@ -1034,11 +1048,6 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
                 // already pays for; its per-item charge is the loop's own.
                 return call.arguments.args.first().map_or(0, expr_cost);
             }
-            if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Mutate.name())
-            {
-                // The mutation guard is bookkeeping of the store around it.
-                return arguments;
-            }
             if is_guard_name(&call.func) {
                 // Guards stand in for one operator; they charge sizes themselves.
                 let is_meter = matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Meter.name());
@@ -1063,6 +1072,22 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
         }
         Expr::Name(_) => cost::NAME,
         Expr::Attribute(a) => cost::ATTRIBUTE + expr_cost(&a.value),
+        // The block meter and the mutation guard are bookkeeping, not the
+        // program's work; the other one-argument guards stand in for one
+        // operator, like the called ones.
+        Expr::Subscript(s) if subscripted_guard(expr).is_some() => match subscripted_guard(expr) {
+            Some(Guard::Meter) => 0,
+            Some(Guard::Mutate) => expr_cost(&s.slice),
+            _ => cost::OPERATOR + expr_cost(&s.slice),
+        },
+        // The block meter and the mutation guard are bookkeeping, not the
+        // program's work; the other one-argument guards stand in for one
+        // operator, like the called ones.
+        Expr::Subscript(s) if subscripted_guard(expr).is_some() => match subscripted_guard(expr) {
+            Some(Guard::Meter) => 0,
+            Some(Guard::Mutate) => expr_cost(&s.slice),
+            _ => cost::OPERATOR + expr_cost(&s.slice),
+        },
         Expr::Subscript(s) => cost::SUBSCRIPT + expr_cost(&s.value) + expr_cost(&s.slice),
         Expr::Slice(s) => [&s.lower, &s.upper, &s.step]
             .into_iter()
@@ -1145,13 +1170,13 @@ mod tests {
         let Stmt::Expr(expr) = stmt else {
             panic!("expected a meter statement")
         };
-        let Expr::Call(call) = expr.value.as_ref() else {
-            panic!("expected a call")
+        let Expr::Subscript(meter) = expr.value.as_ref() else {
+            panic!("expected the meter's subscript")
         };
         assert!(
-            matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Meter.name())
+            matches!(meter.value.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Meter.name())
         );
-        int_value(&call.arguments.args[0])
+        int_value(&meter.slice)
     }
 
     fn int_value(expr: &Expr) -> u64 {
@@ -1171,6 +1196,10 @@ mod tests {
                 _ => String::new(),
             },
             Expr::Compare(compare) => format!("in:{}", callee_name(&compare.comparators[0])),
+            // A subscripted guard (`_pvm_contains[x]`).
+            Expr::Subscript(_) => subscripted_guard(expr)
+                .map(|guard| guard.name().to_owned())
+                .unwrap_or_default(),
             _ => String::new(),
         }
     }

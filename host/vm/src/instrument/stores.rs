@@ -18,6 +18,7 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use super::{guard_call, int_literal, take};
+
 use crate::guards::{Guard, OperatorCode};
 
 /// Wraps the container of every subscript in `target` (a store or delete
@@ -27,7 +28,7 @@ pub(super) fn guard_store_target(target: &mut Expr) {
         Expr::Subscript(subscript) => {
             let range = subscript.value.range();
             let container = take(&mut subscript.value);
-            *subscript.value = guard_call(Guard::Mutate.name(), vec![container], Vec::new(), range);
+            *subscript.value = super::guard_subscript(Guard::Mutate, container, range);
         }
         Expr::Tuple(tuple) => tuple.elts.iter_mut().for_each(guard_store_target),
         Expr::List(list) => list.elts.iter_mut().for_each(guard_store_target),
