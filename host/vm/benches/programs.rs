@@ -401,7 +401,8 @@ fn plain_interpreter() -> Interpreter {
 /// `_pvm_set_class_attr` is `type`'s own setattr there too, past a
 /// metaclass's `__setattr__`, and deletes when given no value;
 /// `_pvm_object_setattr` is `object.__setattr__` after the VM's bookkeeping
-/// of writes to values made at load. `_pvm_epoch` is added from Rust. Every
+/// of writes to values made at load; `_pvm_make_class` is `type`; `_pvm_def`
+/// `exec`s a generated `def`. `_pvm_epoch` is added from Rust. Every
 /// `_pvm_*` name defined here goes into every library module's globals.
 const LIBRARY_PRELUDE: &str = r#"
 def _pvm_set_class_attr(cls, name, *value):
@@ -412,6 +413,11 @@ def _pvm_set_class_attr(cls, name, *value):
 
 _pvm_del_class_attr = _pvm_set_class_attr
 _pvm_object_setattr = object.__setattr__
+_pvm_make_class = type
+
+def _pvm_def(source, namespace):
+    exec(source, namespace)
+    return namespace[source[4:source.index('(')]]
 "#;
 
 fn install_modules(vm: &VirtualMachine) -> Result<(), String> {

@@ -122,6 +122,21 @@ fn load(
             vm,
         )?;
     }
+    let definer_builtins = builtins.clone();
+    globals.set_item(
+        "_pvm_def",
+        vm.new_function(
+            "_pvm_def",
+            move |source: rustpython_vm::builtins::PyStrRef,
+                  namespace: PyDictRef,
+                  vm: &VirtualMachine|
+                  -> PyResult {
+                define_function(&source, namespace, &definer_builtins, vm)
+            },
+        )
+        .into(),
+        vm,
+    )?;
     globals.set_item(
         "_pvm_make_class",
         vm.new_function("_pvm_make_class", crate::identity::make_class_native)
@@ -177,4 +192,47 @@ fn object_setattr(
         .get_attr("__setattr__", vm)?
         .call((obj, name, value), vm)?;
     Ok(())
+}
+
+/// Cycles a `_pvm_def` costs before its source's bytes (parsing,
+/// instrumenting and compiling one function natively: as much as making a
+/// class).
+const DEFINE_FUNCTION_CYCLES: u64 = crate::costs::code::CLASS_CREATION;
+
+/// `_pvm_def(source, namespace)`: the function a library module generates
+/// as source (a `dataclass`'s `__init__`, `__eq__`, …, as CPython's
+/// `dataclasses` does with `exec`), instrumented and compiled like library
+/// code and defined with `namespace` as its globals. One `def` statement
+/// only. Charged before the work: a base plus a cycle per byte of source
+/// (parsing and compiling run natively).
+fn define_function(
+    source: &rustpython_vm::builtins::PyStr,
+    namespace: PyDictRef,
+    builtins: &PyDictRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let text = source
+        .to_str()
+        .ok_or_else(|| vm.new_value_error("_pvm_def needs UTF-8 source"))?;
+    crate::exec::charge_if_executing(DEFINE_FUNCTION_CYCLES + text.len() as u64, vm)?;
+    let parsed = ruff_python_parser::parse_module(text)
+        .map_err(|error| vm.new_value_error(format!("_pvm_def: {error}")))?;
+    let mut module = parsed.into_syntax();
+    let name = match module.body.as_slice() {
+        [ast::Stmt::FunctionDef(function)] => function.name.to_string(),
+        _ => return Err(vm.new_value_error("_pvm_def takes one def statement")),
+    };
+    crate::instrument::instrument(&mut module);
+    let source_file = SourceFileBuilder::new("<pvm generated>", text).finish();
+    let code = rustpython_codegen::compile::compile_top(
+        ast::Mod::Module(module),
+        source_file,
+        rustpython_compiler_core::Mode::Exec,
+        rustpython_codegen::CompileOpts::default(),
+    )
+    .map_err(|error| vm.new_value_error(format!("_pvm_def: {}", error.error)))?;
+    namespace.set_item("__builtins__", builtins.clone().into(), vm)?;
+    let code = PyCode::new_ref_from_bytecode(vm, code);
+    vm.run_code_obj(code, Scope::new(None, namespace.clone()))?;
+    namespace.get_item(name.as_str(), vm)
 }

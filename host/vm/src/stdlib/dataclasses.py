@@ -42,6 +42,7 @@ KW_ONLY = _KW_ONLY_TYPE('KW_ONLY')
 _FIELD = _Sentinel('_FIELD')
 _FIELD_CLASSVAR = _Sentinel('_FIELD_CLASSVAR')
 _UNSET = _Sentinel('_UNSET')
+_HAS_FACTORY = _Sentinel('_HAS_FACTORY')
 
 
 class Field:
@@ -148,75 +149,12 @@ def _get_field(cls, name, annotation, default_kw_only):
     return f
 
 
-def _names_list(names):
-    quoted = [repr(n) for n in names]
-    if len(quoted) == 1:
-        return quoted[0]
-    if len(quoted) == 2:
-        return quoted[0] + ' and ' + quoted[1]
-    return ', '.join(quoted[:-1]) + ', and ' + quoted[-1]
-
-
-def _bind(qualname, names, nkwonly, optional, args, kwargs):
-    """Binds a call like CPython binds ``def f(self, *names)`` whose last
-    ``nkwonly`` names are keyword-only; unset optional values are ``_UNSET``."""
-    count = len(names)
-    npos = count - nkwonly
-    values = [_UNSET] * count
-    for key in kwargs:
-        index = 0
-        while index < count and names[index] != key:
-            index += 1
-        if index == count:
-            raise TypeError(f"{qualname}() got an unexpected keyword argument '{key}'")
-        if index < len(args) and index < npos:
-            raise TypeError(f"{qualname}() got multiple values for argument '{key}'")
-        values[index] = kwargs[key]
-    if len(args) > npos:
-        ndefaults = 0
-        for index in range(npos):
-            if optional[index]:
-                ndefaults += 1
-        if ndefaults:
-            sig = f'from {npos + 1 - ndefaults} to {npos + 1}'
-        else:
-            sig = str(npos + 1)
-        plural = 's' if ndefaults or npos != 0 else ''
-        given = len(args) + 1
-        kwonly_given = 0
-        for index in range(npos, count):
-            if values[index] is not _UNSET:
-                kwonly_given += 1
-        if kwonly_given:
-            extra = (f" positional argument{'s' if given != 1 else ''} (and {kwonly_given} "
-                     f"keyword-only argument{'s' if kwonly_given != 1 else ''})")
-        else:
-            extra = ''
-        verb = 'was' if given == 1 and not kwonly_given else 'were'
-        raise TypeError(f'{qualname}() takes {sig} positional argument{plural} '
-                        f'but {given}{extra} {verb} given')
-    index = 0
-    for arg in args:
-        values[index] = arg
-        index += 1
-    for lo, hi, kind in ((0, npos, 'positional'), (npos, count, 'keyword-only')):
-        missing = [names[i] for i in range(lo, hi) if values[i] is _UNSET and not optional[i]]
-        if missing:
-            plural = 's' if len(missing) > 1 else ''
-            raise TypeError(f'{qualname}() missing {len(missing)} required {kind} '
-                            f'argument{plural}: {_names_list(missing)}')
-    return values
-
-
 def _make_init(cls, flds, frozen, post_init):
-    qualname = cls.__qualname__ + '.__init__'
+    """``__init__`` generated as source and compiled (``_pvm_def``), as
+    CPython's ``dataclasses`` does with ``exec``: a real signature, so binding
+    and its errors are the interpreter's own, and no generic loop per call."""
     init_fields = [f for f in flds if f.init]
-    ordered = tuple([f for f in init_fields if not f.kw_only] +
-                    [f for f in init_fields if f.kw_only])
-    names = tuple([f.name for f in ordered])
-    nkwonly = len([f for f in ordered if f.kw_only])
-    optional = tuple([f.default is not MISSING or f.default_factory is not MISSING
-                      for f in ordered])
+    ordered = [f for f in init_fields if not f.kw_only] + [f for f in init_fields if f.kw_only]
     default_found = False
     for f in ordered:
         if f.kw_only:
@@ -225,78 +163,80 @@ def _make_init(cls, flds, frozen, post_init):
             default_found = True
         elif default_found:
             raise TypeError(f'non-default argument {f.name!r} follows default argument')
-    flds = tuple(flds)
-
-    def __init__(self, *args, **kwargs):
-        values = _bind(qualname, names, nkwonly, optional, args, kwargs)
-        given = dict(zip(names, values))
-        for f in flds:
-            if f.init:
-                value = given[f.name]
-                if value is _UNSET:
-                    if f.default_factory is not MISSING:
-                        value = f.default_factory()
-                    else:
-                        value = f.default
-            elif f.default_factory is not MISSING:
-                value = f.default_factory()
+    namespace = {'_HAS_FACTORY': _HAS_FACTORY, '_pvm_object_setattr': _pvm_object_setattr}
+    params = ['self']
+    kw_marked = False
+    for f in ordered:
+        if f.kw_only and not kw_marked:
+            params.append('*')
+            kw_marked = True
+        if f.default_factory is not MISSING:
+            params.append(f'{f.name}=_HAS_FACTORY')
+        elif f.default is not MISSING:
+            namespace[f'_dflt_{f.name}'] = f.default
+            params.append(f'{f.name}=_dflt_{f.name}')
+        else:
+            params.append(f.name)
+    lines = []
+    for f in flds:
+        if f.default_factory is not MISSING:
+            namespace[f'_factory_{f.name}'] = f.default_factory
+        if f.init:
+            if f.default_factory is not MISSING:
+                value = f'_factory_{f.name}() if {f.name} is _HAS_FACTORY else {f.name}'
             else:
-                continue
-            if frozen:
-                _pvm_object_setattr(self, f.name, value)
-            else:
-                setattr(self, f.name, value)
-        if post_init:
-            self.__post_init__()
-    return __init__
-
-
-def _values(obj, names):
-    return tuple([getattr(obj, name) for name in names])
+                value = f.name
+        elif f.default_factory is not MISSING:
+            value = f'_factory_{f.name}()'
+        else:
+            continue
+        if frozen:
+            lines.append(f'    _pvm_object_setattr(self, {f.name!r}, {value})')
+        else:
+            lines.append(f'    self.{f.name} = {value}')
+    if post_init:
+        lines.append('    self.__post_init__()')
+    if not lines:
+        lines.append('    pass')
+    source = 'def __init__(' + ', '.join(params) + '):\n' + '\n'.join(lines) + '\n'
+    function = _pvm_def(source, namespace)
+    function.__qualname__ = cls.__qualname__ + '.__init__'
+    return function
 
 
 def _make_repr(names):
-    def __repr__(self):
-        parts = [name + '=' + repr(getattr(self, name)) for name in names]
-        return type(self).__qualname__ + '(' + ', '.join(parts) + ')'
-    return __repr__
+    fields = ', '.join([f"{name}={{self.{name}!r}}" for name in names])
+    return _pvm_def('def __repr__(self):\n'
+                    f'    return f"{{type(self).__qualname__}}({fields})"\n', {})
+
+
+def _tuple_of(prefix, names):
+    if not names:
+        return '()'
+    return '(' + ', '.join([f'{prefix}.{name}' for name in names]) + ',)'
 
 
 def _make_eq(names):
-    def __eq__(self, other):
-        if type(other) is type(self):
-            return _values(self, names) == _values(other, names)
-        return NotImplemented
-    return __eq__
+    return _pvm_def('def __eq__(self, other):\n'
+                    '    if type(other) is type(self):\n'
+                    f'        return {_tuple_of("self", names)} == {_tuple_of("other", names)}\n'
+                    '    return NotImplemented\n', {})
 
 
 def _make_order(names):
-    def __lt__(self, other):
-        if type(other) is type(self):
-            return _values(self, names) < _values(other, names)
-        return NotImplemented
-
-    def __le__(self, other):
-        if type(other) is type(self):
-            return _values(self, names) <= _values(other, names)
-        return NotImplemented
-
-    def __gt__(self, other):
-        if type(other) is type(self):
-            return _values(self, names) > _values(other, names)
-        return NotImplemented
-
-    def __ge__(self, other):
-        if type(other) is type(self):
-            return _values(self, names) >= _values(other, names)
-        return NotImplemented
-    return (('__lt__', __lt__), ('__le__', __le__), ('__gt__', __gt__), ('__ge__', __ge__))
+    methods = []
+    for name, op in (('__lt__', '<'), ('__le__', '<='), ('__gt__', '>'), ('__ge__', '>=')):
+        methods.append((name, _pvm_def(
+            f'def {name}(self, other):\n'
+            '    if type(other) is type(self):\n'
+            f'        return {_tuple_of("self", names)} {op} {_tuple_of("other", names)}\n'
+            '    return NotImplemented\n', {})))
+    return tuple(methods)
 
 
 def _make_hash(names):
-    def __hash__(self):
-        return _values(self, names).__hash__()
-    return __hash__
+    return _pvm_def('def __hash__(self):\n'
+                    f'    return {_tuple_of("self", names)}.__hash__()\n', {})
 
 
 def _make_frozen():
