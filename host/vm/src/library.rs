@@ -194,17 +194,12 @@ fn object_setattr(
     Ok(())
 }
 
-/// Cycles a `_pvm_def` costs before its source's bytes (parsing,
-/// instrumenting and compiling one function natively: as much as making a
-/// class).
-const DEFINE_FUNCTION_CYCLES: u64 = crate::costs::code::CLASS_CREATION;
-
 /// `_pvm_def(source, namespace)`: the function a library module generates
 /// as source (a `dataclass`'s `__init__`, `__eq__`, …, as CPython's
 /// `dataclasses` does with `exec`), instrumented and compiled like library
 /// code and defined with `namespace` as its globals. One `def` statement
-/// only. Charged before the work: a base plus a cycle per byte of source
-/// (parsing and compiling run natively).
+/// only. Charged before the work by its source's bytes
+/// ([`crate::costs::code::GENERATED_FUNCTION`]).
 fn define_function(
     source: &rustpython_vm::builtins::PyStr,
     namespace: PyDictRef,
@@ -214,7 +209,11 @@ fn define_function(
     let text = source
         .to_str()
         .ok_or_else(|| vm.new_value_error("_pvm_def needs UTF-8 source"))?;
-    crate::exec::charge_if_executing(DEFINE_FUNCTION_CYCLES + text.len() as u64, vm)?;
+    crate::exec::charge_if_executing(
+        crate::costs::code::GENERATED_FUNCTION
+            + crate::costs::code::GENERATED_FUNCTION_PER_BYTE * text.len() as u64,
+        vm,
+    )?;
     let parsed = ruff_python_parser::parse_module(text)
         .map_err(|error| vm.new_value_error(format!("_pvm_def: {error}")))?;
     let mut module = parsed.into_syntax();

@@ -605,3 +605,20 @@ fn n17_no_native_costs_less_once_warm() {
         "charges that change once warm: {varying:#?}"
     );
 }
+
+/// A dataclass made during a call pays for the methods its decorator
+/// generates and compiles (`_pvm_def`): each is parsed and compiled
+/// natively, so a loop making classes is charged by their source (#30).
+#[test]
+fn n18_a_dataclass_made_in_a_call_pays_for_its_generated_methods() {
+    let body = "        from dataclasses import dataclass\n        for i in range(n):\n            @dataclass(order=True)\n            class Row:\n                a: int\n                b: int = 0\n        return 1\n";
+    let one = cycles(body, 1);
+    let eleven = cycles(body, 11);
+    // init, repr, eq and four order methods: at least seven generated
+    // functions of a thousand cycles each, per class.
+    assert!(
+        (eleven - one) / 10 >= 7 * timerhost_vm::costs::code::GENERATED_FUNCTION,
+        "{one} {eleven}"
+    );
+    expect(ErrorKind::OutOfCycles, body, 1_000_000);
+}
