@@ -131,6 +131,7 @@ pub(crate) fn priced_builtin(
 /// Applies the allow-list to every built-in type of this thread.
 pub(crate) fn install(vm: &VirtualMachine) {
     if INSTALLED.with(|installed| installed.replace(true)) {
+        renew_list_append(vm);
         return;
     }
     let prices: HashMap<(&str, &str), Price> = RULES
@@ -144,6 +145,28 @@ pub(crate) fn install(vm: &VirtualMachine) {
     for class in builtin_types(vm) {
         install_type(&class, &prices, vm);
     }
+}
+
+/// A new interpreter on a thread whose types already carry the allow-list
+/// (one made after a panic retired the last) caches `list.append` as the
+/// replacement installed before, and RustPython's `CALL_LIST_APPEND` then
+/// appends directly for any callable that *is* the cached one — past the
+/// replacement's write bookkeeping ([`crate::constants`]). A fresh
+/// replacement around the current one keeps the cached object and the
+/// attribute apart, so appends always go through it.
+fn renew_list_append(vm: &VirtualMachine) {
+    let list = vm.ctx.types.list_type;
+    let Some(current) = list.get_attr(vm.ctx.intern_str("append")) else {
+        return;
+    };
+    let typ: &'static Py<PyType> = Box::leak(Box::new(list.to_owned()));
+    let native = heap_def(
+        "append",
+        priced("list.append", Some(Price::Free), true, Original::Object(current)),
+        PyMethodFlags::METHOD,
+        vm,
+    );
+    list.set_attr(vm.ctx.intern_str("append"), native.build_method(typ, vm).into());
 }
 
 fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &VirtualMachine) {
