@@ -303,7 +303,7 @@ fn metered_construction(
 /// What calling a class costs beyond the call itself: allocating the
 /// instance and running the native `__new__`/`__init__` (~370 ns for a plain
 /// class; `C()` ran at 23 ns per cycle without it).
-const CLASS_CALL_CYCLES: u64 = 10;
+pub(crate) const CLASS_CALL_CYCLES: u64 = 10;
 
 /// What making an exception costs on top (~3 µs: its arguments and traceback
 /// slots; `ValueError(s)` ran at 26–31 ns per cycle when charged 25 or 80).

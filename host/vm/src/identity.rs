@@ -122,43 +122,43 @@ fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
                 .store(Some(crate::identity_hash::identity_hash));
         }
         crate::slot_meter::meter_identity_comparison(class);
-        keep_class_calls_metered(class, vm);
     }
 }
 
-/// `object`'s `alloc` slot, reached through a function of our own.
-fn object_alloc(
+type AllocSlot = fn(rustpython_vm::builtins::PyTypeRef, usize, &VirtualMachine) -> PyResult;
+
+/// `object`'s own `alloc` slot (see [`charging_alloc`]).
+static OBJECT_ALLOC: std::sync::OnceLock<AllocSlot> = std::sync::OnceLock::new();
+
+/// `object`'s `alloc` slot, charging a class call. RustPython uses the slot
+/// only where it specialises a warm `C(…)` (`CALL_ALLOC_AND_ENTER_INIT`:
+/// allocate, then enter `__init__` directly, past the `type` call slot that
+/// charges every other class call); classes inherit it, and the
+/// specialisation requires a class's slot to be `object`'s, so both ways of
+/// calling a class cost the same — on a cold node and a warm one.
+fn charging_alloc(
     class: rustpython_vm::builtins::PyTypeRef,
     items: usize,
     vm: &VirtualMachine,
 ) -> PyResult {
-    let alloc = vm
-        .ctx
-        .types
-        .object_type
-        .slots
-        .alloc
-        .load()
-        .expect("object has an alloc slot");
+    crate::exec::charge_if_executing(crate::builtin_types::CLASS_CALL_CYCLES, vm)?;
+    let alloc = OBJECT_ALLOC.get().expect("object's alloc is kept");
     alloc(class, items, vm)
 }
 
-/// A class whose `alloc` slot is `object`'s gets [`object_alloc`] instead.
-/// RustPython specialises a warm `C(…)` of a class with `object`'s `alloc`
-/// and `__new__` into allocating the instance and entering `__init__`
-/// directly (`CALL_ALLOC_AND_ENTER_INIT`), past the `type` call slot where
-/// a class call is charged: the same call would cost more on a cold node
-/// than on a warm one. With a slot of its own the class is never
-/// specialised that way (nothing else reads the slot).
-fn keep_class_calls_metered(class: &rustpython_vm::builtins::PyType, vm: &VirtualMachine) {
-    let object = vm.ctx.types.object_type.slots.alloc.load();
-    let own = class.slots.alloc.load();
-    if let (Some(object), Some(own)) = (object, own) {
-        if own as usize == object as usize {
-            class.slots.alloc.store(Some(object_alloc));
+/// Installs [`charging_alloc`] as `object`'s `alloc` slot (idempotent).
+fn charge_specialised_class_calls(vm: &VirtualMachine) {
+    let slots = &vm.ctx.types.object_type.slots;
+    if let Some(current) = slots.alloc.load() {
+        if current as usize != charging_alloc as AllocSlot as usize {
+            let _ = OBJECT_ALLOC.set(current);
         }
     }
+    if OBJECT_ALLOC.get().is_some() {
+        slots.alloc.store(Some(charging_alloc));
+    }
 }
+
 /// Overrides the identity slots of the interpreter's builtin types (see
 /// [`address_free_repr`]) and moves `%` formatting behind its guard.
 pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
@@ -228,5 +228,6 @@ pub(crate) fn make_identity_deterministic(vm: &VirtualMachine) {
     // operator guard, after the template is checked.
     crate::guard_natives::take_printf_slots(vm);
     crate::guard_natives::use_cpython_division_messages(vm);
+    charge_specialised_class_calls(vm);
     types.none_type.slots.hash.store(Some(none_hash));
 }

@@ -162,11 +162,19 @@ fn renew_list_append(vm: &VirtualMachine) {
     let typ: &'static Py<PyType> = Box::leak(Box::new(list.to_owned()));
     let native = heap_def(
         "append",
-        priced("list.append", Some(Price::Free), true, Original::Object(current)),
+        priced(
+            "list.append",
+            Some(Price::Free),
+            true,
+            Original::Object(current),
+        ),
         PyMethodFlags::METHOD,
         vm,
     );
-    list.set_attr(vm.ctx.intern_str("append"), native.build_method(typ, vm).into());
+    list.set_attr(
+        vm.ctx.intern_str("append"),
+        native.build_method(typ, vm).into(),
+    );
 }
 
 fn install_type(class: &PyTypeRef, prices: &HashMap<(&str, &str), Price>, vm: &VirtualMachine) {
