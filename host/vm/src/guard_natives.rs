@@ -63,11 +63,27 @@ pub(crate) fn guard_object(guard: crate::guards::Guard, vm: &VirtualMachine) -> 
     ) -> PyResult {
         mutate_native(x.to_owned(), vm)
     }
+    fn draw(
+        _: rustpython_vm::protocol::PyMapping<'_>,
+        x: &rustpython_vm::PyObject,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        materialize(x.to_owned(), vm)
+    }
+    fn kwargs(
+        _: rustpython_vm::protocol::PyMapping<'_>,
+        x: &rustpython_vm::PyObject,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        kwargs_native(x.to_owned(), vm)
+    }
     let slot: Slot = match guard {
         Guard::Meter => meter_subscript,
         Guard::Contains => contains,
         Guard::Result => result,
         Guard::Mutate => mutate,
+        Guard::Materialize => draw,
+        Guard::Kwargs => kwargs,
         other => panic!("{} is called, not subscripted", other.name()),
     };
     subscript_guard(guard.name(), slot, vm)
@@ -406,19 +422,16 @@ pub(crate) fn result_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult
     Ok(value)
 }
 
-/// `_pvm_materialize(value[, shape])`: `value` drawn through a charged list;
-/// with a `shape` (see `instrument::nested_star_shape`), so are the items a
-/// nested starred target unpacks.
-pub(crate) fn materialize_native(
+/// `_pvm_unpack(value, shape)`: `value` drawn through a charged list, and so
+/// are the items a nested starred target unpacks (`shape`: see
+/// `instrument::nested_star_shape`).
+pub(crate) fn unpack_native(
     value: PyObjectRef,
-    shape: OptionalArg<PyObjectRef>,
+    shape: PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
     let value = materialize(value, vm)?;
-    match shape {
-        OptionalArg::Present(shape) => materialize_shape(value, &shape, vm),
-        OptionalArg::Missing => Ok(value),
-    }
+    materialize_shape(value, &shape, vm)
 }
 
 fn materialize_shape(value: PyObjectRef, shape: &PyObjectRef, vm: &VirtualMachine) -> PyResult {

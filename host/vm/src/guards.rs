@@ -38,9 +38,9 @@ pub enum Guard {
     Contains,
     /// `_pvm_result[value]`: charge a produced value by size.
     Result,
-    /// `_pvm_materialize(value)`: turn a lazy iterable into a charged list.
+    /// `_pvm_materialize[value]`: turn a lazy iterable into a charged list.
     Materialize,
-    /// `_pvm_kwargs(mapping)`: a `**` splat charged by its keys.
+    /// `_pvm_kwargs[mapping]`: a `**` splat charged by its keys.
     Kwargs,
     /// `_pvm_mut[container]`: the container of a subscript store, about to
     /// change (values made at load are restored after the call).
@@ -48,11 +48,14 @@ pub enum Guard {
     /// `_pvm_format(value, spec, conversion)`: an f-string field whose
     /// spec is computed, checked and charged at run time.
     Format,
+    /// `_pvm_unpack(value, shape)`: like `_pvm_materialize[value]`, and the
+    /// items a nested starred target unpacks too.
+    Unpack,
 }
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 11] = [
+    pub const ALL: [Guard; 12] = [
         Guard::Meter,
         Guard::Iter,
         Guard::Cmp,
@@ -64,6 +67,7 @@ impl Guard {
         Guard::Kwargs,
         Guard::Mutate,
         Guard::Format,
+        Guard::Unpack,
     ];
 
     /// The builtin name the rewritten code calls.
@@ -80,6 +84,7 @@ impl Guard {
             Guard::Kwargs => "_pvm_kwargs",
             Guard::Mutate => "_pvm_mut",
             Guard::Format => "_pvm_format",
+            Guard::Unpack => "_pvm_unpack",
         }
     }
 
@@ -89,7 +94,12 @@ impl Guard {
     pub const fn is_subscripted(self) -> bool {
         matches!(
             self,
-            Guard::Meter | Guard::Contains | Guard::Result | Guard::Mutate
+            Guard::Meter
+                | Guard::Contains
+                | Guard::Result
+                | Guard::Mutate
+                | Guard::Materialize
+                | Guard::Kwargs
         )
     }
 

@@ -627,9 +627,15 @@ impl Transformer for Rewriter {
                     .iter()
                     .find(|target| has_starred_target(target))
                     .and_then(nested_star_shape);
-                let mut args = vec![value];
-                args.extend(shape.map(|shape| template(&shape, range)));
-                *assign.value = guard_call(Guard::Materialize.name(), args, Vec::new(), range);
+                *assign.value = match shape {
+                    Some(shape) => guard_call(
+                        Guard::Unpack.name(),
+                        vec![value, template(&shape, range)],
+                        Vec::new(),
+                        range,
+                    ),
+                    None => guard_subscript(Guard::Materialize, value, range),
+                };
             }
             Stmt::Try(try_stmt) => {
                 meter_suite(&mut try_stmt.body, 0);
@@ -763,8 +769,7 @@ impl Transformer for Rewriter {
                     if keyword.arg.is_none() {
                         let inner_range = keyword.value.range();
                         let value = take(&mut keyword.value);
-                        keyword.value =
-                            guard_call(Guard::Kwargs.name(), vec![value], Vec::new(), inner_range);
+                        keyword.value = guard_subscript(Guard::Kwargs, value, inner_range);
                     }
                 }
                 // Method calls need no guard: every native method charges
@@ -773,12 +778,7 @@ impl Transformer for Rewriter {
             Expr::Starred(starred) if starred.ctx == ast::ExprContext::Load => {
                 let inner_range = starred.value.range();
                 let value = take(&mut starred.value);
-                *starred.value = guard_call(
-                    Guard::Materialize.name(),
-                    vec![value],
-                    Vec::new(),
-                    inner_range,
-                );
+                *starred.value = guard_subscript(Guard::Materialize, value, inner_range);
             }
             // Slices need no guard: the built-in sequences' subscript slots
             // charge what a slice selects before copying it
@@ -788,12 +788,7 @@ impl Transformer for Rewriter {
                 for item in dict.items.iter_mut().filter(|item| item.key.is_none()) {
                     let inner_range = item.value.range();
                     let value = take(&mut item.value);
-                    item.value = guard_call(
-                        Guard::Materialize.name(),
-                        vec![value],
-                        Vec::new(),
-                        inner_range,
-                    );
+                    item.value = guard_subscript(Guard::Materialize, value, inner_range);
                 }
             }
             Expr::FString(fstring) => {
@@ -875,23 +870,18 @@ fn suite_cost(body: &ast::Suite) -> u64 {
     body.iter().map(stmt_header_cost).sum()
 }
 
-/// `iterable` becomes `(_pvm_materialize(_pvm_item) for _pvm_item in
+/// `iterable` becomes `(_pvm_materialize[_pvm_item] for _pvm_item in
 /// iterable)`: a starred loop target (`for first, *rest in rows`) copies
 /// each item, so each is drawn through a charged list first (an infinite
 /// iterator as an item runs out of cycles item by item).
 fn materialize_items(iterable: &mut Expr, target: &Expr) {
     let range = iterable.range();
     let inner = take(iterable);
-    let shape = nested_star_shape(target)
-        .map(|shape| format!(", {shape}"))
-        .unwrap_or_default();
-    let mut generator = template(
-        &format!(
-            "({}(_pvm_item{shape}) for _pvm_item in _pvm_items)",
-            Guard::Materialize.name()
-        ),
-        range,
-    );
+    let drawn = match nested_star_shape(target) {
+        Some(shape) => format!("{}(_pvm_item, {shape})", Guard::Unpack.name()),
+        None => format!("{}[_pvm_item]", Guard::Materialize.name()),
+    };
+    let mut generator = template(&format!("({drawn} for _pvm_item in _pvm_items)"), range);
     if let Expr::Generator(generator) = &mut generator {
         generator.generators[0].iter = inner;
     }

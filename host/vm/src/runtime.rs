@@ -392,18 +392,18 @@ impl Runtime {
         for guard in Guard::ALL {
             let name = guard.name();
             let native: PyObjectRef = match guard {
-                Guard::Meter | Guard::Contains | Guard::Result | Guard::Mutate => {
-                    guard_natives::guard_object(guard, vm)
-                }
+                Guard::Meter
+                | Guard::Contains
+                | Guard::Result
+                | Guard::Mutate
+                | Guard::Materialize
+                | Guard::Kwargs => guard_natives::guard_object(guard, vm),
                 Guard::Iter => vm.new_function(name, crate::iteration::iter_native).into(),
                 Guard::Cmp => vm.new_function(name, guard_natives::compare_native).into(),
                 Guard::Binop => vm.new_function(name, guard_natives::binop_native).into(),
                 Guard::Augop => vm.new_function(name, guard_natives::augop_native).into(),
 
-                Guard::Materialize => vm
-                    .new_function(name, guard_natives::materialize_native)
-                    .into(),
-                Guard::Kwargs => vm.new_function(name, guard_natives::kwargs_native).into(),
+                Guard::Unpack => vm.new_function(name, guard_natives::unpack_native).into(),
 
                 Guard::Format => vm.new_function(name, guard_natives::format_native).into(),
             };
