@@ -1,32 +1,40 @@
 //! The metering rewrite: turns a validated actor AST into one that pays for
 //! itself. It runs once per code hash at deploy, so its cost never reaches a
-//! call. Three kinds of insertions, all calls to natives defined in
-//! [`crate::runtime`] under names actors cannot write (`_pvm_*`):
+//! call. Its insertions reach natives defined in [`crate::runtime`] under
+//! names actors cannot write (`_pvm_*`; the one-argument ones as subscripts
+//! of native objects, `_pvm_meter[n]`, which RustPython reaches without
+//! building an argument list):
 //!
 //! 1. **Block meters.** Every function body, loop body (`for`, `while`, their
 //!    `else`), `if`/`elif`/`else` branch and `try`/`except`/`finally` block
-//!    starts with `_pvm_meter[n]` (a subscript: cheaper than a call), where `n` is
-//!    the static cost of the block's
-//!    straight-line statements ([`crate::costs::code`]); loops add the
+//!    starts with `_pvm_meter[n]`, where `n` is the static cost of the
+//!    block's straight-line statements ([`crate::costs::code`]); loops add the
 //!    per-iteration cost (and a `while` its test), functions their entry cost.
 //!    A `for` loop's body and each comprehension generator are instead
 //!    charged by the iterator: `for x in xs` becomes
 //!    `for x in _pvm_iter(xs, n)`, a native iterator that charges `n` each
 //!    time it produces an item, i.e. just before the body (or the item's
 //!    conditions and element) runs. That costs no extra bytecode per
-//!    iteration, where a `_pvm_meter` call at the top of the body was a full
-//!    native call (most of the metering overhead of a tight loop).
-//!    Lambdas wrap their body as `_pvm_meter[n] and body`.
-//!    A block is charged on entry, before its work, so running out aborts at
-//!    the start of the block that does not fit — the same point on every run.
+//!    iteration, where a meter at the top of the body was a full native call
+//!    (most of the metering overhead of a tight loop). Lambdas wrap their
+//!    body as `_pvm_meter[n] and body`. A block is charged on entry, before
+//!    its work, so running out aborts at the start of the block that does not
+//!    fit — the same point on every run.
 //! 2. **Size guards.** Operations whose work grows with their operands are
 //!    routed through guards that pre-check and charge by size: binary
-//!    operators (`_pvm_binop`), augmented assignment (`_pvm_augop`), the right
-//!    side of `in` (`_pvm_contains`), size-dependent method calls
-//!    (`_pvm_method`), starred arguments (`_pvm_materialize`, `_pvm_kwargs`), slices and
-//!    f-strings (`_pvm_result`, which charges the size of what was produced).
-//! 3. Nothing else: builtins with size-dependent cost are replaced by guarded
-//!    versions in the actor's builtins dict instead of being rewritten here.
+//!    operators (`_pvm_binop`), augmented assignment to any target
+//!    (`_pvm_augop`, [`stores`]), `==` that may compare long strings
+//!    (`_pvm_cmp`), the right side of `in` (`_pvm_contains`), starred
+//!    arguments and targets (`_pvm_materialize`, `_pvm_unpack`,
+//!    `_pvm_kwargs`), f-strings (`_pvm_result`) and their computed specs
+//!    (`_pvm_format`, [`fstrings`]).
+//! 3. **Store guards.** `_pvm_mut[c]` on the container of every subscript
+//!    store ([`stores`]): values made at load are restored after a call that
+//!    wrote them ([`crate::constants`]).
+//!
+//! Builtins with size-dependent cost are replaced by guarded versions in the
+//! actor's builtins dict instead of being rewritten here, and every native
+//! method charges its own work (`crate::natives`).
 //!
 //! Synthesised nodes carry the range of the code they meter, so line numbers
 //! in tracebacks stay those of the actor's source.
