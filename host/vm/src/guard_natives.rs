@@ -42,48 +42,26 @@ pub(crate) fn guard_object(guard: crate::guards::Guard, vm: &VirtualMachine) -> 
         &rustpython_vm::PyObject,
         &VirtualMachine,
     ) -> PyResult;
-    fn contains(
-        _: rustpython_vm::protocol::PyMapping<'_>,
-        x: &rustpython_vm::PyObject,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        contains_native(x.to_owned(), vm)
-    }
-    fn result(
-        _: rustpython_vm::protocol::PyMapping<'_>,
-        x: &rustpython_vm::PyObject,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        result_native(x.to_owned(), vm)
-    }
-    fn mutate(
-        _: rustpython_vm::protocol::PyMapping<'_>,
-        x: &rustpython_vm::PyObject,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        mutate_native(x.to_owned(), vm)
-    }
-    fn draw(
-        _: rustpython_vm::protocol::PyMapping<'_>,
-        x: &rustpython_vm::PyObject,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        materialize(x.to_owned(), vm)
-    }
-    fn kwargs(
-        _: rustpython_vm::protocol::PyMapping<'_>,
-        x: &rustpython_vm::PyObject,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        kwargs_native(x.to_owned(), vm)
+    /// A mapping slot running a one-argument guard native.
+    macro_rules! slot {
+        ($native:expr) => {{
+            fn slot(
+                _: rustpython_vm::protocol::PyMapping<'_>,
+                x: &rustpython_vm::PyObject,
+                vm: &VirtualMachine,
+            ) -> PyResult {
+                $native(x.to_owned(), vm)
+            }
+            slot as Slot
+        }};
     }
     let slot: Slot = match guard {
         Guard::Meter => meter_subscript,
-        Guard::Contains => contains,
-        Guard::Result => result,
-        Guard::Mutate => mutate,
-        Guard::Materialize => draw,
-        Guard::Kwargs => kwargs,
+        Guard::Contains => slot!(contains_native),
+        Guard::Result => slot!(result_native),
+        Guard::Mutate => slot!(mutate_native),
+        Guard::Materialize => slot!(materialize),
+        Guard::Kwargs => slot!(kwargs_native),
         other => panic!("{} is called, not subscripted", other.name()),
     };
     subscript_guard(guard.name(), slot, vm)
@@ -144,42 +122,25 @@ type NumberSlot = rustpython_vm::protocol::PyNumberBinaryFunc;
 static INT_DIVISION_SLOTS: std::sync::OnceLock<(NumberSlot, NumberSlot, NumberSlot)> =
     std::sync::OnceLock::new();
 
-fn int_floor_divide(
-    a: &rustpython_vm::PyObject,
-    b: &rustpython_vm::PyObject,
-    vm: &VirtualMachine,
-) -> PyResult {
-    if let Some(error) =
-        int_division_by_zero(OperatorCode::FloorDiv, &a.to_owned(), &b.to_owned(), vm)
-    {
-        return Err(error);
-    }
-    (INT_DIVISION_SLOTS.get().expect("installed").0)(a, b, vm)
+/// `int`'s slot `$index` of [`INT_DIVISION_SLOTS`], after the zero check.
+macro_rules! int_division_slot {
+    ($name:ident, $op:expr, $index:tt) => {
+        fn $name(
+            a: &rustpython_vm::PyObject,
+            b: &rustpython_vm::PyObject,
+            vm: &VirtualMachine,
+        ) -> PyResult {
+            if let Some(error) = int_division_by_zero($op, &a.to_owned(), &b.to_owned(), vm) {
+                return Err(error);
+            }
+            (INT_DIVISION_SLOTS.get().expect("installed").$index)(a, b, vm)
+        }
+    };
 }
 
-fn int_remainder(
-    a: &rustpython_vm::PyObject,
-    b: &rustpython_vm::PyObject,
-    vm: &VirtualMachine,
-) -> PyResult {
-    if let Some(error) = int_division_by_zero(OperatorCode::Mod, &a.to_owned(), &b.to_owned(), vm) {
-        return Err(error);
-    }
-    (INT_DIVISION_SLOTS.get().expect("installed").1)(a, b, vm)
-}
-
-fn int_divmod(
-    a: &rustpython_vm::PyObject,
-    b: &rustpython_vm::PyObject,
-    vm: &VirtualMachine,
-) -> PyResult {
-    if let Some(error) =
-        int_division_by_zero(OperatorCode::FloorDiv, &a.to_owned(), &b.to_owned(), vm)
-    {
-        return Err(error);
-    }
-    (INT_DIVISION_SLOTS.get().expect("installed").2)(a, b, vm)
-}
+int_division_slot!(int_floor_divide, OperatorCode::FloorDiv, 0);
+int_division_slot!(int_remainder, OperatorCode::Mod, 1);
+int_division_slot!(int_divmod, OperatorCode::FloorDiv, 2);
 
 /// Gives `int`'s `//`, `%` and `divmod` CPython's messages for a zero
 /// divisor, on every path (an operator with a literal operand runs without
