@@ -591,7 +591,8 @@ impl Transformer for Rewriter {
                 if has_starred_target(&for_stmt.target) {
                     materialize_items(&mut for_stmt.iter, &for_stmt.target);
                 }
-                let per_item = cost::ITERATION + cost::STATEMENT + suite_cost(&for_stmt.body);
+                let per_item =
+                    cost::ITERATION + cost::STATEMENT + charge_rest_separately(&mut for_stmt.body);
                 meter_iteration(&mut for_stmt.iter, per_item, &multipliers);
                 meter_suite(&mut for_stmt.orelse, 0);
             }
@@ -958,14 +959,74 @@ fn has_star_pattern(pattern: &ast::Pattern) -> bool {
 
 /// Inserts `_pvm_meter[extra + cost of the suite's own statements]` at its top.
 /// A docstring stays the suite's first statement (`f.__doc__`, a class's
-/// `__doc__`): the meter goes after it.
+/// `__doc__`): the meter goes after it. What follows a statement that may
+/// leave the suite (`if …: continue`, `if …: return x`) is charged by a
+/// meter of its own after that statement ([`charge_rest_separately`]), so a
+/// block that leaves early pays for what it ran.
 fn meter_suite(body: &mut ast::Suite, extra: u64) {
     let Some(first) = body.first() else { return };
     let range = first.range();
-    let amount = extra + suite_cost(body);
     let docstring =
         matches!(first, Stmt::Expr(expr) if matches!(*expr.value, Expr::StringLiteral(_)));
+    let amount = extra + charge_rest_separately(body);
     body.insert(usize::from(docstring), meter_stmt(amount, range));
+}
+
+/// Splits `body` after each statement that may leave it, inserting
+/// `_pvm_meter[cost of what follows]` there; returns the cost of the
+/// statements up to the first such split (what the suite's own meter, or
+/// its loop's iterator, charges).
+fn charge_rest_separately(body: &mut ast::Suite) -> u64 {
+    let Some(exit) = body
+        .iter()
+        .position(may_leave)
+        .filter(|index| index + 1 < body.len())
+    else {
+        return suite_cost(body);
+    };
+    let mut rest = body.split_off(exit + 1);
+    let rest_range = rest[0].range();
+    let rest_cost = charge_rest_separately(&mut rest);
+    let head = suite_cost(body);
+    body.push(meter_stmt(rest_cost, rest_range));
+    body.extend(rest);
+    head
+}
+
+/// Can `stmt` end the suite it is in before the next statement runs (a
+/// `return`, `raise`, `break` or `continue` in some branch of it; `break`
+/// and `continue` of a loop nested in it do not count)?
+fn may_leave(stmt: &Stmt) -> bool {
+    fn leaves(body: &[Stmt], in_loop: bool) -> bool {
+        body.iter().any(|stmt| leaves_one(stmt, in_loop))
+    }
+    fn leaves_one(stmt: &Stmt, in_loop: bool) -> bool {
+        match stmt {
+            Stmt::Return(_) | Stmt::Raise(_) => true,
+            Stmt::Break(_) | Stmt::Continue(_) => !in_loop,
+            Stmt::If(s) => {
+                leaves(&s.body, in_loop)
+                    || s.elif_else_clauses
+                        .iter()
+                        .any(|clause| leaves(&clause.body, in_loop))
+            }
+            Stmt::With(s) => leaves(&s.body, in_loop),
+            Stmt::Try(s) => {
+                leaves(&s.body, in_loop)
+                    || leaves(&s.orelse, in_loop)
+                    || leaves(&s.finalbody, in_loop)
+                    || s.handlers.iter().any(|handler| {
+                        let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                        leaves(&handler.body, in_loop)
+                    })
+            }
+            Stmt::Match(s) => s.cases.iter().any(|case| leaves(&case.body, in_loop)),
+            Stmt::For(s) => leaves(&s.body, true) || leaves(&s.orelse, in_loop),
+            Stmt::While(s) => leaves(&s.body, true) || leaves(&s.orelse, in_loop),
+            _ => false,
+        }
+    }
+    leaves_one(stmt, false)
 }
 
 /// Cost of a statement excluding its nested suites (they meter themselves).
