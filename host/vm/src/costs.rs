@@ -58,8 +58,9 @@ pub mod size {
     pub const PER_ELEMENT: u64 = 1;
     /// Per 16 bytes of str/bytes an operation reads or produces.
     pub const BYTES_PER_CYCLE: u64 = 16;
-    /// Per 64-bit limb of an integer an operation reads or produces.
-    pub const PER_INT_LIMB: u64 = 1;
+    /// Bytes of two ints' limbs a linear int operation (`+`, `-`, `&`, `>>`,
+    /// the walk of a division's operands) covers per cycle.
+    pub const INT_BYTES_PER_CYCLE: u64 = 128;
     /// Per element hashed and inserted into a set or dict a native builds or
     /// grows (`a | b`, `set(x)`, `d.update(x)`: ~50 ns an element at one).
     pub const PER_ELEMENT_BUILT: u64 = 4;

@@ -357,8 +357,8 @@ pub(crate) const BUILTIN_RULES: &[Rule] = &[
     Rule {
         types: &["builtins"],
         names: &["ascii"],
-        price: Price::Sized,
-        why: "the repr slots charge the walk; escaping writes up to ten characters per character, charged by the result's size",
+        price: Price::Translate,
+        why: "the repr slots charge the walk; escaping looks at every character and writes up to ten per character (at `Sized` it ran at 46 ns per cycle, 6× the median)",
     },
     Rule {
         types: &["builtins"],
