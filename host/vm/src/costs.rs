@@ -58,8 +58,8 @@ pub mod size {
     pub const PER_ELEMENT: u64 = 1;
     /// Per 16 bytes of str/bytes an operation reads or produces.
     pub const BYTES_PER_CYCLE: u64 = 16;
-    /// Bytes of two ints' limbs a linear int operation (`+`, `-`, `&`, `>>`,
-    /// the walk of a division's operands) covers per cycle.
+    /// Bytes of two ints' limbs an addition or subtraction (and the walk of
+    /// a division's operands, and writing an int result) covers per cycle.
     pub const INT_BYTES_PER_CYCLE: u64 = 128;
     /// Per element hashed and inserted into a set or dict a native builds or
     /// grows (`a | b`, `set(x)`, `d.update(x)`: ~50 ns an element at one).

@@ -23,7 +23,6 @@ use rustpython_vm::types::{IterNext, Iterable, SelfIter};
 use rustpython_vm::{pyclass, Py, PyObjectRef, PyPayload, PyResult, Traverse, VirtualMachine};
 
 use crate::exec::charge;
-use crate::sizes::size_cycles;
 
 /// `for x in _pvm_iter(xs, n)`: yields what `iter(xs)` yields, charging `n`
 /// cycles per item.
@@ -158,7 +157,7 @@ pub(crate) fn iter_native(
             // What `_pvm_binop` charges: the product, then the result's size
             // (at most the sum of the operands' bits).
             cycles_per_item += crate::sizes::int_product_cycles(index_bits, multiplier_bits)
-                + size_cycles((0, (index_bits + multiplier_bits) / 8));
+                + (index_bits + multiplier_bits) / 8 / crate::costs::size::INT_BYTES_PER_CYCLE;
         }
     }
     let walk = range.and_then(|range| RangeWalk::of(range));
