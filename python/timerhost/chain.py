@@ -937,9 +937,11 @@ class Chain(_Wallet):
         due fires queued by score, head first, each ``{"position",
         "timer_id", "actor", "kind", "due_height", "bid", "score",
         "score_now"}`` (``score`` when it was enqueued, ``score_now`` at the
-        head: ``w_age × age + w_bid × bid``). Empty under FIFO."""
+        head: ``w_age × age + w_bid × bid``). ``timer_id`` is ``bytes``, as in
+        :class:`Timer`, events and every other call. Empty under FIFO."""
         entries = json.loads(self._native.globalbox_json())
         for e in entries:
+            e["timer_id"] = bytes.fromhex(e["timer_id"].removeprefix("0x"))
             e["score"] = int(e["score"])
             e["score_now"] = int(e["score_now"])
         return entries

@@ -141,7 +141,7 @@ def test_cancel_before_materialisation_removes_the_entry_and_extend_is_refused(c
     h = chain.height + 3
     ids = chain.call(queuer, "many", h, 10, ["a", "b", "c", "d"]).raise_for_status().return_value
     chain.mine_until(h)
-    assert [e["timer_id"] for e in chain.globalbox()] == ["0x" + i.hex() for i in ids[1:]]
+    assert [e["timer_id"] for e in chain.globalbox()] == list(ids[1:])
     refused = chain.call(queuer, "extend", ids[3], h + 100)  # block h + 1 fires "b"
     assert not refused.ok and "already due and queued in the Globalbox" in refused.error.message
     deposit = chain.timer(ids[3]).deposit
@@ -181,7 +181,7 @@ def test_expiry_and_funds_are_judged_at_materialisation(chain, queuer):
     chain.mine_until(h)
     assert fired(chain, short) == ["first"]
     (queued,) = chain.globalbox()
-    assert queued["timer_id"] == "0x" + expiring.hex()
+    assert queued["timer_id"] == expiring
     block = chain.mine(1)[0]
     # Its turn came at h + 1, past its expires_at: removed, not run.
     (expired,) = [e for e in block.events if e.name == "TimerExpired"]
@@ -196,7 +196,7 @@ def test_shutdown_empties_the_globalbox_and_refunds_its_deposits(chain, queuer):
     chain.mine_until(h)
     queued = chain.globalbox()
     assert len(queued) == 2
-    deposits = sum(chain.timer(bytes.fromhex(e["timer_id"][2:])).deposit for e in queued)
+    deposits = sum(chain.timer(e["timer_id"]).deposit for e in queued)
     held = chain.balance(queuer)
     chain.governance.shutdown_timers().raise_for_status()  # its block still fires "b"
     fee = sum(f.fee for f in chain.get_block(chain.height).fires)
