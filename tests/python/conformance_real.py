@@ -3057,6 +3057,37 @@ BEYOND_THE_ISSUE = {
 }
 
 REAL_PROGRAMS = {
+    "zero_division_messages_on_every_path": """
+        from enum import IntEnum
+
+        class Level(IntEnum):
+            LOW = 1
+
+        class Big(int):
+            pass
+
+        def run():
+            out = []
+            z = 0
+
+            def attempt(f):
+                try:
+                    f()
+                except ZeroDivisionError as e:
+                    out.append(str(e))
+
+            x = 7
+            for f in (lambda: x // z, lambda: x % z, lambda: divmod(x, z), lambda: True // z,
+                      lambda: True % z, lambda: Level.LOW // z, lambda: Big(5) % z,
+                      lambda: (2 ** 100) // z, lambda: x // 0):
+                attempt(f)
+            y = 9
+            try:
+                y //= z
+            except ZeroDivisionError as e:
+                out.append(str(e))
+            return out
+    """,
     **MODULE_STATE,
     **AUGMENTED,
     **STARRED,

@@ -13,17 +13,16 @@ use crate::guards::{CompareCode, OperatorCode};
 use crate::operator_costs::charge_operator;
 use crate::sizes::*;
 
+/// A type's mapping subscript slot (what `x[key]` reaches).
+type SubscriptSlot = fn(
+    rustpython_vm::protocol::PyMapping<'_>,
+    &rustpython_vm::PyObject,
+    &VirtualMachine,
+) -> PyResult;
+
 /// A native object whose subscript runs `slot`: how a one-argument guard is
 /// reached without a call ([`crate::guards::Guard::is_subscripted`]).
-fn subscript_guard(
-    name: &str,
-    slot: fn(
-        rustpython_vm::protocol::PyMapping<'_>,
-        &rustpython_vm::PyObject,
-        &VirtualMachine,
-    ) -> PyResult,
-    vm: &VirtualMachine,
-) -> PyObjectRef {
+fn subscript_guard(name: &str, slot: SubscriptSlot, vm: &VirtualMachine) -> PyObjectRef {
     let class = vm.ctx.new_class(
         None,
         name,
@@ -37,11 +36,6 @@ fn subscript_guard(
 /// The object of a subscripted guard.
 pub(crate) fn guard_object(guard: crate::guards::Guard, vm: &VirtualMachine) -> PyObjectRef {
     use crate::guards::Guard;
-    type Slot = fn(
-        rustpython_vm::protocol::PyMapping<'_>,
-        &rustpython_vm::PyObject,
-        &VirtualMachine,
-    ) -> PyResult;
     /// A mapping slot running a one-argument guard native.
     macro_rules! slot {
         ($native:expr) => {{
@@ -52,10 +46,10 @@ pub(crate) fn guard_object(guard: crate::guards::Guard, vm: &VirtualMachine) -> 
             ) -> PyResult {
                 $native(x.to_owned(), vm)
             }
-            slot as Slot
+            slot as SubscriptSlot
         }};
     }
-    let slot: Slot = match guard {
+    let slot: SubscriptSlot = match guard {
         Guard::Meter => meter_subscript,
         Guard::Contains => slot!(contains_native),
         Guard::Result => slot!(result_native),
@@ -96,8 +90,8 @@ pub(crate) fn operator(code: u8, vm: &VirtualMachine) -> PyResult<OperatorCode> 
 /// the text an actor's `except ZeroDivisionError as e: str(e)` sees.
 fn int_division_by_zero(
     op: OperatorCode,
-    left: &PyObjectRef,
-    right: &PyObjectRef,
+    left: &rustpython_vm::PyObject,
+    right: &rustpython_vm::PyObject,
     vm: &VirtualMachine,
 ) -> Option<rustpython_vm::builtins::PyBaseExceptionRef> {
     let message = match op {
@@ -130,7 +124,7 @@ macro_rules! int_division_slot {
             b: &rustpython_vm::PyObject,
             vm: &VirtualMachine,
         ) -> PyResult {
-            if let Some(error) = int_division_by_zero($op, &a.to_owned(), &b.to_owned(), vm) {
+            if let Some(error) = int_division_by_zero($op, a, b, vm) {
                 return Err(error);
             }
             (INT_DIVISION_SLOTS.get().expect("installed").$index)(a, b, vm)
@@ -144,22 +138,41 @@ int_division_slot!(int_divmod, OperatorCode::FloorDiv, 2);
 
 /// Gives `int`'s `//`, `%` and `divmod` CPython's messages for a zero
 /// divisor, on every path (an operator with a literal operand runs without
-/// the guard). Idempotent per thread; before any class derives from `int`.
+/// the guard), for `int` and `bool` (a built-in type, which copied `int`'s
+/// slots when the interpreter was made). Idempotent per thread; before any
+/// class derives from `int`.
 pub(crate) fn use_cpython_division_messages(vm: &VirtualMachine) {
-    let number = &vm.ctx.types.int_type.slots.as_number;
+    let int_number = &vm.ctx.types.int_type.slots.as_number;
     if let (Some(floor_divide), Some(remainder), Some(divmod)) = (
-        number.floor_divide.load(),
-        number.remainder.load(),
-        number.divmod.load(),
+        int_number.floor_divide.load(),
+        int_number.remainder.load(),
+        int_number.divmod.load(),
     ) {
         if floor_divide as usize != int_floor_divide as NumberSlot as usize {
             let _ = INT_DIVISION_SLOTS.set((floor_divide, remainder, divmod));
         }
     }
-    if INT_DIVISION_SLOTS.get().is_some() {
-        number.floor_divide.store(Some(int_floor_divide));
-        number.remainder.store(Some(int_remainder));
-        number.divmod.store(Some(int_divmod));
+    let Some(&(floor_divide, remainder, divmod)) = INT_DIVISION_SLOTS.get() else {
+        return;
+    };
+    for class in [vm.ctx.types.int_type, vm.ctx.types.bool_type] {
+        let number = &class.slots.as_number;
+        for (slot, original, wrapper) in [
+            (
+                &number.floor_divide,
+                floor_divide,
+                int_floor_divide as NumberSlot,
+            ),
+            (&number.remainder, remainder, int_remainder as NumberSlot),
+            (&number.divmod, divmod, int_divmod as NumberSlot),
+        ] {
+            if slot
+                .load()
+                .is_some_and(|current| current as usize == original as usize)
+            {
+                slot.store(Some(wrapper));
+            }
+        }
     }
 }
 
@@ -169,6 +182,9 @@ pub(crate) fn apply_operator(
     right: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
+    // The slots of `int` and `bool` give CPython's messages themselves; a
+    // subclass (`IntEnum`, `class Big(int)`) reaches `int`'s operator through
+    // its namespace, whose descriptor kept the original slot.
     if let Some(error) = int_division_by_zero(op, left, right, vm) {
         return Err(error);
     }
@@ -302,6 +318,7 @@ fn apply_in_place(
     right: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
+    // As in [`apply_operator`].
     if let Some(error) = int_division_by_zero(op, left, right, vm) {
         return Err(error);
     }
