@@ -44,11 +44,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rustpython_vm::builtins::{PyBytes, PyDict, PyInt, PyList, PyStr, PyTuple};
+use rustpython_vm::builtins::{PyBytes, PyStr};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::scope::Scope;
-use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+use rustpython_vm::{Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
 use timerhost_types::{Address, Invocation, Value};
+use timerhost_vm::convert::{py_to_value, value_to_py};
 use timerhost_vm::helpers::json;
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
@@ -356,7 +357,7 @@ fn plain_thread(requests: mpsc::Receiver<Request>, replies: mpsc::Sender<Reply>)
                 });
                 let elapsed = started.elapsed();
                 let result = result.map_err(|e| describe(&e, vm))?;
-                let value = to_value(&result, vm).map_err(|e| describe(&e, vm))?;
+                let value = py_to_value(&result, vm).map_err(|e| describe(&e, vm))?;
                 Ok(Some((elapsed, value)))
             }
         });
@@ -524,7 +525,7 @@ fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
                     if args.args.len() != 1 {
                         return Err(vm.new_type_error("dumps() takes one value"));
                     }
-                    let value = to_value(&args.args[0], vm)?;
+                    let value = py_to_value(&args.args[0], vm)?;
                     let mut out = String::new();
                     json::encode_with(&value, &style, &mut out)
                         .map_err(|e| vm.new_type_error(e))?;
@@ -551,7 +552,7 @@ fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
                     let value = json::Prepared::new(text)
                         .decode()
                         .map_err(|e| vm.new_value_error(format!("invalid json: {e}")))?;
-                    Ok(to_py(&value, vm))
+                    Ok(value_to_py(&value, vm))
                 },
             )
             .into(),
@@ -589,7 +590,7 @@ fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style
 /// `math.isqrt` and `math.gcd` as the VM's (over `num-bigint`), no charges.
 fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     fn int_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<num_bigint::BigInt> {
-        match to_value(obj, vm)? {
+        match py_to_value(obj, vm)? {
             Value::Int(i) => Ok(i),
             _ => Err(vm.new_type_error("expected int")),
         }
@@ -602,7 +603,7 @@ fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
                 if value.sign() == num_bigint::Sign::Minus {
                     return Err(vm.new_value_error("isqrt() argument must be nonnegative"));
                 }
-                Ok(to_py(&Value::Int(value.sqrt()), vm))
+                Ok(value_to_py(&Value::Int(value.sqrt()), vm))
             })
             .into(),
         ),
@@ -619,105 +620,12 @@ fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
                         a = b;
                         b = r;
                     }
-                    Ok(to_py(&Value::Int(a), vm))
+                    Ok(value_to_py(&Value::Int(a), vm))
                 },
             )
             .into(),
         ),
     ]
-}
-
-/// A Python object of the value model as a [`Value`] (the VM's
-/// `convert::py_to_value`, which is private to the crate).
-fn to_value(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
-    let class = obj.class();
-    let types = &vm.ctx.types;
-    if vm.is_none(obj) {
-        return Ok(Value::None);
-    }
-    if class.is(types.bool_type) {
-        return Ok(Value::Bool(obj.clone().try_to_bool(vm)?));
-    }
-    if class.is(types.int_type) {
-        let int = obj.downcast_ref::<PyInt>().expect("exact int");
-        return Ok(Value::Int(num_bigint::BigInt::from_signed_bytes_le(
-            &int.as_bigint().to_signed_bytes_le(),
-        )));
-    }
-    if class.is(types.str_type) {
-        let text = obj.downcast_ref::<PyStr>().expect("exact str");
-        let text = text
-            .to_str()
-            .ok_or_else(|| vm.new_value_error("str with lone surrogates"))?;
-        return Ok(Value::Str(text.to_owned()));
-    }
-    if class.is(types.bytes_type) {
-        let bytes = obj.downcast_ref::<PyBytes>().expect("exact bytes");
-        return Ok(Value::Bytes(bytes.as_bytes().to_vec()));
-    }
-    if class.is(types.list_type) {
-        let list = obj.downcast_ref::<PyList>().expect("exact list");
-        let items: Vec<PyObjectRef> = list.borrow_vec().to_vec();
-        return Ok(Value::List(
-            items
-                .iter()
-                .map(|i| to_value(i, vm))
-                .collect::<PyResult<_>>()?,
-        ));
-    }
-    if class.is(types.tuple_type) {
-        let tuple = obj.downcast_ref::<PyTuple>().expect("exact tuple");
-        return Ok(Value::Tuple(
-            tuple
-                .iter()
-                .map(|i| to_value(i, vm))
-                .collect::<PyResult<_>>()?,
-        ));
-    }
-    if class.is(types.dict_type) {
-        let dict = obj.downcast_ref::<PyDict>().expect("exact dict");
-        let mut entries = Vec::new();
-        for (key, value) in dict.items_vec() {
-            entries.push((to_value(&key, vm)?, to_value(&value, vm)?));
-        }
-        return Value::dict_from(entries)
-            .ok_or_else(|| vm.new_type_error("dict keys must be hashable values"));
-    }
-    Err(vm.new_type_error(format!(
-        "values of type '{}' cannot leave an actor",
-        class.name()
-    )))
-}
-
-/// The Python object of a [`Value`] (the VM's `convert::value_to_py`).
-fn to_py(value: &Value, vm: &VirtualMachine) -> PyObjectRef {
-    match value {
-        Value::None => vm.ctx.none(),
-        Value::Bool(b) => vm.ctx.new_bool(*b).into(),
-        Value::Int(i) => vm
-            .ctx
-            .new_bigint(&malachite_bigint::BigInt::from_signed_bytes_le(
-                &i.to_signed_bytes_le(),
-            ))
-            .into(),
-        Value::Str(s) => vm.ctx.new_str(s.as_str()).into(),
-        Value::Bytes(b) => vm.ctx.new_bytes(b.clone()).into(),
-        Value::List(items) => vm
-            .ctx
-            .new_list(items.iter().map(|i| to_py(i, vm)).collect())
-            .into(),
-        Value::Tuple(items) => vm
-            .ctx
-            .new_tuple(items.iter().map(|i| to_py(i, vm)).collect())
-            .into(),
-        Value::Dict(entries) => {
-            let dict = vm.ctx.new_dict();
-            for (key, value) in entries {
-                let _ = dict.set_item(&*to_py(key, vm), to_py(value, vm), vm);
-            }
-            dict.into()
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------

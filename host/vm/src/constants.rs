@@ -104,6 +104,14 @@ struct Shared {
     load_time: Vec<Contents>,
 }
 
+impl Shared {
+    /// Cycles restoring this value costs ([`Contents::restore_cycles`] of
+    /// every facet).
+    fn restore_cycles(&self) -> u64 {
+        self.load_time.iter().map(Contents::restore_cycles).sum()
+    }
+}
+
 /// Values an invocation level set aside (see [`enter`]).
 struct SetAside {
     module: ModuleId,
@@ -416,15 +424,8 @@ pub(crate) fn before_write(obj: &PyObject, vm: &VirtualMachine) -> PyResult<()> 
 #[cold]
 fn mark(obj: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
     let key = address(obj);
-    let Some(cycles) = SHARED.with(|shared| {
-        shared.borrow().get(&key).map(|entry| {
-            entry
-                .load_time
-                .iter()
-                .map(Contents::restore_cycles)
-                .sum::<u64>()
-        })
-    }) else {
+    let Some(cycles) = SHARED.with(|shared| shared.borrow().get(&key).map(Shared::restore_cycles))
+    else {
         return Ok(());
     };
     if !crate::exec::is_executing() || MARKED.with(|marked| marked.borrow().contains(&key)) {
@@ -435,43 +436,56 @@ fn mark(obj: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
     Ok(())
 }
 
-/// The marked values of `module`, unmarked.
-fn take_marked(module: ModuleId) -> Vec<usize> {
-    let marked: Vec<usize> = MARKED.with(|marked| marked.borrow().iter().copied().collect());
-    let mut mine: Vec<usize> = SHARED.with(|shared| {
-        let shared = shared.borrow();
-        marked
-            .into_iter()
-            .filter(|key| shared.get(key).is_some_and(|entry| entry.module == module))
-            .collect()
+/// The marked values of `module`, in a fixed order (restores run no Python,
+/// but keep them independent of hash-set iteration all the same).
+fn marked_of(module: ModuleId) -> Vec<usize> {
+    let mut mine: Vec<usize> = MARKED.with(|marked| {
+        SHARED.with(|shared| {
+            let shared = shared.borrow();
+            marked
+                .borrow()
+                .iter()
+                .copied()
+                .filter(|key| shared.get(key).is_some_and(|entry| entry.module == module))
+                .collect()
+        })
     });
-    // Restores run in a fixed order (they run no Python, but keep them
-    // independent of hash-set iteration all the same).
     mine.sort_unstable();
-    MARKED.with(|marked| {
-        let mut marked = marked.borrow_mut();
-        for key in &mine {
-            marked.remove(key);
-        }
-    });
     mine
 }
 
-/// Restores each value in `keys` to its load-time contents.
-fn restore(keys: &[usize], vm: &VirtualMachine) -> PyResult<()> {
-    if keys.is_empty() {
-        return Ok(());
-    }
+fn unmark(keys: &[usize]) {
+    MARKED.with(|marked| {
+        let mut marked = marked.borrow_mut();
+        for key in keys {
+            marked.remove(key);
+        }
+    });
+}
+
+/// Runs `f` on the registered value of each `(key, item)` with its item,
+/// outside any execution ([`unmetered`]).
+fn for_each_registered<T>(
+    items: impl IntoIterator<Item = (usize, T)>,
+    mut f: impl FnMut(&Shared, T) -> PyResult<()>,
+) -> PyResult<()> {
     SHARED.with(|shared| {
         let shared = shared.borrow();
         unmetered(|| {
-            for key in keys {
-                if let Some(entry) = shared.get(key) {
-                    write_back(&entry.object, &entry.load_time, vm)?;
+            for (key, item) in items {
+                if let Some(entry) = shared.get(&key) {
+                    f(entry, item)?;
                 }
             }
             Ok(())
         })
+    })
+}
+
+/// Restores each value in `keys` to its load-time contents.
+fn restore(keys: &[usize], vm: &VirtualMachine) -> PyResult<()> {
+    for_each_registered(keys.iter().map(|key| (*key, ())), |entry, ()| {
+        write_back(&entry.object, &entry.load_time, vm)
     })
 }
 
@@ -481,40 +495,23 @@ fn restore(keys: &[usize], vm: &VirtualMachine) -> PyResult<()> {
 pub(crate) fn enter(module: ModuleId, vm: &VirtualMachine) -> PyResult<()> {
     let mut values = Vec::new();
     if ANY_SHARED.get() {
-        let cycles: u64 = MARKED.with(|marked| {
-            SHARED.with(|shared| {
+        let keys = marked_of(module);
+        if !keys.is_empty() {
+            let cycles: u64 = SHARED.with(|shared| {
                 let shared = shared.borrow();
-                marked
-                    .borrow()
-                    .iter()
+                keys.iter()
                     .filter_map(|key| shared.get(key))
-                    .filter(|entry| entry.module == module)
-                    .map(|entry| {
-                        entry
-                            .load_time
-                            .iter()
-                            .map(Contents::restore_cycles)
-                            .sum::<u64>()
-                    })
+                    .map(Shared::restore_cycles)
                     .sum()
-            })
-        });
-        if cycles > 0 {
+            });
             crate::exec::charge(cycles, 0, vm)?;
-        }
-        let keys = take_marked(module);
-        SHARED.with(|shared| {
-            let shared = shared.borrow();
-            unmetered(|| -> PyResult<()> {
-                for key in &keys {
-                    if let Some(entry) = shared.get(key) {
-                        values.push((*key, snapshot(&entry.object, vm)?));
-                    }
-                }
+            unmark(&keys);
+            for_each_registered(keys.iter().map(|key| (*key, *key)), |entry, key| {
+                values.push((key, snapshot(&entry.object, vm)?));
                 Ok(())
-            })
-        })?;
-        restore(&keys, vm)?;
+            })?;
+            restore(&keys, vm)?;
+        }
     }
     SET_ASIDE.with(|stack| stack.borrow_mut().push(SetAside { module, values }));
     Ok(())
@@ -530,22 +527,16 @@ pub(crate) fn leave(vm: &VirtualMachine) -> PyResult<()> {
     if !ANY_SHARED.get() {
         return Ok(());
     }
-    let written = take_marked(level.module);
+    let written = marked_of(level.module);
+    unmark(&written);
     restore(&written, vm)?;
     if level.values.is_empty() {
         return Ok(());
     }
-    SHARED.with(|shared| {
-        let shared = shared.borrow();
-        unmetered(|| -> PyResult<()> {
-            for (key, contents) in &level.values {
-                if let Some(entry) = shared.get(key) {
-                    write_back(&entry.object, contents, vm)?;
-                }
-            }
-            Ok(())
-        })
-    })?;
+    for_each_registered(
+        level.values.iter().map(|(key, contents)| (*key, contents)),
+        |entry, contents| write_back(&entry.object, contents, vm),
+    )?;
     MARKED.with(|marked| {
         marked
             .borrow_mut()

@@ -28,7 +28,7 @@ mod call_native;
 mod code_cache;
 pub mod compile;
 mod constants;
-mod convert;
+pub mod convert;
 pub mod costs;
 pub mod error;
 mod exec;

@@ -640,16 +640,13 @@ fn compares_natively(key: &PyObjectRef, vm: &VirtualMachine, depth: usize) -> bo
             .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE);
         return !heap || eq_is_identity_or_native(key, vm);
     }
-    if let Some(tuple) = key.downcast_ref::<PyTuple>() {
+    let items = key
+        .downcast_ref::<PyTuple>()
+        .map(|tuple| tuple.as_slice().to_vec())
+        .or_else(|| key.downcast_ref::<PyFrozenSet>().map(|set| set.elements()));
+    if let Some(items) = items {
         return eq_is_identity_or_native(key, vm)
-            && tuple
-                .iter()
-                .all(|item| compares_natively(item, vm, depth + 1));
-    }
-    if let Some(set) = key.downcast_ref::<PyFrozenSet>() {
-        return eq_is_identity_or_native(key, vm)
-            && set
-                .elements()
+            && items
                 .iter()
                 .all(|item| compares_natively(item, vm, depth + 1));
     }

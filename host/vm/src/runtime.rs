@@ -402,9 +402,7 @@ impl Runtime {
                 Guard::Cmp => vm.new_function(name, guard_natives::compare_native).into(),
                 Guard::Binop => vm.new_function(name, guard_natives::binop_native).into(),
                 Guard::Augop => vm.new_function(name, guard_natives::augop_native).into(),
-
                 Guard::Unpack => vm.new_function(name, guard_natives::unpack_native).into(),
-
                 Guard::Format => vm.new_function(name, guard_natives::format_native).into(),
             };
             set(name, native);
@@ -610,28 +608,20 @@ impl Runtime {
             vm,
         )
         .map_err(cannot_load)?;
-        let module = crate::constants::new_module();
         let globals = if found == 0 {
-            crate::load::freeze(
-                &globals,
-                &compiled.nonlocal_names,
-                crate::load::Mutables::Reset(module),
-                vm,
-            )
-            .map_err(cannot_load)?;
             globals
         } else {
             drop(globals);
-            let globals = self.run_module(&compiled.bytecode, vm)?;
-            crate::load::freeze(
-                &globals,
-                &compiled.nonlocal_names,
-                crate::load::Mutables::Reset(module),
-                vm,
-            )
-            .map_err(cannot_load)?;
-            globals
+            self.run_module(&compiled.bytecode, vm)?
         };
+        let module = crate::constants::new_module();
+        crate::load::freeze(
+            &globals,
+            &compiled.nonlocal_names,
+            crate::load::Mutables::Reset(module),
+            vm,
+        )
+        .map_err(cannot_load)?;
         let class = globals.get_item(compiled.class_name.as_str(), vm)?;
         let snapshot = compiled.rebinds_globals.then(|| globals.items_vec());
         self.actor_classes.borrow_mut().insert(

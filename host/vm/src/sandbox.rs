@@ -411,21 +411,10 @@ impl<'a> Visitor<'a> for Validator<'_> {
             Stmt::For(for_stmt) if for_stmt.is_async => {
                 self.reject(stmt, "async for", "async code is not supported")
             }
-            Stmt::Assign(assign) => {
-                for target in &assign.targets {
-                    self.check_store_target(target);
-                }
-            }
-            Stmt::AnnAssign(assign) => self.check_store_target(&assign.target),
-            // Every target CPython accepts: the instrumenter evaluates its
-            // parts once (`instrument::stores`).
-            Stmt::AugAssign(assign) => self.check_store_target(&assign.target),
-            Stmt::Delete(delete) => {
-                for target in &delete.targets {
-                    self.check_store_target(target);
-                }
-            }
-            Stmt::For(for_stmt) => self.check_loop_target(&for_stmt.target),
+            // Every assignment, augmented-assignment, loop and comprehension
+            // target CPython accepts is admitted: the instrumenter evaluates
+            // a target's parts once and draws what a starred target unpacks
+            // through a charged list (`instrument::stores`).
             _ => {}
         }
         walk_stmt(self, stmt);
@@ -474,13 +463,10 @@ impl<'a> Visitor<'a> for Validator<'_> {
             Expr::ListComp(ast::ExprListComp { generators, .. })
             | Expr::SetComp(ast::ExprSetComp { generators, .. })
             | Expr::DictComp(ast::ExprDictComp { generators, .. })
-            | Expr::Generator(ast::ExprGenerator { generators, .. }) => {
-                if generators.iter().any(|g| g.is_async) {
-                    self.reject(expr, "async comprehension", "async code is not supported");
-                }
-                for generator in generators {
-                    self.check_loop_target(&generator.target);
-                }
+            | Expr::Generator(ast::ExprGenerator { generators, .. })
+                if generators.iter().any(|g| g.is_async) =>
+            {
+                self.reject(expr, "async comprehension", "async code is not supported");
             }
             Expr::FString(fstring) => self.check_fstring(expr, fstring),
             Expr::Starred(_) => {}
@@ -504,21 +490,6 @@ pub(crate) fn is_timer_handler_decorator(decorator: &ast::Decorator) -> bool {
 }
 
 impl Validator<'_> {
-    /// Assignment targets: names, items, attributes (of instances — loaded
-    /// classes, functions and modules refuse them at run time) and one
-    /// starred name (the instrumenter draws the value through a charged
-    /// list first).
-    fn check_store_target(&mut self, target: &Expr) {
-        let _ = target;
-    }
-
-    /// Loop and comprehension targets: `for first, *rest in rows` copies
-    /// each item through a charged list (the instrumenter's
-    /// `_pvm_materialize`), like `first, *rest = item`.
-    fn check_loop_target(&mut self, target: &Expr) {
-        let _ = target;
-    }
-
     /// A literal format spec is checked here (widths of at most four
     /// digits); a computed one (`f"{name:<{width}}"`) is checked when it
     /// runs (`_pvm_format`), and may itself only contain literal specs.
