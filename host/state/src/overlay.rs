@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 
 use timerhost_types::encoding::{self, Canonical};
 
@@ -259,21 +259,66 @@ impl<'a> Overlay<'a> {
     /// charges for each (`storage.keys()`, #29), and `max_skipped` bounds
     /// the work before the charge: past it the walk gives up.
     pub fn next_key(&self, start: &[u8], end: &[u8], max_skipped: u64) -> Result<NextKey> {
-        let mut skipped = 0u64;
-        let mut chunk = 16usize;
-        let mut cursor = start.to_vec();
-        let gave_up = |skipped| NextKey {
+        let mut found = NextKey {
             key: None,
-            skipped,
-            gave_up: true,
+            skipped: 0,
+            gave_up: false,
         };
+        // Deleted runs are long or absent: start small, fetch more at a time.
+        self.merge(
+            start,
+            Some(end),
+            Chunks::Growing(16),
+            |cursor, end, n| self.base.scan_keys(cursor, end, n),
+            |key: &Vec<u8>| key.as_slice(),
+            |entry| match entry {
+                Merged::Own(key, Some(_)) | Merged::Base(key) => {
+                    found.key = Some(key.clone());
+                    ControlFlow::Break(())
+                }
+                Merged::Own(_, None) => {
+                    found.skipped += 1;
+                    found.gave_up = found.skipped > max_skipped;
+                    if found.gave_up {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                }
+            },
+        )?;
+        Ok(found)
+    }
+
+    /// Walks `[start, end)` in key order, merging the base's entries
+    /// (fetched by `fetch`, a chunk at a time) with this overlay's writes in
+    /// the same key interval, and hands each to `visit` until it breaks or
+    /// the base runs out. Deletions may swallow base entries, so a walk
+    /// that wants `n` live entries keeps fetching, but no chunk past the
+    /// one where `visit` stops is read. One merge serves `scan`,
+    /// `scan_keys` and `next_key`, which differ in what the base gives
+    /// (entries or keys) and what they keep.
+    fn merge<B>(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        chunks: Chunks,
+        fetch: impl Fn(&[u8], Option<&[u8]>, usize) -> Result<Vec<B>>,
+        key_of: impl Fn(&B) -> &[u8],
+        mut visit: impl FnMut(Merged<'_, B>) -> ControlFlow<()>,
+    ) -> Result<()> {
+        let (mut chunk, grow) = match chunks {
+            Chunks::Fixed(n) => (n, false),
+            Chunks::Growing(n) => (n, true),
+        };
+        let mut cursor = start.to_vec();
         loop {
-            let base = self.base.scan_keys(&cursor, Some(end), chunk)?;
+            let base = fetch(&cursor, end, chunk)?;
             let exhausted = base.len() < chunk;
             let upper: Bound<&[u8]> = if exhausted {
-                Bound::Excluded(end)
+                end.map_or(Bound::Unbounded, Bound::Excluded)
             } else {
-                Bound::Included(base.last().expect("non-empty chunk").as_slice())
+                Bound::Included(key_of(base.last().expect("non-empty chunk")))
             };
             let mut own = self
                 .writes
@@ -285,45 +330,53 @@ impl<'a> Overlay<'a> {
                     (None, None) => break,
                     (Some(_), None) => true,
                     (None, Some(_)) => false,
-                    (Some((ok, _)), Some(bk)) => ok.as_slice() <= bk.as_slice(),
+                    (Some((own_key, _)), Some(base_entry)) => {
+                        own_key.as_slice() <= key_of(base_entry)
+                    }
                 };
-                if take_own {
-                    let (k, v) = own.next().expect("peeked");
-                    if base_iter.peek().is_some_and(|bk| *bk == k) {
+                let entry = if take_own {
+                    let (key, value) = own.next().expect("peeked");
+                    // An overlay write shadows the base entry with the same key.
+                    if base_iter
+                        .peek()
+                        .is_some_and(|base_entry| key_of(base_entry) == key.as_slice())
+                    {
                         base_iter.next();
                     }
-                    if v.is_some() {
-                        return Ok(NextKey {
-                            key: Some(k.clone()),
-                            skipped,
-                            gave_up: false,
-                        });
-                    }
-                    skipped += 1;
-                    if skipped > max_skipped {
-                        return Ok(gave_up(skipped));
-                    }
+                    Merged::Own(key, value.as_ref())
                 } else {
-                    let k = base_iter.next().expect("peeked");
-                    return Ok(NextKey {
-                        key: Some(k.clone()),
-                        skipped,
-                        gave_up: false,
-                    });
+                    Merged::Base(base_iter.next().expect("peeked"))
+                };
+                if visit(entry).is_break() {
+                    return Ok(());
                 }
             }
             if exhausted {
-                return Ok(NextKey {
-                    key: None,
-                    skipped,
-                    gave_up: false,
-                });
+                return Ok(());
             }
-            cursor = successor(base.last().expect("non-empty chunk"));
-            // Deleted runs are long or absent: fetch more at a time.
-            chunk = (chunk * 2).min(1024);
+            cursor = successor(key_of(base.last().expect("non-empty chunk")));
+            if grow {
+                chunk = (chunk * 2).min(1024);
+            }
         }
     }
+}
+
+/// How [`Overlay::merge`] fetches the base.
+enum Chunks {
+    /// This many entries each time.
+    Fixed(usize),
+    /// This many first, then twice as many each time, up to 1,024.
+    Growing(usize),
+}
+
+/// What [`Overlay::merge`] hands its visitor, in key order.
+enum Merged<'a, B> {
+    /// This overlay's write of the key: `Some` the value, `None` a deletion
+    /// (which hides the base's entry of the key, if any).
+    Own(&'a Vec<u8>, Option<&'a Vec<u8>>),
+    /// A base entry that no write of this overlay shadows.
+    Base(&'a B),
 }
 
 impl StateRead for Overlay<'_> {
@@ -350,48 +403,25 @@ impl StateRead for Overlay<'_> {
         if limit == 0 {
             return Ok(out);
         }
-        let chunk = limit.clamp(16, 1024);
-        let mut cursor = start.to_vec();
-        loop {
-            let base = self.base.scan_keys(&cursor, end, chunk)?;
-            let exhausted = base.len() < chunk;
-            let upper: Bound<&[u8]> = if exhausted {
-                end.map_or(Bound::Unbounded, Bound::Excluded)
-            } else {
-                Bound::Included(base.last().expect("non-empty chunk").as_slice())
-            };
-            let mut own = self
-                .writes
-                .range::<[u8], _>((Bound::Included(cursor.as_slice()), upper))
-                .peekable();
-            let mut base_iter = base.iter().peekable();
-            loop {
-                let take_own = match (own.peek(), base_iter.peek()) {
-                    (None, None) => break,
-                    (Some(_), None) => true,
-                    (None, Some(_)) => false,
-                    (Some((ok, _)), Some(bk)) => ok.as_slice() <= bk.as_slice(),
-                };
-                if take_own {
-                    let (k, v) = own.next().expect("peeked");
-                    if base_iter.peek().is_some_and(|bk| *bk == k) {
-                        base_iter.next();
-                    }
-                    if v.is_some() {
-                        out.push(k.clone());
-                    }
-                } else {
-                    out.push(base_iter.next().expect("peeked").clone());
+        self.merge(
+            start,
+            end,
+            Chunks::Fixed(limit.clamp(16, 1024)),
+            |cursor, end, n| self.base.scan_keys(cursor, end, n),
+            |key: &Vec<u8>| key.as_slice(),
+            |entry| {
+                match entry {
+                    Merged::Own(key, Some(_)) | Merged::Base(key) => out.push(key.clone()),
+                    Merged::Own(_, None) => {}
                 }
                 if out.len() >= limit {
-                    return Ok(out);
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
                 }
-            }
-            if exhausted {
-                return Ok(out);
-            }
-            cursor = successor(base.last().expect("non-empty chunk"));
-        }
+            },
+        )?;
+        Ok(out)
     }
 
     fn scan(
@@ -404,53 +434,27 @@ impl StateRead for Overlay<'_> {
         if limit == 0 {
             return Ok(out);
         }
-        // Fetch the base in chunks and merge each with the overlay's writes in
-        // the same key interval; deletions may swallow base entries, so keep
-        // going until `limit` live entries are found or the base runs out.
-        let chunk = limit.clamp(16, 1024);
-        let mut cursor = start.to_vec();
-        loop {
-            let base = self.base.scan(&cursor, end, chunk)?;
-            let exhausted = base.len() < chunk;
-            let upper: Bound<&[u8]> = if exhausted {
-                end.map_or(Bound::Unbounded, Bound::Excluded)
-            } else {
-                Bound::Included(base.last().expect("non-empty chunk").0.as_slice())
-            };
-            let mut own = self
-                .writes
-                .range::<[u8], _>((Bound::Included(cursor.as_slice()), upper))
-                .peekable();
-            let mut base_iter = base.iter().peekable();
-            loop {
-                let take_own = match (own.peek(), base_iter.peek()) {
-                    (None, None) => break,
-                    (Some(_), None) => true,
-                    (None, Some(_)) => false,
-                    (Some((ok, _)), Some((bk, _))) => ok.as_slice() <= bk.as_slice(),
-                };
-                if take_own {
-                    let (k, v) = own.next().expect("peeked");
-                    // An overlay write shadows the base entry with the same key.
-                    if base_iter.peek().is_some_and(|(bk, _)| bk == k) {
-                        base_iter.next();
+        self.merge(
+            start,
+            end,
+            Chunks::Fixed(limit.clamp(16, 1024)),
+            |cursor, end, n| self.base.scan(cursor, end, n),
+            |(key, _): &(Vec<u8>, Vec<u8>)| key.as_slice(),
+            |entry| {
+                match entry {
+                    Merged::Own(key, Some(value)) | Merged::Base((key, value)) => {
+                        out.push((key.clone(), value.clone()))
                     }
-                    if let Some(v) = v {
-                        out.push((k.clone(), v.clone()));
-                    }
-                } else {
-                    let (k, v) = base_iter.next().expect("peeked");
-                    out.push((k.clone(), v.clone()));
+                    Merged::Own(_, None) => {}
                 }
                 if out.len() >= limit {
-                    return Ok(out);
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
                 }
-            }
-            if exhausted {
-                return Ok(out);
-            }
-            cursor = successor(&base.last().expect("non-empty chunk").0);
-        }
+            },
+        )?;
+        Ok(out)
     }
 }
 
