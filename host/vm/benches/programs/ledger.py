@@ -1,4 +1,4 @@
-# ledger: balances in a dict, transfers that raise and catch ValueError (from tests/realprog.rs).
+# ledger: balances in a dict, transfers that raise and catch ValueError (tests/realprog.rs runs it too).
 # bench: n = 5000
 
 

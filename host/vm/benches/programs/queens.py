@@ -1,4 +1,4 @@
-# queens: all n-queens solutions counted through a recursive generator (from tests/realprog.rs).
+# queens: all n-queens solutions counted through a recursive generator (tests/realprog.rs runs it too).
 # bench: n = 8
 
 

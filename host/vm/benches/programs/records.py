@@ -1,4 +1,4 @@
-# records: dataclass orders with an enum kind, sorted and searched with bisect (from tests/realprog.rs).
+# records: dataclass orders with an enum kind, sorted and searched with bisect (tests/realprog.rs runs it too).
 # bench: n = 2000
 from dataclasses import dataclass
 from enum import Enum

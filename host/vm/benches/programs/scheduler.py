@@ -1,4 +1,4 @@
-# scheduler: a round-robin task scheduler over small objects (from tests/realprog.rs).
+# scheduler: a round-robin task scheduler over small objects (tests/realprog.rs runs it too).
 # bench: n = 300
 
 

@@ -1,4 +1,4 @@
-# shuffle: a Fisher-Yates shuffle driven by an LCG, then slicing into chunks (from tests/realprog.rs).
+# shuffle: a Fisher-Yates shuffle driven by an LCG, then slicing into chunks (tests/realprog.rs runs it too).
 # bench: n = 20000
 
 
