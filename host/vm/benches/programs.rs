@@ -44,13 +44,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rustpython_vm::builtins::{PyBytes, PyStr};
+use rustpython_vm::builtins::PyStr;
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::scope::Scope;
-use rustpython_vm::{Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+use rustpython_vm::{Interpreter, PyObjectRef, PyResult, VirtualMachine};
 use timerhost_types::{Address, Invocation, Value};
 use timerhost_vm::convert::{py_to_value, value_to_py};
-use timerhost_vm::helpers::json;
+use timerhost_vm::helpers::{bytes_arg, dumps_style, int_arg, integer, json};
 use timerhost_vm::testing::MockHost;
 use timerhost_vm::{ExecLimits, Vm};
 
@@ -377,12 +377,7 @@ fn describe(error: &rustpython_vm::builtins::PyBaseExceptionRef, vm: &VirtualMac
 /// (same `Settings`, recursion limit, automatic collection off), without the
 /// VM's instrumentation, natives, restricted builtins or slot wrappers.
 fn plain_interpreter() -> Interpreter {
-    let mut settings = Settings::default();
-    settings.hash_seed = Some(0);
-    settings.int_max_str_digits = 4300;
-    settings.import_site = false;
-    settings.install_signal_handlers = false;
-    let interpreter = Interpreter::builder(settings).build();
+    let interpreter = Interpreter::builder(timerhost_vm::runtime::interpreter_settings()).build();
     interpreter.enter(|vm| {
         vm.recursion_limit
             .set(timerhost_vm::runtime::RECURSION_LIMIT);
@@ -539,16 +534,8 @@ fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
             vm.new_function(
                 "loads",
                 |text: PyObjectRef, vm: &VirtualMachine| -> PyResult {
-                    let text = if let Some(s) = text.downcast_ref::<PyStr>() {
-                        s.to_str()
-                            .ok_or_else(|| vm.new_value_error("json text must be UTF-8"))?
-                            .to_owned()
-                    } else if let Some(b) = text.downcast_ref::<PyBytes>() {
-                        String::from_utf8(b.as_bytes().to_vec())
-                            .map_err(|_| vm.new_value_error("json text must be UTF-8"))?
-                    } else {
-                        return Err(vm.new_type_error("loads() takes str or bytes"));
-                    };
+                    let text = String::from_utf8(bytes_arg(&text, vm)?)
+                        .map_err(|_| vm.new_value_error("json text must be UTF-8"))?;
                     let value = json::Prepared::new(text)
                         .decode()
                         .map_err(|e| vm.new_value_error(format!("invalid json: {e}")))?;
@@ -560,41 +547,8 @@ fn json_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     ]
 }
 
-/// The VM's `dumps` options: none, its canonical form; any of CPython's,
-/// CPython's defaults for the rest.
-fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style> {
-    if args.kwargs.is_empty() {
-        return Ok(json::Style::canonical());
-    }
-    let mut style = json::Style::cpython();
-    for (name, value) in std::mem::take(&mut args.kwargs) {
-        match name.as_str().unwrap_or("") {
-            "sort_keys" => style.sort_keys = value.try_to_bool(vm)?,
-            "ensure_ascii" => style.ensure_ascii = value.try_to_bool(vm)?,
-            "separators" => {
-                let pair: Vec<String> = value.try_to_value(vm)?;
-                if pair.len() != 2 {
-                    return Err(vm.new_type_error("separators must be two strings"));
-                }
-                style.item_separator = pair[0].clone();
-                style.key_separator = pair[1].clone();
-            }
-            other => {
-                return Err(vm.new_type_error(format!("json.dumps() option '{other}'")));
-            }
-        }
-    }
-    Ok(style)
-}
-
-/// `math.isqrt` and `math.gcd` as the VM's (over `num-bigint`), no charges.
+/// `math.isqrt` and `math.gcd` as the VM's ([`integer`]), no charges.
 fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
-    fn int_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<num_bigint::BigInt> {
-        match py_to_value(obj, vm)? {
-            Value::Int(i) => Ok(i),
-            _ => Err(vm.new_type_error("expected int")),
-        }
-    }
     vec![
         (
             "isqrt",
@@ -603,7 +557,7 @@ fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
                 if value.sign() == num_bigint::Sign::Minus {
                     return Err(vm.new_value_error("isqrt() argument must be nonnegative"));
                 }
-                Ok(value_to_py(&Value::Int(value.sqrt()), vm))
+                Ok(value_to_py(&Value::Int(integer::isqrt(&value)), vm))
             })
             .into(),
         ),
@@ -612,15 +566,8 @@ fn math_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
             vm.new_function(
                 "gcd",
                 |a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine| -> PyResult {
-                    use num_traits::{Signed, Zero};
-                    let mut a = int_arg(&a, vm)?.abs();
-                    let mut b = int_arg(&b, vm)?.abs();
-                    while !b.is_zero() {
-                        let r = &a % &b;
-                        a = b;
-                        b = r;
-                    }
-                    Ok(value_to_py(&Value::Int(a), vm))
+                    let gcd = integer::gcd(int_arg(&a, vm)?, int_arg(&b, vm)?);
+                    Ok(value_to_py(&Value::Int(gcd), vm))
                 },
             )
             .into(),

@@ -15,7 +15,8 @@ use crate::costs;
 use crate::exec::charge;
 use crate::sizes::check_int_bits;
 
-fn bytes_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
+/// A `bytes` argument's bytes, or a `str`'s UTF-8.
+pub fn bytes_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<u8>> {
     if let Some(bytes) = obj.downcast_ref::<PyBytes>() {
         return Ok(bytes.as_bytes().to_vec());
     }
@@ -253,7 +254,8 @@ fn small_nonnegative(obj: &PyObjectRef, negative: &str, vm: &VirtualMachine) -> 
     })
 }
 
-fn int_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<num_bigint::BigInt> {
+/// An `int` argument's value.
+pub fn int_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<num_bigint::BigInt> {
     match py_to_value(obj, vm)? {
         Value::Int(i) => Ok(i),
         _ => Err(vm.new_type_error("expected int")),
@@ -261,11 +263,12 @@ fn int_arg(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<num_bigint::BigIn
 }
 
 /// Integer algorithms over `num_bigint` (two functions do not justify another crate).
-mod integer {
+pub mod integer {
     use num_bigint::BigInt;
     use num_traits::{Signed, Zero};
 
-    pub(super) fn gcd(mut a: BigInt, mut b: BigInt) -> BigInt {
+    /// `math.gcd`: Euclid's algorithm, non-negative.
+    pub fn gcd(mut a: BigInt, mut b: BigInt) -> BigInt {
         a = a.abs();
         b = b.abs();
         while !b.is_zero() {
@@ -276,7 +279,8 @@ mod integer {
         a
     }
 
-    pub(super) fn isqrt(n: &BigInt) -> BigInt {
+    /// `math.isqrt` of a non-negative `n`.
+    pub fn isqrt(n: &BigInt) -> BigInt {
         n.sqrt()
     }
 }
@@ -287,7 +291,7 @@ mod integer {
 /// canonical form; with any of CPython's (`sort_keys`, `separators`,
 /// `ensure_ascii`) CPython's defaults for the rest, so the text is what
 /// CPython writes, `indent` included. The hooks (`default`, `cls`) are refused.
-fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style> {
+pub fn dumps_style(args: &mut FuncArgs, vm: &VirtualMachine) -> PyResult<json::Style> {
     if args.kwargs.is_empty() {
         return Ok(json::Style::canonical());
     }

@@ -239,15 +239,21 @@ const EXCEPTIONS: &[&str] = &[
     "FutureWarning",
 ];
 
+/// The interpreter `Settings` of every runtime (and of the program bench's
+/// unmetered interpreter, which must match them).
+pub fn interpreter_settings() -> Settings {
+    let mut settings = Settings::default();
+    // Fixed str/bytes hash seed: dict and set order must not vary per process.
+    settings.hash_seed = Some(0);
+    settings.int_max_str_digits = 4300;
+    settings.import_site = false;
+    settings.install_signal_handlers = false;
+    settings
+}
+
 impl Runtime {
     fn new() -> Runtime {
-        let mut settings = Settings::default();
-        // Fixed str/bytes hash seed: dict and set order must not vary per process.
-        settings.hash_seed = Some(0);
-        settings.int_max_str_digits = 4300;
-        settings.import_site = false;
-        settings.install_signal_handlers = false;
-        let interpreter = Interpreter::builder(settings).build();
+        let interpreter = Interpreter::builder(interpreter_settings()).build();
         interpreter.enter(crate::identity::make_identity_deterministic);
         let parts = interpreter.enter(|vm| {
             vm.recursion_limit.set(RECURSION_LIMIT);
