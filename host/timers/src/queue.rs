@@ -186,17 +186,9 @@ pub fn due_from(
     through: u64,
     limit: usize,
 ) -> Result<Vec<TimerRecord>> {
-    if from.at > through {
+    let Some((start, end)) = due_range(from, through) else {
         return Ok(Vec::new());
-    }
-    let start = keys::record_key(
-        BucketId {
-            queue: from.queue,
-            at: from.at,
-        },
-        from.seq,
-    );
-    let end = keys::records_through(from.queue, through);
+    };
     decode_all(state.scan(&start, Some(&end), limit)?)
 }
 
@@ -208,8 +200,17 @@ pub fn due_keys_from(
     through: u64,
     limit: usize,
 ) -> Result<Vec<Vec<u8>>> {
-    if from.at > through {
+    let Some((start, end)) = due_range(from, through) else {
         return Ok(Vec::new());
+    };
+    state.scan_keys(&start, Some(&end), limit)
+}
+
+/// The key interval `[start, end)` that [`due_from`] and [`due_keys_from`]
+/// scan; `None` when the cursor is already past `through`.
+fn due_range(from: DueCursor, through: u64) -> Option<(Vec<u8>, Vec<u8>)> {
+    if from.at > through {
+        return None;
     }
     let start = keys::record_key(
         BucketId {
@@ -218,8 +219,7 @@ pub fn due_keys_from(
         },
         from.seq,
     );
-    let end = keys::records_through(from.queue, through);
-    state.scan_keys(&start, Some(&end), limit)
+    Some((start, keys::records_through(from.queue, through)))
 }
 
 /// Up to `limit` records queued in exactly `bucket`, FIFO.
