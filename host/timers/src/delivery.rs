@@ -286,10 +286,21 @@ impl BlockBudgets {
         self.gc_bytes_left = self.gc_bytes_left.saturating_sub(bytes);
     }
 
+    /// The GC moved a record of `bytes` to the backlog.
+    fn spend_move(&mut self, bytes: u64) {
+        self.moves_left -= 1;
+        self.gc_bytes_left = self.gc_bytes_left.saturating_sub(bytes);
+    }
+
     /// May the Globalbox still take a record (or watch) of `bytes`?
     fn enqueue_fits(&self, bytes: u64) -> bool {
         bytes <= self.enqueue_bytes_left
             || self.enqueue_bytes_left == GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK
+    }
+
+    /// The Globalbox took a record (or watch hit) of `bytes`.
+    fn spend_enqueue(&mut self, bytes: u64) {
+        self.enqueue_bytes_left = self.enqueue_bytes_left.saturating_sub(bytes);
     }
 
     /// A fire that held `held` cells used `used` of them: the rest is free
@@ -654,8 +665,7 @@ impl<'w> Walk<'w> {
             self.budgets.spend_removal(bytes);
         } else if self.budgets.moves_left > 0 && self.budgets.gc_bytes_fit(bytes) {
             queue::move_to_backlog(state, record, from, reason, self.removals)?;
-            self.budgets.moves_left -= 1;
-            self.budgets.gc_bytes_left = self.budgets.gc_bytes_left.saturating_sub(bytes);
+            self.budgets.spend_move(bytes);
             self.plan.stats.backlogged += 1;
         } else {
             return Ok(false);
@@ -931,8 +941,7 @@ impl<'w> Walk<'w> {
                         self.removals,
                     )?;
                     left -= 1;
-                    self.budgets.enqueue_bytes_left =
-                        self.budgets.enqueue_bytes_left.saturating_sub(bytes);
+                    self.budgets.spend_enqueue(bytes);
                 }
             }
             if due == DueQueue::Time {
@@ -962,8 +971,7 @@ impl<'w> Walk<'w> {
                     self.height,
                 );
                 left -= 1;
-                self.budgets.enqueue_bytes_left =
-                    self.budgets.enqueue_bytes_left.saturating_sub(bytes);
+                self.budgets.spend_enqueue(bytes);
             }
         }
         self.budgets.enqueue_left = left as u64;
@@ -1186,16 +1194,17 @@ mod tests {
     const ACTOR: Address = Address([7; 20]);
 
     /// 600 height timers at height 5 with 100 KB payloads, paid by an
-    /// empty account (so every one is unfunded when due).
+    /// empty account (so every one is unfunded when due); returns the
+    /// payload's size (each record is a little larger).
     fn big_unfunded_timers(state: &mut Overlay<'_>) -> u64 {
-        let mut bytes = 0;
+        const PAYLOAD_BYTES: usize = 100_000;
         for seq in 0..600u64 {
             let mut id = [0u8; 32];
             id[..8].copy_from_slice(&seq.to_be_bytes());
             let timer = Timer {
                 actor_address: ACTOR,
                 height: 5,
-                payload: vec![1; 100_000],
+                payload: vec![1; PAYLOAD_BYTES],
                 timer_id: Hash(id),
                 handler: "handle_timer".into(),
                 fee_payer: Address([8; 20]),
@@ -1208,9 +1217,8 @@ mod tests {
                 escrow_key: None,
             };
             store::insert(state, &timer).unwrap();
-            bytes = 100_000;
         }
-        bytes
+        PAYLOAD_BYTES as u64
     }
 
     fn still_due(state: &Overlay<'_>) -> usize {
