@@ -22,19 +22,22 @@
 //!   only collide, and equality stays identity.
 
 use std::cell::{Cell, RefCell};
+use std::thread::LocalKey;
 
 use rustc_hash::FxHashMap;
 use rustpython_vm::builtins::{PyStr, PyType};
 use rustpython_vm::common::hash::PyHash;
-use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
+
+/// Numbers by object address, with the reference that keeps each object at
+/// its address.
+type NumberTable = RefCell<FxHashMap<usize, (PyObjectRef, PyHash)>>;
 
 thread_local! {
     /// Numbers given during module loads (kept: their objects live on).
-    static LOADED: RefCell<FxHashMap<usize, (PyObjectRef, PyHash)>> =
-        RefCell::new(FxHashMap::default());
+    static LOADED: NumberTable = RefCell::new(FxHashMap::default());
     /// Numbers given during the execution in progress.
-    static EXECUTION: RefCell<FxHashMap<usize, (PyObjectRef, PyHash)>> =
-        RefCell::new(FxHashMap::default());
+    static EXECUTION: NumberTable = RefCell::new(FxHashMap::default());
     /// Is a module load in progress (numbers go to [`LOADED`])?
     static IN_LOAD: Cell<bool> = const { Cell::new(false) };
     /// The counter of the scope in progress.
@@ -84,16 +87,21 @@ fn name_hash(name: &str, vm: &VirtualMachine) -> PyResult<PyHash> {
     vm.ctx.new_str(name).as_object().hash(vm)
 }
 
-/// Was `class` defined by an actor module (its instances get numbers)?
-fn defined_by_actor(class: &PyType, vm: &VirtualMachine) -> bool {
+/// `class.__module__`, if it is a str.
+fn module_of(class: &PyType, vm: &VirtualMachine) -> Option<PyRef<PyStr>> {
     class
         .get_attr(vm.ctx.intern_str("__module__"))
-        .and_then(|module| {
-            module
-                .downcast_ref::<PyStr>()
-                .and_then(|m| m.to_str().map(|m| m == "actor"))
-        })
-        .unwrap_or(false)
+        .and_then(|module| module.downcast::<PyStr>().ok())
+}
+
+/// Was `class` defined by an actor module (its instances get numbers)?
+fn defined_by_actor(class: &PyType, vm: &VirtualMachine) -> bool {
+    module_of(class, vm).is_some_and(|module| module.to_str() == Some("actor"))
+}
+
+/// The number `table` holds for the object at `key`.
+fn known(table: &'static LocalKey<NumberTable>, key: usize) -> Option<PyHash> {
+    table.with(|table| table.borrow().get(&key).map(|(_, hash)| *hash))
 }
 
 /// The hash slot of classes whose hash would be `object`'s (set when the
@@ -104,13 +112,16 @@ pub(crate) fn identity_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyH
         return name_hash(&class.name(), vm);
     }
     let key = address(obj);
-    if let Some(hash) = LOADED.with(|table| table.borrow().get(&key).map(|(_, hash)| *hash)) {
+    if let Some(hash) = known(&LOADED, key) {
         return Ok(hash);
     }
-    let table = if IN_LOAD.get() { &LOADED } else { &EXECUTION };
-    if let Some(hash) = table.with(|table| table.borrow().get(&key).map(|(_, hash)| *hash)) {
+    let table = if IN_LOAD.get() {
+        &LOADED
+    } else if let Some(hash) = known(&EXECUTION, key) {
         return Ok(hash);
-    }
+    } else {
+        &EXECUTION
+    };
     let counter = NEXT.get() + 1;
     NEXT.set(counter);
     let hash = spread(counter);
@@ -123,13 +134,8 @@ pub(crate) fn type_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash>
     let Some(class) = obj.downcast_ref::<PyType>() else {
         return name_hash("type", vm);
     };
-    let module = class
-        .get_attr(vm.ctx.intern_str("__module__"))
-        .and_then(|m| {
-            m.downcast_ref::<PyStr>()
-                .and_then(|m| m.to_str().map(str::to_owned))
-        })
-        .unwrap_or_default();
+    let module = module_of(class, vm);
+    let module = module.as_ref().and_then(|m| m.to_str()).unwrap_or_default();
     name_hash(&format!("{module}.{}", class.name()), vm)
 }
 

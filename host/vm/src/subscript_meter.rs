@@ -49,6 +49,16 @@ fn length_and_unit(receiver: &PyObject) -> (u64, u64) {
     }
 }
 
+/// Cycles of copying `units` of a receiver measured by [`length_and_unit`]:
+/// elements at [`costs::size::PER_ELEMENT`], bytes at [`costs::for_bytes`].
+fn copy_cycles(units: u64, unit: u64) -> u64 {
+    if unit == 1 {
+        costs::for_bytes(units)
+    } else {
+        units * costs::size::PER_ELEMENT
+    }
+}
+
 /// How many items `slice` selects from a sequence of `length`.
 fn selected(slice: &PyObject, length: u64, vm: &VirtualMachine) -> PyResult<u64> {
     let Some(slice) = slice.downcast_ref::<PySlice>() else {
@@ -66,12 +76,7 @@ fn charge_slice_load(receiver: &PyObject, key: &PyObject, vm: &VirtualMachine) -
     let (length, unit) = length_and_unit(receiver);
     let count = selected(key, length, vm)?;
     precheck_result_bytes(u128::from(count) * u128::from(unit), vm)?;
-    let cycles = if unit == 1 {
-        costs::for_bytes(count)
-    } else {
-        count * costs::size::PER_ELEMENT
-    };
-    charge_if_executing(cycles, vm)
+    charge_if_executing(copy_cycles(count, unit), vm)
 }
 
 fn charge_store(
@@ -97,12 +102,7 @@ fn charge_store(
                     vm,
                 )?;
             }
-            let units = length.saturating_add(value_length);
-            if unit == 1 {
-                costs::for_bytes(units)
-            } else {
-                units * costs::size::PER_ELEMENT
-            }
+            copy_cycles(length.saturating_add(value_length), unit)
         }
     };
     charge_if_executing(cycles, vm)
