@@ -34,6 +34,13 @@ Money, exactly:
 - Refunds go to the owner, or to `refundTo` if `schedule` was given one (a
   timerhost extension: a contract scheduling for its user, like the
   subscriptions merchant, sends the leftover straight to that user).
+- Fee caps (a timerhost extension, #31): `maxFeePerCycle` and
+  `maxPriorityFeePerCycle` are passed to every run's timer, and the quote
+  that checks the escrow prices them. Left out, each run's timer gets the
+  protocol's defaults at the block that arms it. Under market ordering a
+  run whose cap falls below the lane basefee waits (uncharged) until the
+  basefee falls back; a cap below the lane basefee when the next run is
+  armed ends the job like any other scheduling failure.
 
 Jobs due in the same block run in due order (time, then scheduling order);
 when the block's timer lane or fire quota (both governed) is full, the rest
@@ -76,7 +83,19 @@ def _no_value():
 class CronRegistry:
     # -- scheduling ----------------------------------------------------------
 
-    def schedule(self, target, method, args, nextRunAt, intervalSec, maxRuns, gasLimit, refundTo=None):
+    def schedule(
+        self,
+        target,
+        method,
+        args,
+        nextRunAt,
+        intervalSec,
+        maxRuns,
+        gasLimit,
+        refundTo=None,
+        maxFeePerCycle=None,
+        maxPriorityFeePerCycle=None,
+    ):
         owner = pvm_host.caller()
         refund_to = owner if refundTo is None else _address(refundTo, "refundTo")
         target = _address(target, "target")
@@ -97,8 +116,13 @@ class CronRegistry:
         gas = _count(gasLimit, "gasLimit")
         if gas == 0:
             raise ValueError("gasLimit must be at least 1 cycle")
+        fees = {}
+        if maxFeePerCycle is not None:
+            fees["max_fee_per_cycle"] = _count(maxFeePerCycle, "maxFeePerCycle")
+        if maxPriorityFeePerCycle is not None:
+            fees["max_priority_fee_per_cycle"] = _count(maxPriorityFeePerCycle, "maxPriorityFeePerCycle")
         escrow = pvm_host.value()
-        quote = pvm_host.timer_quote(timestamp_ms=next_run * 1000, gas_limit=gas + RUN_OVERHEAD_CYCLES)
+        quote = pvm_host.timer_quote(timestamp_ms=next_run * 1000, gas_limit=gas + RUN_OVERHEAD_CYCLES, **fees)
         if escrow < quote["max_cost"] + quote["deposit"]:
             raise ValueError(
                 f"escrow {escrow} cannot pay for one run: send at least {quote['max_cost'] + quote['deposit']} "
@@ -108,7 +132,7 @@ class CronRegistry:
         job_id = str(self.storage.get("nextJobId", 0) + 1)
         self.storage["nextJobId"] = int(job_id)
         self.storage["escrow:" + job_id] = escrow
-        timer = self._arm(job_id, next_run, gas)
+        timer = self._arm(job_id, next_run, gas, fees)
         if self.storage["escrow:" + job_id] < quote["max_cost"]:
             raise ValueError(
                 f"escrow {escrow} cannot pay for one run: after the timer's deposit it holds "
@@ -126,6 +150,7 @@ class CronRegistry:
             "runsLeft": max_runs,
             "gasLimit": gas,
             "refundTo": refund_to,
+            "fees": fees,
             "timer": timer,
         }
         self.storage["owner:" + owner + ":" + job_id] = True
@@ -171,7 +196,7 @@ class CronRegistry:
         job = self.storage.get("job:" + str(id))
         if job is None:
             return None
-        view = {k: v for k, v in job.items() if k not in ("timer", "refundTo")}
+        view = {k: v for k, v in job.items() if k not in ("timer", "refundTo", "fees")}
         view["gasEscrow"] = self.storage["escrow:" + job["id"]]
         return view
 
@@ -226,9 +251,15 @@ class CronRegistry:
         next_run = job["nextRunAt"] + interval
         if next_run * 1000 <= now:
             next_run += ((now // 1000 - next_run) // interval + 1) * interval
-        run = pvm_host.timer_quote(timestamp_ms=next_run * 1000, gas_limit=job["gasLimit"] + RUN_OVERHEAD_CYCLES)
+        fees = job.get("fees", {})
         try:
-            timer = self._arm(job_id, next_run, job["gasLimit"])
+            run = pvm_host.timer_quote(
+                timestamp_ms=next_run * 1000, gas_limit=job["gasLimit"] + RUN_OVERHEAD_CYCLES, **fees
+            )
+        except pvm_host.HostError as e:
+            return self._finish(job, f"the next run cannot be scheduled: {e}")
+        try:
+            timer = self._arm(job_id, next_run, job["gasLimit"], fees)
         except pvm_host.HostError as e:
             return self._finish(job, f"the next run cannot be scheduled: {e}")
         # This run's maximum cost is already held out of the escrow (one
@@ -246,12 +277,13 @@ class CronRegistry:
 
     # -- internals -------------------------------------------------------------
 
-    def _arm(self, job_id, next_run, gas):
+    def _arm(self, job_id, next_run, gas, fees):
         return pvm_host.schedule_timer_at(
             next_run * 1000,
             job_id.encode(),
             gas_limit=gas + RUN_OVERHEAD_CYCLES,
             escrow="escrow:" + job_id,
+            **fees,
         )
 
     def _note_cancelled_in_flight(self, job_id, refund_to):

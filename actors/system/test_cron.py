@@ -345,3 +345,27 @@ def test_current_job_tells_a_target_whose_job_runs_it(chain, target, accounts):
     job = schedule(chain, target, method="who_runs_me", args=(), sender=accounts[4])
     chain.warp(now(chain) + 11)
     assert chain.storage(target, "running") == {"id": job, "owner": accounts[4].address, "target": target.address, "method": "who_runs_me", "args": []}
+
+
+def test_fee_caps_pass_through_to_every_runs_timer(chain, target):
+    """#31: a job's ``maxFeePerCycle``/``maxPriorityFeePerCycle`` are each
+    run's timer caps, and the escrow check prices them."""
+    job = chain.cron.schedule(
+        target, "ping", ["capped"], next_run_at=now(chain) + 10, interval_sec=60,
+        gas_limit=GAS, escrow=ESCROW, max_fee_per_cycle=5_000, max_priority_fee_per_cycle=7,
+    )
+    (timer,) = chain.timers(actor=CRON_REGISTRY)
+    assert (timer.max_fee_per_cycle, timer.bid) == (5_000, 7)
+    chain.warp(chain.cron.job(job)["nextRunAt"])
+    assert [e["id"] for e in cron_events(chain, "JobExecuted")] == [job]
+    (fire,) = chain.events(name="TimerFired", actor=CRON_REGISTRY)
+    assert fire.data["priority_fee"] == 7
+    (rearmed,) = chain.timers(actor=CRON_REGISTRY)
+    assert (rearmed.max_fee_per_cycle, rearmed.bid) == (5_000, 7), "the next run keeps the caps"
+    # Under FIFO the escrow check prices the tip, as the pre-charge does.
+    q = chain.quote_timer(gas_limit=GAS + OVERHEAD, bid=7, max_fee_per_cycle=5_000)
+    with pytest.raises(timerhost.Reverted, match="cannot pay for one run"):
+        chain.cron.schedule(
+            target, "ping", [], next_run_at=now(chain) + 10, gas_limit=GAS,
+            escrow=q["max_cost"] - 1, max_fee_per_cycle=5_000, max_priority_fee_per_cycle=7,
+        )

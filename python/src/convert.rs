@@ -263,6 +263,7 @@ pub fn header<'py>(py: Python<'py>, h: &BlockHeader) -> PyResult<Bound<'py, PyDi
             ("parent_hash", any(py, h.parent_hash.to_hex())?),
             ("state_root", any(py, h.state_root.to_hex())?),
             ("proposer", any(py, h.proposer.to_hex())?),
+            ("lane_basefee", any(py, h.lane_basefee)?),
         ],
     )
 }
@@ -302,6 +303,7 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
             ("seq", any(py, t.seq)?),
             ("deposit", any(py, t.deposit)?),
             ("bid", any(py, t.bid)?),
+            ("max_fee_per_cycle", any(py, t.max_fee_per_cycle)?),
             (
                 "escrow_key",
                 any(

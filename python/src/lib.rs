@@ -459,6 +459,9 @@ impl NativeChain {
                     "kind": l.kind,
                     "due_height": e.due_height,
                     "bid": e.bid,
+                    "max_fee_per_cycle": e.max_fee_per_cycle,
+                    "weight": e.weight,
+                    "waiting": l.waiting,
                     "score": e.score.to_string(),
                     "score_now": l.score_now.to_string(),
                 })
@@ -526,17 +529,21 @@ impl NativeChain {
 
     /// `th_quoteTimer`'s answer, as JSON: the quote a transaction in the
     /// next block would get from `pvm_host.timer_quote`.
-    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None))]
+    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None, bid=None, max_fee_per_cycle=None))]
     fn quote_timer_json(
         &self,
         height: Option<u64>,
         gas_limit: Option<u64>,
         timestamp_ms: Option<u64>,
+        bid: Option<u64>,
+        max_fee_per_cycle: Option<u64>,
     ) -> PyResult<String> {
         let request = timerhost_types::QuoteRequest {
             height,
             timestamp_ms,
             gas_limit,
+            bid,
+            max_fee_per_cycle,
         };
         let quote = self
             .chain()?
@@ -544,6 +551,15 @@ impl NativeChain {
             .map_err(chain_err)?
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         serde_json::to_string(&quote).map_err(chain_err)
+    }
+
+    /// The timer lane's market for the next block (#31): `(lane basefee,
+    /// median tip of the last block that fired)`.
+    fn lane_market(&self) -> PyResult<(u64, u64)> {
+        let state = self.chain()?.store().state();
+        let config = timerhost_chain::accounts::timer_config(&state).map_err(chain_err)?;
+        let market = timerhost_timers::lane::market(&state, &config).map_err(chain_err)?;
+        Ok((market.basefee, market.median_tip))
     }
 
     /// The governance status of timers: `active`, `paused`, `shutting_down` or `shutdown`.

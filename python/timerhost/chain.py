@@ -236,6 +236,10 @@ class Block:
     proposer: str
     tx_count: int
     receipts: List[Receipt]
+    lane_basefee: int = 0
+    """The timer lane's basefee in force for this block (#31): burned per
+    handler cycle of every fire under ``"market"`` ordering, at its floor
+    (and charged to nobody) under the others."""
 
     @property
     def fires(self) -> List[Receipt]:
@@ -259,6 +263,7 @@ class Block:
             proposer=d["proposer"],
             tx_count=d["tx_count"],
             receipts=[Receipt._from(r) for r in d["receipts"]],
+            lane_basefee=d["lane_basefee"],
         )
 
 
@@ -280,8 +285,16 @@ class Timer:
     """State-memory deposit the fee payer lent at scheduling; refunded to it
     in full whenever the timer leaves state."""
     bid: int = 0
-    """Priority fee per handler cycle, paid to the proposer on the cycles a
-    fire uses (pre-charged on ``gas_limit_per_fire``)."""
+    """Priority fee per handler cycle (its ``max_priority_fee_per_cycle``),
+    paid to the proposer on the cycles a fire uses. Under ``"fifo"`` and
+    ``"priority"`` ordering it is pre-charged on ``gas_limit_per_fire``;
+    under ``"market"`` it is clamped to ``max_fee_per_cycle − lane
+    basefee``."""
+    max_fee_per_cycle: int = 0
+    """The most a fire pays per handler cycle for the timer lane (lane
+    basefee + priority fee) under ``"market"`` ordering, pre-charged on
+    ``gas_limit_per_fire``. While the lane basefee is above it the timer
+    waits, uncharged (``TimerDeferred``)."""
     escrow_key: Optional[str] = None
     """The storage key of the actor's escrow that funds it (``escrow=`` at
     scheduling), or ``None``."""
@@ -290,6 +303,11 @@ class Timer:
     "time", "timestamp_ms": t}`` or ``{"kind": "state", "actor": a, "keys":
     [...], "fires": n}``. (``height`` is a height timer's firing height and
     the scheduling height of the other kinds.)"""
+
+    @property
+    def max_priority_fee_per_cycle(self) -> int:
+        """The priority fee per handler cycle: :attr:`bid` by its CIP-1 v3 name."""
+        return self.bid
 
 
 def _actor_name(source: str, fallback: str) -> str:
@@ -409,7 +427,7 @@ class Governance:
     def update_timer_config(self, *, signer: Optional[AddressLike] = None, **fields: Any) -> Receipt:
         """Changes ``TimerConfig`` fields (the rest keep their current
         values); the new config applies from the next block (CIP-5 §7).
-        ``ordering`` is ``"fifo"`` or ``"priority"``; the other fields are ints."""
+        ``ordering`` is ``"fifo"``, ``"priority"`` or ``"market"``; the other fields are ints."""
         __tracebackhide__ = True
         config = self._chain.timer_config
         del config["status"]  # governed by pause/resume/shutdown, not a config field
@@ -920,25 +938,53 @@ class Chain(_Wallet):
         gas_limit: Optional[int] = None,
         *,
         timestamp_ms: Optional[int] = None,
+        bid: Optional[int] = None,
+        max_priority_fee_per_cycle: Optional[int] = None,
+        max_fee_per_cycle: Optional[int] = None,
     ) -> dict:
         """What a timer at ``height`` (default: the first height a transaction
         in the next block may schedule) — or, with ``timestamp_ms``, a time
         timer due then — with ``gas_limit`` cycles per fire (default:
-        ``max_cycles_per_fire``) would cost, before scheduling it: what
-        ``pvm_host.timer_quote`` answers in the next block and RPC
-        ``th_quoteTimer`` answers now: ``{"height", "timestamp_ms",
-        "gas_limit", "max_cost", "deposit", "lane_budget", "reserved",
-        "queued", "fits"}``. Raises ``ValueError`` for a height or time not in
-        the future, both at once, or a gas limit out of range."""
-        return json.loads(self._native.quote_timer_json(height, gas_limit, timestamp_ms))
+        ``max_cycles_per_fire``) and these fee caps (``bid`` and
+        ``max_priority_fee_per_cycle`` are one fee: give one) would cost,
+        before scheduling it: what ``pvm_host.timer_quote`` answers in the
+        next block and RPC ``th_quoteTimer`` answers now: ``{"height",
+        "timestamp_ms", "gas_limit", "max_cost", "deposit", "lane_budget",
+        "reserved", "queued", "fits", "lane_basefee", "max_fee_per_cycle",
+        "max_priority_fee_per_cycle", "suggested_fees"}``. ``max_cost`` is
+        the pre-charge of one fire with those caps; ``suggested_fees`` maps
+        ``economy``, ``standard``, ``fast`` and ``urgent`` to caps. Raises
+        ``ValueError`` for a height or time not in the future, both at once,
+        a gas limit out of range, or (under ``"market"`` ordering) a fee cap
+        below the lane basefee."""
+        if bid is not None and max_priority_fee_per_cycle is not None:
+            raise TypeError("bid= and max_priority_fee_per_cycle= name the same priority fee: give one")
+        priority = bid if bid is not None else max_priority_fee_per_cycle
+        return json.loads(
+            self._native.quote_timer_json(height, gas_limit, timestamp_ms, priority, max_fee_per_cycle)
+        )
+
+    @property
+    def lane_basefee(self) -> int:
+        """The timer lane's basefee of the next block (#31, CIP-1 v3 Part
+        III): under ``"market"`` ordering every fire burns it per handler
+        cycle, and a schedule whose ``max_fee_per_cycle`` is below it is
+        refused. It moves ±12.5 % a block toward ``lane_target_percent`` of
+        the lane; under ``"fifo"`` and ``"priority"`` it stays at
+        ``min_lane_basefee`` and costs nothing."""
+        return self._native.lane_market()[0]
 
     def globalbox(self) -> List[Dict[str, Any]]:
-        """The Globalbox (``TimerConfig.ordering == "priority"``, #18): the
-        due fires queued by score, head first, each ``{"position",
-        "timer_id", "actor", "kind", "due_height", "bid", "score",
-        "score_now"}`` (``score`` when it was enqueued, ``score_now`` at the
-        head: ``w_age × age + w_bid × bid``). ``timer_id`` is ``bytes``, as in
-        :class:`Timer`, events and every other call. Empty under FIFO."""
+        """The Globalbox (``TimerConfig.ordering`` ``"priority"`` or
+        ``"market"``, #18, #31): the due fires queued by score, head first,
+        each ``{"position", "timer_id", "actor", "kind", "due_height", "bid",
+        "max_fee_per_cycle", "weight", "waiting", "score", "score_now"}``
+        (``score`` when it was enqueued, ``score_now`` at the head: ``w_age ×
+        age + w_bid × rank``, the rank being the bid — under market ordering
+        the effective priority × the fairness ``weight``, in thousandths);
+        then the entries ``waiting`` for the lane basefee to fall to their
+        ``max_fee_per_cycle``, highest cap first. ``timer_id`` is ``bytes``,
+        as in :class:`Timer`, events and every other call. Empty under FIFO."""
         entries = json.loads(self._native.globalbox_json())
         for e in entries:
             e["timer_id"] = bytes.fromhex(e["timer_id"].removeprefix("0x"))

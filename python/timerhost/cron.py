@@ -45,11 +45,15 @@ class Cron:
         interval_sec: int = 0,
         max_runs: int = 0,
         sender: Optional[AddressLike] = None,
+        max_fee_per_cycle: Optional[int] = None,
+        max_priority_fee_per_cycle: Optional[int] = None,
     ) -> str:
         """Schedules ``target.method(*args)`` at ``next_run_at`` (unix
         seconds), once or every ``interval_sec`` (≥ 60) seconds, at most
         ``max_runs`` times (0: until the escrow runs out); ``escrow`` funds
-        it. Returns the job id."""
+        it. ``max_fee_per_cycle`` and ``max_priority_fee_per_cycle`` are
+        every run's timer fee caps (#31; left out, each run gets the
+        protocol's defaults). Returns the job id."""
         receipt = self._chain.call(
             CRON_REGISTRY,
             "schedule",
@@ -60,6 +64,9 @@ class Cron:
             interval_sec,
             max_runs,
             gas_limit,
+            None,
+            max_fee_per_cycle,
+            max_priority_fee_per_cycle,
             sender=sender,
             value=escrow,
         ).raise_for_status()
@@ -78,7 +85,7 @@ class Cron:
         record = self._chain.storage(CRON_REGISTRY, "job:" + job_id)
         if record is None:
             return None
-        view = {k: v for k, v in record.items() if k not in ("timer", "refundTo")}
+        view = {k: v for k, v in record.items() if k not in ("timer", "refundTo", "fees")}
         view["gasEscrow"] = self._chain.storage(CRON_REGISTRY, "escrow:" + job_id)
         return view
 

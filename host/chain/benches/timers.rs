@@ -4,10 +4,10 @@
 //! cargo bench -p timerhost-chain --bench timers --ignore-rust-version -- ratios
 //! ```
 //!
-//! With `ratios` the run ends with exactly five lines (issues 16–18):
+//! With `ratios` the run ends with exactly six lines (issues 16–18, 31):
 //! `ratio end_of_block 1M/10k: <x>`, `ratio schedule 1M/1k: <y>`,
 //! `ratio time_block 1M/10k: <t>`, `ratio priority_block 1M/10k: <p>`,
-//! `fires_per_s: <z>`.
+//! `ratio market_block 1M/10k: <m>`, `fires_per_s: <z>`.
 //!
 //! 1. End-to-end fires per second: 20,000 timers with a trivial Python
 //!    handler fire in one block on a sled store (execution, refunds, events,
@@ -24,6 +24,10 @@
 //! 5. The end-of-block comparison under priority ordering (#18): the
 //!    10,000 due timers go through the Globalbox — enqueued and
 //!    materialised in the measured block (`priority_block`, target ≤ 1.5).
+//! 6. The same under market ordering (#31): ranked by effective priority ×
+//!    fairness weight (each enqueue reads the weights, each fire writes
+//!    them), the lane basefee updated after the block (`market_block`,
+//!    target ≤ 1.2).
 //!
 //! 2–5 use the deterministic mock runtime (the timer machinery, not
 //! Python, is what scales with the pending count) on the in-memory store.
@@ -140,13 +144,20 @@ enum Pending {
     /// Height timers at a far height, on a chain under priority ordering
     /// (#18: due timers go through the Globalbox).
     Priority,
+    /// The same under market ordering (#31).
+    Market,
 }
 
 /// A mock chain with `pending` timers at a far height or time.
 fn mock_chain_with(pending: u64, kind: Pending) -> (Chain<MemoryBackend>, Vec<TxBuilder>, Address) {
     let mut genesis = genesis();
-    if let Pending::Priority = kind {
-        genesis.timers.ordering = timerhost_types::TimerOrdering::Priority;
+    let ordering = match kind {
+        Pending::Priority => Some(timerhost_types::TimerOrdering::Priority),
+        Pending::Market => Some(timerhost_types::TimerOrdering::Market),
+        Pending::Height | Pending::Time => None,
+    };
+    if let Some(ordering) = ordering {
+        genesis.timers.ordering = ordering;
         genesis.timers.max_fires_per_target = 1_000_000;
     }
     let chain = Chain::open(
@@ -165,7 +176,7 @@ fn mock_chain_with(pending: u64, kind: Pending) -> (Chain<MemoryBackend>, Vec<Tx
     while left > 0 {
         let n = left.min(100_000);
         match kind {
-            Pending::Height | Pending::Priority => {
+            Pending::Height | Pending::Priority | Pending::Market => {
                 schedule_many(&chain, &mut b[0], far_actor, n, 1_000_000)
             }
             Pending::Time => {
@@ -303,11 +314,12 @@ fn main() {
     let schedule = selected("schedule").then(schedule_ratio);
     let time_block = selected("time_block").then(time_block_ratio);
     let priority_block = selected("priority_block").then(priority_block_ratio);
+    let market_block = selected("market_block").then(market_block_ratio);
     if selected("time_schedule") {
         time_schedule_ratio();
     }
     if ratios {
-        // Last, exactly these four lines, each measured in this run.
+        // Last, exactly these six lines, each measured in this run.
         println!();
         println!(
             "ratio end_of_block 1M/10k: {:.2}",
@@ -318,6 +330,10 @@ fn main() {
         println!(
             "ratio priority_block 1M/10k: {:.2}",
             priority_block.expect("run")
+        );
+        println!(
+            "ratio market_block 1M/10k: {:.2}",
+            market_block.expect("run")
         );
         println!("fires_per_s: {:.0}", fires.expect("run"));
     }
@@ -399,6 +415,16 @@ fn priority_block_ratio() -> f64 {
         10_000,
         1_000_000,
         Pending::Priority,
+        end_of_block,
+    )
+}
+
+fn market_block_ratio() -> f64 {
+    ratio(
+        "end of block under market ordering, 10,000 due ranked by effective priority × weight, 10,000 vs 1,000,000 pending",
+        10_000,
+        1_000_000,
+        Pending::Market,
         end_of_block,
     )
 }

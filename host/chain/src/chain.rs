@@ -257,6 +257,7 @@ impl<B: KvBackend> Chain<B> {
             receipts_root: merkle_root(&receipt_hashes),
             cycles_used: output.cycles_used,
             cells_used: output.cells_used,
+            lane_basefee: output.lane_basefee,
         };
         Ok(ExecutedBlock {
             block: Block { header, txs },
@@ -383,7 +384,7 @@ impl<B: KvBackend> Chain<B> {
             }
             .into());
         }
-        let checks: [(&'static str, String, String); 4] = [
+        let checks: [(&'static str, String, String); 5] = [
             ("tx_root", h.tx_root.to_string(), c.tx_root.to_string()),
             (
                 "receipts_root",
@@ -399,6 +400,11 @@ impl<B: KvBackend> Chain<B> {
                 "cells_used",
                 h.cells_used.to_string(),
                 c.cells_used.to_string(),
+            ),
+            (
+                "lane_basefee",
+                h.lane_basefee.to_string(),
+                c.lane_basefee.to_string(),
             ),
         ];
         for (field, claimed, computed) in checks {

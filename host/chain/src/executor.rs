@@ -14,7 +14,7 @@ use timerhost_state::{ChangeSet, Checkpoint, Overlay, StateRead};
 use timerhost_types::keys::{self, Account, HeadMeta};
 use timerhost_types::{
     actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig,
-    ChainParams, ErrorKind, Event, ExecError, Hash, Invocation, Receipt, ReceiptStatus,
+    ChainParams, ErrorKind, Event, ExecError, Hash, Invocation, LaneMarket, Receipt, ReceiptStatus,
     SignedTransaction, SystemInstruction, TimerConfig, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
 };
 
@@ -58,6 +58,8 @@ pub struct BlockOutput {
     pub cycles_used: u64,
     /// Cells used by the whole block.
     pub cells_used: u64,
+    /// The timer lane's basefee in force for this block (its header's).
+    pub lane_basefee: u64,
 }
 
 /// Executes one block on top of committed state.
@@ -85,6 +87,11 @@ pub struct BlockExecutor<'a> {
     timer_budgets: BlockBudgets,
     /// Deferred transactions executed so far (their hashes number them).
     deferred_count: u64,
+    /// The timer lane's market in force for this block (#31).
+    lane_market: LaneMarket,
+    /// The priority fee per cycle of every fire so far: their median is
+    /// the next quote's tip hint.
+    fire_priority_fees: Vec<u64>,
 }
 
 /// What a receipt records of an execution once its writes were kept or discarded.
@@ -107,6 +114,7 @@ impl<'a> BlockExecutor<'a> {
         let basefee = accounts::basefee_config(state)?;
         let timer_config = accounts::timer_config(state)?;
         let timer_budgets = BlockBudgets::new(&timer_config, &basefee);
+        let lane_market = timerhost_timers::lane::market(state, &timer_config)?;
         Ok(Self {
             overlay: Overlay::new(state),
             env,
@@ -127,6 +135,8 @@ impl<'a> BlockExecutor<'a> {
             pending_timer_config: None,
             timer_stats: DeliveryStats::default(),
             deferred_count: 0,
+            lane_market,
+            fire_priority_fees: Vec::new(),
         })
     }
 
@@ -215,6 +225,11 @@ impl<'a> BlockExecutor<'a> {
     /// The basefee config in force for this block.
     pub fn basefee(&self) -> &BasefeeConfig {
         &self.basefee
+    }
+
+    /// The timer lane's market in force for this block (#31).
+    pub fn lane_market(&self) -> &LaneMarket {
+        &self.lane_market
     }
 
     /// Keeps an execution's writes if it succeeded and discards them (and its
@@ -700,6 +715,22 @@ impl<'a> BlockExecutor<'a> {
         };
         self.overlay
             .put_encoded(keys::basefee_config(), &next_basefee);
+        // #31: the lane basefee steps toward its target from the lane cycles
+        // the block's fires reserved (what admission packs, so a lane full
+        // of generous gas limits prices as full); the tip hint is their
+        // median priority fee, kept from the last block that fired.
+        let median_tip =
+            median(&mut self.fire_priority_fees).unwrap_or(self.lane_market.median_tip);
+        let next_lane = self.lane_market.next(
+            &self.timer_config,
+            self.timer_stats.lane_reserved,
+            median_tip,
+        );
+        // Unwritten, it reads as the floor: a chain that never leaves it
+        // never writes it.
+        if next_lane != self.lane_market {
+            self.overlay.put_encoded(keys::lane_market(), &next_lane);
+        }
         if let Some(cfg) = self.pending_timer_config.take() {
             self.overlay.put_encoded(keys::timer_config(), &cfg);
         }
@@ -715,6 +746,7 @@ impl<'a> BlockExecutor<'a> {
             changes: self.overlay.into_changes(),
             cycles_used,
             cells_used,
+            lane_basefee: self.lane_market.basefee,
         })
     }
 
@@ -722,6 +754,15 @@ impl<'a> BlockExecutor<'a> {
     pub fn state(&self) -> &Overlay<'a> {
         &self.overlay
     }
+}
+
+/// The middle value (the upper of the two middle ones), `None` when empty.
+fn median(values: &mut [u64]) -> Option<u64> {
+    if values.is_empty() {
+        return None;
+    }
+    let middle = values.len() / 2;
+    Some(*values.select_nth_unstable(middle).1)
 }
 
 /// A timer rule violation as an execution error (the calling execution reverts).

@@ -5,7 +5,9 @@
 //! max_fee_per_cycle − cycle_basefee)`. After execution it pays
 //! `cycles_used × (cycle_basefee + tip) + cells_used × cell_basefee`: the
 //! basefee part is burned, the tip part goes to the proposer, the rest of the
-//! pre-payment is refunded. Timer fires (CIP-5 §6.3) pay basefee only.
+//! pre-payment is refunded. Timer fires (CIP-5 §6.3) pay the basefees, plus
+//! per handler cycle their priority fee (a tip) and under market ordering
+//! the lane basefee (burned), pre-paid at their fee cap (#18, #31).
 
 use timerhost_types::{BasefeeConfig, Transaction};
 
@@ -20,6 +22,9 @@ pub struct FeeQuote {
     pub cell_basefee: u128,
     /// Effective tip per cycle.
     pub tip_per_cycle: u128,
+    /// Burned per tipped cycle on top of the cycle basefee: a timer fire's
+    /// lane basefee (#31); 0 for transactions.
+    pub lane_basefee: u128,
     /// Cycles reserved.
     pub cycles_limit: u64,
     /// The first cycles used pay no tip (a timer fire's base charge: the
@@ -29,6 +34,19 @@ pub struct FeeQuote {
     pub cells_limit: u64,
     /// Amount debited up front.
     pub prepay: u128,
+}
+
+/// What a timer fire pays per handler cycle beside the cycle basefee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FireLanePrice {
+    /// Pre-paid per handler cycle (its `max_fee_per_cycle` under market
+    /// ordering, its bid otherwise).
+    pub fee_cap: u128,
+    /// Burned per handler cycle used (the lane basefee; 0 outside market
+    /// ordering).
+    pub lane_basefee: u128,
+    /// Paid to the proposer per handler cycle used.
+    pub priority: u128,
 }
 
 /// How a pre-payment was split after execution.
@@ -83,16 +101,25 @@ impl FeeQuote {
     }
 
     /// A timer fire's quote: `base_cycles + handler_cycles` at the cycle
-    /// basefee, `cells` at the cell basefee, and the bid as a tip on the
-    /// handler's cycles only — the pre-charge is delivery's `max_cost`.
+    /// basefee, `cells` at the cell basefee, and on the handler's cycles
+    /// only the lane basefee (burned) and the priority fee (a tip), pre-paid
+    /// at `fee_cap` per handler cycle — the pre-charge is delivery's
+    /// `max_cost`. `lane.lane_basefee + lane.priority` must not pass
+    /// `fee_cap`: what is pre-paid covers what is paid.
     pub fn for_fire(
         cycle_basefee: u128,
         cell_basefee: u128,
-        bid: u128,
+        lane: FireLanePrice,
         handler_cycles: u64,
         base_cycles: u64,
         cells: u64,
     ) -> Result<FeeQuote, TxError> {
+        if lane.lane_basefee.saturating_add(lane.priority) > lane.fee_cap {
+            return Err(TxError::FeeOverflow(format!(
+                "lane basefee {} + priority fee {} exceed the fire's fee cap {}",
+                lane.lane_basefee, lane.priority, lane.fee_cap
+            )));
+        }
         let mut quote = Self::new(
             cycle_basefee,
             cell_basefee,
@@ -100,10 +127,11 @@ impl FeeQuote {
             handler_cycles + base_cycles,
             cells,
         )?;
-        quote.tip_per_cycle = bid;
+        quote.tip_per_cycle = lane.priority;
+        quote.lane_basefee = lane.lane_basefee;
         quote.untipped_cycles = base_cycles;
         quote.prepay = (handler_cycles as u128)
-            .checked_mul(bid)
+            .checked_mul(lane.fee_cap)
             .and_then(|t| t.checked_add(quote.prepay))
             .ok_or_else(|| overflow("pre-charge"))?;
         Ok(quote)
@@ -132,6 +160,7 @@ impl FeeQuote {
             cycle_basefee,
             cell_basefee,
             tip_per_cycle,
+            lane_basefee: 0,
             cycles_limit,
             untipped_cycles: 0,
             cells_limit,
@@ -144,8 +173,10 @@ impl FeeQuote {
         let cycles = cycles_used.min(self.cycles_limit) as u128;
         let cells = cells_used.min(self.cells_limit) as u128;
         // Cannot overflow: each term is bounded by its part of `prepay`.
-        let burned = cycles * self.cycle_basefee + cells * self.cell_basefee;
-        let tip = cycles.saturating_sub(self.untipped_cycles as u128) * self.tip_per_cycle;
+        let tipped = cycles.saturating_sub(self.untipped_cycles as u128);
+        let burned =
+            cycles * self.cycle_basefee + cells * self.cell_basefee + tipped * self.lane_basefee;
+        let tip = tipped * self.tip_per_cycle;
         Settlement {
             burned,
             tip,

@@ -65,5 +65,6 @@ pub fn genesis_header(genesis: &Genesis, state_root: Hash) -> BlockHeader {
         receipts_root: Hash::ZERO,
         cycles_used: 0,
         cells_used: 0,
+        lane_basefee: genesis.timers.min_lane_basefee,
     }
 }

@@ -172,11 +172,12 @@ pub struct DeferredTx {
     pub cycle_basefee: u128,
     /// Cell basefee used for the pre-charge.
     pub cell_basefee: u128,
-    /// Tip per handler cycle used (a timer's bid; 0 for hooks), paid to the
-    /// proposer; the base cycles pay none.
-    pub bid: u128,
+    /// What a handler cycle pays beside the cycle basefee (a timer's
+    /// priority fee and lane basefee, pre-paid at its fee cap; all 0 for
+    /// hooks); the base cycles pay none of it.
+    pub lane: crate::fees::FireLanePrice,
     /// Amount already debited from `fee_payer` (must equal the limits, base
-    /// cycles included, × basefees, plus `cycles_limit × bid`).
+    /// cycles included, × basefees, plus `cycles_limit × lane.fee_cap`).
     pub prepaid: u128,
     /// Identifies the work (e.g. the timer id) for the receipt hash and hooks.
     pub tag: Vec<u8>,

@@ -269,6 +269,7 @@ impl MockRuntime {
                 let gas_limit = try_exec!(arg_opt_u64(args, 3));
                 let expires_at = try_exec!(arg_opt_u64(args, 4));
                 let bid = try_exec!(arg_opt_u64(args, 5));
+                let max_fee_per_cycle = try_exec!(arg_opt_u64(args, 6));
                 let request = TimerRequest {
                     trigger: RequestedTrigger::Height(height),
                     payload,
@@ -276,6 +277,7 @@ impl MockRuntime {
                     gas_limit,
                     expires_at,
                     bid,
+                    max_fee_per_cycle,
                     escrow_key: None,
                 };
                 let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
@@ -388,6 +390,7 @@ impl MockRuntime {
                         gas_limit,
                         expires_at,
                         bid: None,
+                        max_fee_per_cycle: None,
                         escrow_key: None,
                     };
                     try_exec!(mock_schedule(ctx, meter, events, actor, request)?);

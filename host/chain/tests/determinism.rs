@@ -304,6 +304,14 @@ fn replay_over_priority_blocks_reproduces_every_root() {
     replay_over_timers(timerhost_types::TimerOrdering::Priority);
 }
 
+/// The same blocks under market ordering (#31): the lane basefee moves
+/// with every block's fires, fairness counters change with every fire, and
+/// entries wait and come back as the basefee passes their caps.
+#[test]
+fn replay_over_market_blocks_reproduces_every_root() {
+    replay_over_timers(timerhost_types::TimerOrdering::Market);
+}
+
 fn replay_over_timers(ordering: timerhost_types::TimerOrdering) {
     let mut genesis = Genesis::dev();
     genesis.timers.max_fires_per_block = 25;

@@ -311,7 +311,7 @@ impl BlockHooks for PingHook {
             invocation: timerhost_types::Invocation::Transaction,
             cycle_basefee: ctx.basefee.cycle_basefee,
             cell_basefee: ctx.basefee.cell_basefee,
-            bid: 0,
+            lane: Default::default(),
             prepaid,
             tag: b"ping".to_vec(),
             delivery: None,

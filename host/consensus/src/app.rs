@@ -963,6 +963,7 @@ mod tests {
                 receipts_root: Hash([4; 32]),
                 cycles_used: 0,
                 cells_used: 0,
+                lane_basefee: 0,
             },
             txs: Vec::new(),
         };

@@ -233,6 +233,7 @@ mod tests {
                 receipts_root: Hash([4; 32]),
                 cycles_used: filler as u64,
                 cells_used: 0,
+                lane_basefee: 0,
             },
             txs: Vec::new(),
         }

@@ -171,6 +171,13 @@ pub enum Command {
         /// Cycles per fire (default: `max_cycles_per_fire`).
         #[arg(long)]
         gas_limit: Option<u64>,
+        /// The lane fee cap per cycle to price (#31; default `2 × lane
+        /// basefee + priority fee`).
+        #[arg(long)]
+        max_fee_per_cycle: Option<u64>,
+        /// The priority fee (bid) per cycle to price.
+        #[arg(long, alias = "bid")]
+        max_priority_fee_per_cycle: Option<u64>,
         /// Which node to talk to.
         #[command(flatten)]
         node: NodeArgs,

@@ -39,9 +39,12 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
                     s["mempool"]["size"], s["mempool"]["capacity"], s["producer"]
                 );
                 println!(
-                    "timers {}; deposits held {}",
+                    "timers {} ({} ordering); deposits held {}; lane basefee {} (last median tip {})",
                     s["timers"]["status"].as_str().unwrap_or("?"),
-                    s["timers"]["deposits_held"].as_str().unwrap_or("?")
+                    s["timers"]["ordering"].as_str().unwrap_or("?"),
+                    s["timers"]["deposits_held"].as_str().unwrap_or("?"),
+                    s["timers"]["lane_basefee"],
+                    s["timers"]["lane_median_tip"]
                 );
             });
         }
@@ -85,11 +88,19 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
             height,
             timestamp_ms,
             gas_limit,
+            max_fee_per_cycle,
+            max_priority_fee_per_cycle,
             node,
         } => {
             let q = Client::new(&node.rpc).call(
                 "th_quoteTimer",
-                json!([{ "height": height, "timestamp_ms": timestamp_ms, "gas_limit": gas_limit }]),
+                json!([{
+                    "height": height,
+                    "timestamp_ms": timestamp_ms,
+                    "gas_limit": gas_limit,
+                    "max_fee_per_cycle": max_fee_per_cycle,
+                    "max_priority_fee_per_cycle": max_priority_fee_per_cycle,
+                }]),
             )?;
             print(j, &q, |q| {
                 let at = match q["timestamp_ms"].as_u64() {
@@ -102,6 +113,17 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
                     q["max_cost"].as_str().unwrap_or("?"),
                     q["deposit"].as_str().unwrap_or("?")
                 );
+                println!(
+                    "lane basefee {} per cycle; priced with max_fee_per_cycle {} and max_priority_fee_per_cycle {}",
+                    q["lane_basefee"], q["max_fee_per_cycle"], q["max_priority_fee_per_cycle"]
+                );
+                for tier in ["economy", "standard", "fast", "urgent"] {
+                    let t = &q["suggested_fees"][tier];
+                    println!(
+                        "  {tier:<8} max_fee_per_cycle {:<12} max_priority_fee_per_cycle {}",
+                        t["max_fee_per_cycle"], t["max_priority_fee_per_cycle"]
+                    );
+                }
                 println!(
                     "lane {} cycles, {} reserved by {} timer(s) queued there; {}",
                     q["lane_budget"],

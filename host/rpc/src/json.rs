@@ -208,6 +208,7 @@ pub fn header_json(h: &BlockHeader) -> Json {
         "receipts_root": h.receipts_root,
         "cycles_used": h.cycles_used,
         "cells_used": h.cells_used,
+        "lane_basefee": h.lane_basefee,
     })
 }
 
@@ -320,6 +321,9 @@ pub fn globalbox_json(l: &timerhost_timers::globalbox::Listed) -> Json {
         "kind": l.kind,
         "due_height": e.due_height,
         "bid": e.bid,
+        "max_fee_per_cycle": e.max_fee_per_cycle,
+        "weight": e.weight,
+        "waiting": l.waiting,
         "score": e.score.to_string(),
         "score_now": l.score_now.to_string(),
         "matched_keys": e.matched_keys.as_ref().map(|keys| {
@@ -379,6 +383,8 @@ pub fn timer_json(t: &Timer) -> Json {
         "seq": t.seq,
         "deposit": amount(t.deposit),
         "bid": t.bid,
+        "max_fee_per_cycle": t.max_fee_per_cycle,
+        "max_priority_fee_per_cycle": t.bid,
         "escrow_key": t.escrow_key.as_deref().map(String::from_utf8_lossy),
         "trigger": value_to_json(&t.trigger_value()),
     })
@@ -401,6 +407,10 @@ pub fn quote_json(q: &timerhost_types::TimerQuote) -> Json {
         "reserved": q.reserved,
         "queued": q.queued,
         "fits": q.fits,
+        "lane_basefee": q.lane_basefee,
+        "max_fee_per_cycle": q.max_fee_per_cycle,
+        "max_priority_fee_per_cycle": q.max_priority_fee_per_cycle,
+        "suggested_fees": q.suggested_fees,
     })
 }
 

@@ -495,23 +495,50 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let status = timerhost_timers::control::status(&state)?;
         let escrow =
             timerhost_state::accounts::load(&state, &timerhost_types::TIMER_DEPOSIT_ESCROW)?;
+        let config = timer_config(&state)?;
+        let lane = timerhost_timers::lane::market(&state, &config)?;
         Ok(json!({
             "status": status.as_str(),
             "deposits_held": crate::json::amount(escrow.balance),
+            "ordering": config.ordering.as_str(),
+            "lane_basefee": lane.basefee,
+            "lane_median_tip": lane.median_tip,
         }))
     }
 
-    /// `th_quoteTimer [{height?, timestamp_ms?, gas_limit?}]`: the quote a
+    /// `th_quoteTimer [{height?, timestamp_ms?, gas_limit?, bid? |
+    /// max_priority_fee_per_cycle?, max_fee_per_cycle?}]`: the quote a
     /// transaction in the next block would get from `pvm_host.timer_quote`
     /// (a time must be after the head's timestamp).
     fn quote_timer(&self, a: &[Json]) -> Result<Json> {
-        let f = filter_obj(a, &["height", "timestamp_ms", "gas_limit"])?;
+        let f = filter_obj(
+            a,
+            &[
+                "height",
+                "timestamp_ms",
+                "gas_limit",
+                "bid",
+                "max_priority_fee_per_cycle",
+                "max_fee_per_cycle",
+            ],
+        )?;
         let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
         let number = |k: &'static str| get(k).map(|v| u64_of(v, k)).transpose();
+        let bid = match (number("bid")?, number("max_priority_fee_per_cycle")?) {
+            (Some(_), Some(_)) => {
+                return Err(RpcError::InvalidParams(
+                    "bid and max_priority_fee_per_cycle name the same priority fee: give one"
+                        .into(),
+                ))
+            }
+            (a, b) => a.or(b),
+        };
         let request = timerhost_types::QuoteRequest {
             height: number("height")?,
             timestamp_ms: number("timestamp_ms")?,
             gas_limit: number("gas_limit")?,
+            bid,
+            max_fee_per_cycle: number("max_fee_per_cycle")?,
         };
         match self.chain.quote_timer(request)? {
             Ok(quote) => Ok(quote_json(&quote)),

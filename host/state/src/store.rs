@@ -645,6 +645,7 @@ mod tests {
                 receipts_root: Hash::ZERO,
                 cycles_used: 0,
                 cells_used: 0,
+                lane_basefee: 0,
             },
             txs: Vec::new(),
         }

@@ -413,6 +413,7 @@ mod tests {
             seq,
             deposit: 0,
             bid: 0,
+            max_fee_per_cycle: 0,
             kind: timerhost_types::TimerKind::Height,
             escrow_key: None,
         }

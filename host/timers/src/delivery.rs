@@ -56,24 +56,27 @@
 use std::collections::BTreeMap;
 
 use timerhost_state::accounts::{self, Debit};
-use timerhost_state::{Overlay, StateRead, StateReadExt};
-use timerhost_types::timer::{
-    GC_CYCLES_PER_DEFERRAL, GC_CYCLES_PER_REMOVAL, GC_RECORD_BYTES_PER_BLOCK,
-    GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK, GLOBALBOX_ENQUEUE_PER_BLOCK, TIMER_FIRE_BASE_CYCLES,
-};
+use timerhost_state::{Overlay, StateReadExt};
+use timerhost_types::lane::{lane_price, LanePrice, WEIGHT_ONE};
+use timerhost_types::timer::{GC_CYCLES_PER_REMOVAL, TIMER_FIRE_BASE_CYCLES};
 use timerhost_types::{
     Address, BasefeeConfig, Event, FireDue, FireInfo, Timer, TimerConfig, TimerKind, TimerOrdering,
     TimerStatus,
 };
 
 use crate::error::Result;
-use crate::events::CancelReason;
 use crate::keys::DueQueue;
 use crate::keys::{self, missing};
 use crate::queue::{self, Queued, RemovalReason};
 use crate::record::TimerRecord;
 use crate::removal::Removals;
 use crate::{control, escrow, events, globalbox, handler, store, watch};
+
+mod globalbox_walk;
+mod shutdown;
+
+pub use crate::budgets::{cells_per_fire, BlockBudgets};
+use crate::budgets::{record_len, stored_len};
 
 /// How many due entries are read per scan.
 const SCAN_CHUNK: usize = 256;
@@ -101,8 +104,21 @@ pub struct Fire {
     pub cycle_basefee: u128,
     /// Cell basefee of the pre-charge.
     pub cell_basefee: u128,
-    /// The bid: tip per handler cycle used, paid to the proposer.
-    pub bid: u64,
+    /// What the pre-charge holds per handler cycle beside the cycle
+    /// basefee ([`crate::lane::fee_cap`]).
+    pub fee_cap: u64,
+    /// The lane basefee burned per handler cycle used (0 outside market
+    /// ordering, #31).
+    pub lane_basefee: u64,
+    /// The priority fee per handler cycle used, paid to the proposer: the
+    /// bid, under market ordering clamped to `max_fee_per_cycle − lane
+    /// basefee`.
+    pub priority_fee: u64,
+    /// Did the fee cap clamp the priority fee below the bid?
+    pub priority_clamped: bool,
+    /// The fairness weight that ranked it, in thousandths (`WEIGHT_ONE`
+    /// outside market ordering).
+    pub weight: u64,
     /// The pre-charge.
     pub max_cost: u128,
     /// Its global delivery number.
@@ -124,6 +140,9 @@ pub struct DeliveryStats {
     pub shut_down: u64,
     /// Timers moved to the GC backlog (GC budget spent).
     pub backlogged: u64,
+    /// Due timers that started waiting because the lane basefee is above
+    /// their fee cap (#31).
+    pub deferred: u64,
     /// Lane cycles reserved by admitted fires.
     pub lane_reserved: u64,
     /// GC cycles used.
@@ -169,25 +188,20 @@ impl DeliveryPlan {
 }
 
 /// `max_cost` of one fire (§6.3 step 2), its base charge included, plus
-/// its bid on `gas_limit` (#18: the bid is a tip per handler cycle); `None`
+/// its fee cap per handler cycle on `gas_limit` (#18: the bid, a tip per
+/// handler cycle; #31: under market ordering `max_fee_per_cycle`, which
+/// pays the lane basefee and the tip — [`crate::lane::fee_cap`]); `None`
 /// on overflow (treated as unfundable).
 pub fn max_cost(
     gas_limit: u64,
-    bid: u64,
+    fee_cap: u64,
     config: &TimerConfig,
     basefee: &BasefeeConfig,
 ) -> Option<u128> {
     (gas_limit as u128 + TIMER_FIRE_BASE_CYCLES as u128)
         .checked_mul(basefee.cycle_basefee)?
         .checked_add((cells_per_fire(config, basefee) as u128).checked_mul(basefee.cell_basefee)?)?
-        .checked_add((gas_limit as u128).checked_mul(bid as u128)?)
-}
-
-/// The cells limit of every fire: `max_cells_per_fire`, but never more than
-/// a whole block may hold (the two are governed apart), so that one fire
-/// always fits an empty block (#28).
-pub fn cells_per_fire(config: &TimerConfig, basefee: &BasefeeConfig) -> u64 {
-    config.max_cells_per_fire.min(basefee.max_block_cells)
+        .checked_add((gas_limit as u128).checked_mul(fee_cap as u128)?)
 }
 
 impl DeliveryStats {
@@ -200,6 +214,7 @@ impl DeliveryStats {
         self.revoked += other.revoked;
         self.shut_down += other.shut_down;
         self.backlogged += other.backlogged;
+        self.deferred += other.deferred;
         self.lane_reserved += other.lane_reserved;
         self.gc_cycles_used += other.gc_cycles_used;
         self.lane_full |= other.lane_full;
@@ -209,118 +224,6 @@ impl DeliveryStats {
         self.watch_quota_full |= other.watch_quota_full;
         self.status = other.status;
     }
-}
-
-/// What one block may still spend on timers: one lane, one fire quota and
-/// one GC budget shared by the start and the end of the block — and the
-/// block's cells, which its user transactions spend too (#28).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BlockBudgets {
-    gc_left: u64,
-    moves_left: u64,
-    /// Record bytes the GC may still remove or move (#29).
-    gc_bytes_left: u64,
-    /// Record bytes the Globalbox's enqueue may still move (#29).
-    enqueue_bytes_left: u64,
-    lane_left: u64,
-    lane_total: u64,
-    fires_left: u64,
-    watch_hits_left: u64,
-    /// Due timers and hits the Globalbox may still take in this block.
-    enqueue_left: u64,
-    /// Of `max_block_cells`: what neither a transaction used nor a fire
-    /// holds. A fire holds [`cells_per_fire`] from admission until it has
-    /// run, then gives back what it did not use.
-    cells_left: u64,
-    cells_per_fire: u64,
-    /// Globalbox entries examined, and fires per target, in this block.
-    examined: u64,
-    per_target: BTreeMap<Address, u64>,
-}
-
-impl BlockBudgets {
-    /// A fresh block's budgets under `config` and `basefee`.
-    pub fn new(config: &TimerConfig, basefee: &BasefeeConfig) -> BlockBudgets {
-        BlockBudgets {
-            gc_left: config.gc_cycles_per_block,
-            moves_left: config.gc_cycles_per_block / GC_CYCLES_PER_DEFERRAL,
-            gc_bytes_left: GC_RECORD_BYTES_PER_BLOCK,
-            enqueue_bytes_left: GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK,
-            lane_left: config.lane_cycles_per_block,
-            lane_total: config.lane_cycles_per_block,
-            fires_left: config.max_fires_per_block,
-            watch_hits_left: config.max_watch_matches_per_block,
-            enqueue_left: GLOBALBOX_ENQUEUE_PER_BLOCK,
-            cells_left: basefee.max_block_cells,
-            cells_per_fire: cells_per_fire(config, basefee),
-            examined: 0,
-            per_target: BTreeMap::new(),
-        }
-    }
-
-    /// Cells of the block neither used nor held: what a transaction may
-    /// still ask for.
-    pub fn cells_left(&self) -> u64 {
-        self.cells_left
-    }
-
-    /// A transaction used `cells` of the block.
-    pub fn spend_cells(&mut self, cells: u64) {
-        self.cells_left = self.cells_left.saturating_sub(cells);
-    }
-
-    /// May the GC still remove (or move) a record of `bytes`? Its cycles
-    /// for one removal, and its record bytes (#29) — a whole budget always
-    /// takes one record, so a record larger than the budget still goes.
-    fn gc_fits(&self, bytes: u64) -> bool {
-        self.gc_left >= GC_CYCLES_PER_REMOVAL && self.gc_bytes_fit(bytes)
-    }
-
-    fn gc_bytes_fit(&self, bytes: u64) -> bool {
-        bytes <= self.gc_bytes_left || self.gc_bytes_left == GC_RECORD_BYTES_PER_BLOCK
-    }
-
-    /// The GC removed a record of `bytes`.
-    fn spend_removal(&mut self, bytes: u64) {
-        self.gc_left -= GC_CYCLES_PER_REMOVAL;
-        self.gc_bytes_left = self.gc_bytes_left.saturating_sub(bytes);
-    }
-
-    /// The GC moved a record of `bytes` to the backlog.
-    fn spend_move(&mut self, bytes: u64) {
-        self.moves_left -= 1;
-        self.gc_bytes_left = self.gc_bytes_left.saturating_sub(bytes);
-    }
-
-    /// May the Globalbox still take a record (or watch) of `bytes`?
-    fn enqueue_fits(&self, bytes: u64) -> bool {
-        bytes <= self.enqueue_bytes_left
-            || self.enqueue_bytes_left == GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK
-    }
-
-    /// The Globalbox took a record (or watch hit) of `bytes`.
-    fn spend_enqueue(&mut self, bytes: u64) {
-        self.enqueue_bytes_left = self.enqueue_bytes_left.saturating_sub(bytes);
-    }
-
-    /// A fire that held `held` cells used `used` of them: the rest is free
-    /// again.
-    pub fn settle_fire_cells(&mut self, held: u64, used: u64) {
-        self.cells_left += held.saturating_sub(used);
-    }
-}
-
-type Budgets = BlockBudgets;
-
-/// Bytes of `record`'s canonical encoding (what reading, hashing and
-/// rewriting it touch), counted without encoding it.
-fn record_len(record: &TimerRecord) -> u64 {
-    1 + borsh::object_length(record).expect("an in-memory record always encodes") as u64
-}
-
-/// Bytes stored at `key` (0 if nothing), read without copying them.
-fn stored_len(state: &Overlay<'_>, key: &[u8]) -> Result<u64> {
-    Ok(state.get_head(key, 0)?.map_or(0, |(_, len)| len as u64))
 }
 
 fn remove_for(
@@ -391,13 +294,21 @@ pub fn deliver_time(
     // kind is materialised from the Globalbox at the end, and after a switch
     // back to FIFO the Globalbox drains before FIFO's placement resumes.
     if status != TimerStatus::Active
-        || config.ordering == TimerOrdering::Priority
+        || config.ordering.uses_globalbox()
         || !globalbox::is_empty(state)?
     {
         return Ok(plan);
     }
     let mut removals = Removals::default();
-    let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
+    let mut walk = Walk::new(
+        state,
+        config,
+        basefee,
+        height,
+        budgets,
+        &mut plan,
+        &mut removals,
+    )?;
     walk.queue(state, DueQueue::Time, timestamp_ms)?;
     removals.apply(state)?;
     Ok(plan)
@@ -464,14 +375,26 @@ pub fn deliver(
     }
 
     if status == TimerStatus::ShuttingDown {
-        shut_down(state, backlog_cleared, budgets, &mut plan, &mut removals)?;
+        shutdown::shut_down(state, backlog_cleared, budgets, &mut plan, &mut removals)?;
         removals.apply(state)?;
         return Ok(plan);
     }
 
-    let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
-    if config.ordering == TimerOrdering::Priority {
+    let mut walk = Walk::new(
+        state,
+        config,
+        basefee,
+        height,
+        budgets,
+        &mut plan,
+        &mut removals,
+    )?;
+    if config.ordering.uses_globalbox() {
         walk.enqueue(state, timestamp_ms)?;
+    } else {
+        // Back to FIFO from market ordering: what waited for the lane
+        // basefee joins the drain.
+        walk.readmit(state)?;
     }
     walk.due(state)?;
     walk.expired(state)?;
@@ -498,7 +421,15 @@ pub fn deliver_more(
         return Ok(plan);
     }
     let mut removals = Removals::default();
-    let mut walk = Walk::new(config, basefee, height, budgets, &mut plan, &mut removals);
+    let mut walk = Walk::new(
+        state,
+        config,
+        basefee,
+        height,
+        budgets,
+        &mut plan,
+        &mut removals,
+    )?;
     walk.due(state)?;
     removals.apply(state)?;
     Ok(plan)
@@ -540,6 +471,9 @@ enum Verdict {
     Remove(RemovalReason),
     /// It cannot fire in this block: stop, everything behind it waits.
     Stop,
+    /// Market ordering (#31): the lane basefee is above its fee cap; it
+    /// waits, uncharged, for the basefee to fall.
+    Defer,
     /// Fire it, pre-charging this much.
     Fire(u128),
 }
@@ -553,18 +487,21 @@ struct Walk<'w> {
     plan: &'w mut DeliveryPlan,
     removals: &'w mut Removals,
     marks: RevocationMarks,
+    /// The block's lane basefee (#31).
+    lane_basefee: u64,
 }
 
 impl<'w> Walk<'w> {
     fn new(
+        state: &Overlay<'_>,
         config: &'w TimerConfig,
         basefee: &'w BasefeeConfig,
         height: u64,
         budgets: &'w mut BlockBudgets,
         plan: &'w mut DeliveryPlan,
         removals: &'w mut Removals,
-    ) -> Self {
-        Walk {
+    ) -> Result<Self> {
+        Ok(Walk {
             config,
             basefee,
             height,
@@ -572,7 +509,12 @@ impl<'w> Walk<'w> {
             plan,
             removals,
             marks: RevocationMarks::default(),
-        }
+            lane_basefee: crate::lane::market(state, config)?.basefee,
+        })
+    }
+
+    fn market(&self) -> bool {
+        self.config.ordering == TimerOrdering::Market
     }
 
     /// Classifies `timer` (§5.4's removal paths, then the fire quota and
@@ -582,7 +524,7 @@ impl<'w> Walk<'w> {
     fn classify(&mut self, state: &Overlay<'_>, timer: &Timer, stays: bool) -> Result<Verdict> {
         let required = max_cost(
             timer.gas_limit_per_fire,
-            timer.bid,
+            crate::lane::fee_cap(timer, self.config),
             self.config,
             self.basefee,
         );
@@ -593,6 +535,11 @@ impl<'w> Walk<'w> {
             return Ok(Verdict::Remove(RemovalReason::Expired {
                 classified_at: self.height,
             }));
+        }
+        // #31: priced out of the lane, it waits — neither charged nor
+        // judged on funds it will only need once the basefee falls.
+        if self.market() && timer.max_fee_per_cycle < self.lane_basefee {
+            return Ok(Verdict::Defer);
         }
         let returning = if stays { 0 } else { timer.deposit };
         let balance = accounts::load(state, &timer.fee_payer)?.balance;
@@ -674,11 +621,13 @@ impl<'w> Walk<'w> {
     }
 
     /// Pre-charges an admitted fire and adds it to the plan.
+    #[allow(clippy::too_many_arguments)]
     fn fire(
         &mut self,
         state: &mut Overlay<'_>,
         timer: Timer,
         max_cost: u128,
+        weight: u64,
         info: FireInfo,
         payload: Vec<u8>,
     ) -> Result<()> {
@@ -708,6 +657,38 @@ impl<'w> Walk<'w> {
                 return Err(short("escrow", available));
             }
         }
+        // #31: under market ordering the fire pays the lane basefee and a
+        // priority fee clamped to its cap, and counts toward its actor's
+        // and fee payer's recent fires.
+        let (lane_basefee, price) = if self.market() {
+            // `classify` deferred every timer priced out of the lane.
+            let Some(price) = lane_price(timer.max_fee_per_cycle, timer.bid, self.lane_basefee)
+            else {
+                return Err(timerhost_state::StorageError::Corrupt {
+                    what: "lane fee cap",
+                    key: timer.timer_id.to_hex(),
+                    reason: format!(
+                        "admitted with max_fee_per_cycle {} below the lane basefee {}",
+                        timer.max_fee_per_cycle, self.lane_basefee
+                    ),
+                });
+            };
+            crate::fairness::record_fire(
+                state,
+                self.config,
+                self.height,
+                &timer.actor_address,
+                &timer.fee_payer,
+            )?;
+            (self.lane_basefee, price)
+        } else {
+            let bid = LanePrice {
+                lane_basefee: 0,
+                priority: timer.bid,
+                clamped: false,
+            };
+            (0, bid)
+        };
         let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
         self.budgets.lane_left = self.budgets.lane_left.saturating_sub(reserve);
         self.budgets.fires_left -= 1;
@@ -727,7 +708,11 @@ impl<'w> Walk<'w> {
             cells_limit: self.budgets.cells_per_fire,
             cycle_basefee: self.basefee.cycle_basefee,
             cell_basefee: self.basefee.cell_basefee,
-            bid: timer.bid,
+            fee_cap: crate::lane::fee_cap(&timer, self.config),
+            lane_basefee,
+            priority_fee: price.priority,
+            priority_clamped: price.clamped,
+            weight,
             max_cost,
             deliver_seq,
             info,
@@ -780,9 +765,10 @@ impl<'w> Walk<'w> {
                             return Ok(());
                         }
                     }
-                    Verdict::Stop => return Ok(()),
+                    // FIFO never defers (only market ordering prices the lane).
+                    Verdict::Stop | Verdict::Defer => return Ok(()),
                     Verdict::Fire(max_cost) => {
-                        self.fire_one_shot(state, record, Queued::Due, max_cost)?;
+                        self.fire_one_shot(state, record, Queued::Due, max_cost, WEIGHT_ONE)?;
                     }
                 }
             }
@@ -816,9 +802,9 @@ impl<'w> Walk<'w> {
                             return Ok(());
                         }
                     }
-                    Verdict::Stop => return Ok(()),
+                    Verdict::Stop | Verdict::Defer => return Ok(()),
                     Verdict::Fire(max_cost) => {
-                        self.fire_watch(state, record, hit.matched_keys, max_cost)?;
+                        self.fire_watch(state, record, hit.matched_keys, max_cost, WEIGHT_ONE)?;
                     }
                 }
                 self.budgets.watch_hits_left -= 1;
@@ -835,6 +821,7 @@ impl<'w> Walk<'w> {
         record: TimerRecord,
         from: Queued,
         max_cost: u128,
+        weight: u64,
     ) -> Result<()> {
         store::remove_deferred(state, &record, from, self.removals)?;
         let timer = record.timer;
@@ -852,7 +839,7 @@ impl<'w> Walk<'w> {
             due,
             escrow_key: timer.escrow_key.clone(),
         };
-        self.fire(state, timer, max_cost, info, resolved.payload)
+        self.fire(state, timer, max_cost, weight, info, resolved.payload)
     }
 
     /// Fires watch `record` for a hit that matched `matched_keys`: its hit
@@ -863,6 +850,7 @@ impl<'w> Walk<'w> {
         record: TimerRecord,
         matched_keys: Vec<Vec<u8>>,
         max_cost: u128,
+        weight: u64,
     ) -> Result<()> {
         watch::drop_hit(state, record.timer.seq)?;
         let mut after = record.clone();
@@ -880,161 +868,7 @@ impl<'w> Walk<'w> {
             escrow_key: after.timer.escrow_key.clone(),
         };
         let payload = after.timer.payload.clone();
-        self.fire(state, after.timer, max_cost, info, payload)
-    }
-
-    /// Priority ordering's enqueue (§7): the due height and time timers and
-    /// the waiting watch hits join the Globalbox — at most
-    /// [`GLOBALBOX_ENQUEUE_PER_BLOCK`] per block, each queue in its own
-    /// order, so the work stays bounded; the rest join in later blocks,
-    /// their priority (which counts from their due height) unharmed.
-    fn enqueue(&mut self, state: &mut Overlay<'_>, timestamp_ms: u64) -> Result<()> {
-        let mut left = usize::try_from(self.budgets.enqueue_left).unwrap_or(usize::MAX);
-        // #29: and at most GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK bytes of
-        // records, each record's length read before the record itself.
-        let mut full = false;
-        for (due, through) in [
-            (DueQueue::Time, timestamp_ms),
-            (DueQueue::Height, self.height),
-        ] {
-            let mut cursor = queue::DueCursor::start(due);
-            'queue: while !full {
-                if left == 0 {
-                    full = true;
-                    break;
-                }
-                let record_keys =
-                    queue::due_keys_from(state, cursor, through, left.min(SCAN_CHUNK))?;
-                if record_keys.is_empty() {
-                    break;
-                }
-                for key in record_keys {
-                    let bytes = stored_len(state, &key)?;
-                    if left == 0 || !self.budgets.enqueue_fits(bytes) {
-                        full = true;
-                        break 'queue;
-                    }
-                    let record = state
-                        .get_decoded::<TimerRecord>(&key)?
-                        .ok_or_else(|| keys::corrupt("timer queue", &key, "vanished"))?;
-                    let bucket = crate::record::bucket_of(&record.timer)
-                        .expect("a queued record is a height or time timer");
-                    cursor = queue::DueCursor::after(bucket, &record.timer);
-                    // A time timer became due at the first block reaching
-                    // its time: a crowded earlier block may have left it
-                    // behind.
-                    let due_height = match due {
-                        DueQueue::Height => record.timer.height,
-                        DueQueue::Time => match record.timer.kind {
-                            TimerKind::Time { timestamp_ms } => {
-                                globalbox::came_due_at(state, timestamp_ms, self.height)?
-                            }
-                            _ => self.height,
-                        },
-                    };
-                    globalbox::enqueue_timer(
-                        state,
-                        self.config,
-                        &record,
-                        due_height,
-                        self.height,
-                        self.removals,
-                    )?;
-                    left -= 1;
-                    self.budgets.spend_enqueue(bytes);
-                }
-            }
-            if due == DueQueue::Time {
-                let behind = full && !queue::due_keys_from(state, cursor, through, 1)?.is_empty();
-                if behind {
-                    globalbox::mark_time_lag(state, timestamp_ms, self.height);
-                } else {
-                    globalbox::clear_time_lag(state)?;
-                }
-            }
-        }
-        if left > 0 && !full {
-            let hits = watch::waiting(state, self.height, left)?;
-            for (hit_height, seq, hit) in hits {
-                let key = keys::watch_record_key(seq);
-                let bytes = stored_len(state, &key)?;
-                if !self.budgets.enqueue_fits(bytes) {
-                    break;
-                }
-                let record = watch_record(state, seq)?;
-                globalbox::enqueue_hit(
-                    state,
-                    self.config,
-                    &record.timer,
-                    hit,
-                    hit_height,
-                    self.height,
-                );
-                left -= 1;
-                self.budgets.spend_enqueue(bytes);
-            }
-        }
-        self.budgets.enqueue_left = left as u64;
-        Ok(())
-    }
-
-    /// Materialise from the Globalbox's head (§8.3 step 2, §9): each entry
-    /// is judged now (revoked, expired, unfunded → removed), then fires if
-    /// its target is under `max_fires_per_target` (else it keeps its place)
-    /// and the block's fire quota and lane have room (else materialising
-    /// stops: strict order). At most `2 × max_fires_per_block` entries are
-    /// examined per block. Returns whether the Globalbox is now empty.
-    fn materialize(&mut self, state: &mut Overlay<'_>) -> Result<bool> {
-        let bound = self
-            .config
-            .max_fires_per_block
-            .saturating_mul(2)
-            .max(SCAN_CHUNK as u64);
-        let mut skipped = false;
-        let mut cursor: Option<Vec<u8>> = None;
-        loop {
-            let entries = globalbox::entries_from(state, cursor.as_deref(), self.chunk())?;
-            if entries.is_empty() {
-                return Ok(!skipped);
-            }
-            for (key, entry) in entries {
-                // Counted for the whole block: a walk resumed after the
-                // block's cells freed up examines no entry twice for free.
-                self.budgets.examined += 1;
-                if self.budgets.examined > bound {
-                    return Ok(false);
-                }
-                let mut next = key;
-                next.push(0);
-                cursor = Some(next);
-                let record = globalbox::record_of(state, &entry)?;
-                let from = if entry.is_watch() {
-                    Queued::Due
-                } else {
-                    Queued::Globalbox
-                };
-                match self.classify(state, &record.timer, entry.is_watch())? {
-                    Verdict::Remove(reason) => {
-                        if !self.remove(state, &record, from, reason)? {
-                            return Ok(false);
-                        }
-                    }
-                    Verdict::Stop => return Ok(false),
-                    Verdict::Fire(max_cost) => {
-                        let fired = self.budgets.per_target.entry(entry.actor).or_default();
-                        if *fired >= self.config.max_fires_per_target {
-                            skipped = true;
-                            continue;
-                        }
-                        *fired += 1;
-                        match entry.matched_keys {
-                            Some(matched) => self.fire_watch(state, record, matched, max_cost)?,
-                            None => self.fire_one_shot(state, record, from, max_cost)?,
-                        }
-                    }
-                }
-            }
-        }
+        self.fire(state, after.timer, max_cost, weight, info, payload)
     }
 
     /// Removes time timers and watches whose TTL ran out before they came
@@ -1061,10 +895,12 @@ impl<'w> Walk<'w> {
                 let reason = RemovalReason::Expired {
                     classified_at: self.height,
                 };
+                // A watch or a time timer in its queue, or (#31) a timer
+                // waiting in the Globalbox for the lane basefee to fall.
                 remove_for(
                     state,
                     &record,
-                    Queued::Due,
+                    Queued::of_record_key(&key),
                     &reason,
                     self.height,
                     self.plan,
@@ -1084,110 +920,11 @@ fn watch_record(state: &Overlay<'_>, seq: u64) -> Result<TimerRecord> {
         .ok_or_else(|| keys::corrupt("watch hit", &key, "names no watch"))
 }
 
-/// One block of a governance shutdown: removes queued timers — due or not,
-/// in queue order — under the GC budget, each with its deposit refunded and
-/// `TimerCancelled {reason: "shutdown"}`. Once none is left (and the backlog
-/// is clear), the status becomes `Shutdown` with `TimersShutdown {complete:
-/// true}`.
-fn shut_down(
-    state: &mut Overlay<'_>,
-    backlog_cleared: bool,
-    budget: &mut Budgets,
-    plan: &mut DeliveryPlan,
-    removals: &mut Removals,
-) -> Result<()> {
-    // The Globalbox's timers, time timers, height timers, then watches
-    // (whose queued hits leave with them): each in its own order.
-    let globalbox = (keys::GLOBALBOX_RECORD, Queued::Globalbox);
-    if !shut_all(state, globalbox, budget, plan, removals)? {
-        return Ok(());
-    }
-    for due in [DueQueue::Time, DueQueue::Height] {
-        let mut cursor = queue::DueCursor::start(due);
-        loop {
-            let entries = queue::due_from(state, cursor, u64::MAX, SCAN_CHUNK)?;
-            if entries.is_empty() {
-                break;
-            }
-            for record in entries {
-                if !budget.gc_fits(record_len(&record)) {
-                    return Ok(());
-                }
-                let bucket = crate::record::bucket_of(&record.timer).expect("a queued timer");
-                cursor = queue::DueCursor::after(bucket, &record.timer);
-                shut_one(state, &record, Queued::Due, budget, plan, removals)?;
-            }
-        }
-    }
-    if !shut_all(
-        state,
-        (keys::WATCH_RECORD, Queued::Due),
-        budget,
-        plan,
-        removals,
-    )? {
-        return Ok(());
-    }
-    if backlog_cleared {
-        control::set_status(state, TimerStatus::Shutdown);
-        plan.stats.status = TimerStatus::Shutdown;
-        plan.events.push(events::timers_shutdown(true));
-    }
-    Ok(())
-}
-
-/// Shuts down every record under `prefix` (queued at `from`), in key
-/// order; `false` when the GC budget ran out first.
-fn shut_all(
-    state: &mut Overlay<'_>,
-    (prefix, from): (keys::Prefix, Queued),
-    budget: &mut Budgets,
-    plan: &mut DeliveryPlan,
-    removals: &mut Removals,
-) -> Result<bool> {
-    let mut start = prefix.to_vec();
-    let end = keys::end_of(prefix);
-    loop {
-        let page = StateRead::scan(&*state, &start, Some(&end), SCAN_CHUNK)?;
-        if page.is_empty() {
-            return Ok(true);
-        }
-        for (k, v) in page {
-            if !budget.gc_fits(v.len() as u64) {
-                return Ok(false);
-            }
-            let record = crate::record::decode_record(&k, &v)?;
-            start = k;
-            start.push(0);
-            shut_one(state, &record, from, budget, plan, removals)?;
-        }
-    }
-}
-
-fn shut_one(
-    state: &mut Overlay<'_>,
-    record: &TimerRecord,
-    from: Queued,
-    budget: &mut Budgets,
-    plan: &mut DeliveryPlan,
-    removals: &mut Removals,
-) -> Result<()> {
-    store::remove_deferred(state, record, from, removals)?;
-    budget.spend_removal(record_len(record));
-    plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
-    plan.stats.shut_down += 1;
-    plan.events.push(events::timer_cancelled(
-        &record.timer,
-        CancelReason::Shutdown,
-    ));
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::host::{self, HostCaller};
-    use timerhost_state::EmptyState;
+    use timerhost_state::{EmptyState, StateRead};
     use timerhost_types::timer::{GC_RECORD_BYTES_PER_BLOCK, GLOBALBOX_ENQUEUE_BYTES_PER_BLOCK};
     use timerhost_types::{Hash, RequestedTrigger, TimerRequest};
 
@@ -1213,6 +950,7 @@ mod tests {
                 seq,
                 deposit: 0,
                 bid: 0,
+                max_fee_per_cycle: 0,
                 kind: TimerKind::Height,
                 escrow_key: None,
             };
@@ -1346,6 +1084,7 @@ mod tests {
                 gas_limit: Some(10_000),
                 expires_at: None,
                 bid: None,
+                max_fee_per_cycle: None,
                 escrow_key: None,
             };
             host::schedule(&mut state, &config, &caller, request)

@@ -190,6 +190,27 @@ pub enum TimerError {
         /// Limit.
         max: u64,
     },
+    /// #31, CIP-1 v3 `TimerRejectedBelowBasefee`: under market ordering, a
+    /// fee cap below the current lane basefee could not fire now.
+    #[error("{call}: max_fee_per_cycle {max_fee} is below the lane basefee {lane_basefee} (raise it to at least {lane_basefee}; timer_quote()['suggested_fees'] has caps that fire)")]
+    BelowLaneBasefee {
+        /// Which call.
+        call: &'static str,
+        /// The cap given (or defaulted).
+        max_fee: u64,
+        /// The current block's lane basefee.
+        lane_basefee: u64,
+    },
+    /// #31: a fee cap above [`MAX_FEE_PER_CYCLE`](timerhost_types::lane::MAX_FEE_PER_CYCLE).
+    #[error("{call}: max_fee_per_cycle {max_fee} exceeds the largest fee cap {max}")]
+    FeeCapTooHigh {
+        /// Which call.
+        call: &'static str,
+        /// Requested.
+        max_fee: u64,
+        /// Limit.
+        max: u64,
+    },
     /// Arguments that contradict each other.
     #[error("{call}: {reason}")]
     InvalidArguments {
@@ -277,6 +298,8 @@ impl TimerError {
             | TimeNotInFuture { call, .. }
             | InvalidArguments { call, .. }
             | BidTooHigh { call, .. }
+            | BelowLaneBasefee { call, .. }
+            | FeeCapTooHigh { call, .. }
             | Unauthorized { call, .. }
             | NotFound { call, .. }
             | AlreadyFinal { call, .. }

@@ -40,6 +40,8 @@ pub fn timer_scheduled(t: &Timer) -> Event {
             ("handler", Value::str(&t.handler)),
             ("deposit", Value::int(t.deposit)),
             ("bid", Value::int(t.bid)),
+            ("max_fee_per_cycle", Value::int(t.max_fee_per_cycle)),
+            ("max_priority_fee_per_cycle", Value::int(t.bid)),
             ("trigger", t.trigger_value()),
         ],
     )
@@ -58,13 +60,25 @@ pub struct FireOutcome<'a> {
     pub cost: u128,
     /// `max_cost − actual_cost` refunded.
     pub refund: u128,
-    /// The tip paid to the proposer (the bid on the handler's cycles used).
+    /// The tip paid to the proposer (the priority fee on the handler's
+    /// cycles used).
     pub tip: u128,
+    /// The lane basefee burned per handler cycle (#31; 0 outside market
+    /// ordering).
+    pub lane_basefee: u64,
+    /// The priority fee per handler cycle.
+    pub priority_fee: u64,
+    /// Did the fee cap clamp the priority fee below the bid?
+    pub priority_clamped: bool,
+    /// The fairness weight, in thousandths.
+    pub weight: u64,
     /// Which delivery this fire is.
     pub delivery: timerhost_types::Delivery,
 }
 
-/// `TimerFired {timer_id, actor, fee_payer, handler, success, error, cycles_used, cells_used, cost, refund, tip, deliver_seq, fire_seq, deliver_id}`.
+/// `TimerFired {timer_id, actor, fee_payer, handler, success, error,
+/// cycles_used, cells_used, cost, refund, tip, lane_basefee, priority_fee,
+/// priority_clamped, weight, deliver_seq, fire_seq, deliver_id}`.
 pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
     let error = match o.error {
         None => Value::None,
@@ -85,9 +99,31 @@ pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
             ("cost", Value::int(o.cost)),
             ("refund", Value::int(o.refund)),
             ("tip", Value::int(o.tip)),
+            ("lane_basefee", Value::int(o.lane_basefee)),
+            ("priority_fee", Value::int(o.priority_fee)),
+            ("priority_clamped", Value::Bool(o.priority_clamped)),
+            ("weight", Value::int(o.weight)),
             ("deliver_seq", Value::int(o.delivery.deliver_seq)),
             ("fire_seq", Value::int(o.delivery.fire_seq)),
             ("deliver_id", id(&o.delivery.deliver_id)),
+        ],
+    )
+}
+
+/// `TimerDeferred {timer_id, actor, fee_payer, reason: "below_basefee",
+/// max_fee_per_cycle, lane_basefee}` (#31): a due timer starts waiting,
+/// uncharged, because the lane basefee is above its fee cap.
+pub fn timer_deferred(t: &Timer, lane_basefee: u64) -> Event {
+    dict(
+        t.actor_address,
+        "TimerDeferred",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("actor", addr(&t.actor_address)),
+            ("fee_payer", addr(&t.fee_payer)),
+            ("reason", Value::str("below_basefee")),
+            ("max_fee_per_cycle", Value::int(t.max_fee_per_cycle)),
+            ("lane_basefee", Value::int(lane_basefee)),
         ],
     )
 }
@@ -248,6 +284,16 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
             (
                 "max_watch_matches_per_block",
                 Value::int(c.max_watch_matches_per_block),
+            ),
+            ("lane_target_percent", Value::int(c.lane_target_percent)),
+            (
+                "lane_basefee_change_denominator",
+                Value::int(c.lane_basefee_change_denominator),
+            ),
+            ("min_lane_basefee", Value::int(c.min_lane_basefee)),
+            (
+                "fairness_window_blocks",
+                Value::int(c.fairness_window_blocks),
             ),
         ],
     )

@@ -30,11 +30,25 @@
 //! hit's matched keys. Enqueueing, materialising and removing one entry is
 //! one leaf each: a block's cost follows the entries it touches, not the
 //! queue's length ([`crate::delivery`] bounds both per block).
+//!
+//! **Market ordering (#31)** uses the same queue with another rank: instead
+//! of the bid, an entry is ranked by its effective priority at the lane
+//! basefee of the block that enqueues it (`min(bid, max_fee_per_cycle −
+//! lane basefee)`) times its fairness weight ([`crate::fairness`]), frozen
+//! like a bid — aging (`w_age`) keeps working as above. An entry whose fee
+//! cap is below the lane basefee, when enqueued or when reached, *waits*:
+//! it moves to the waiting band `t y`, keyed by its cap (highest first), and
+//! is registered in the expiry queue so that it still expires (deposit
+//! refunded) if the basefee never falls back. Each block re-admits waiting
+//! entries from the head of that band while their cap reaches the lane
+//! basefee ([`readmit`]), under the enqueue budget; under FIFO and priority
+//! every waiting entry is re-admitted (nothing prices the lane there).
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::encoding::Canonical;
-use timerhost_types::{Address, Hash, Timer, TimerConfig};
+use timerhost_types::lane::{lane_price, WEIGHT_ONE};
+use timerhost_types::{Address, Hash, Timer, TimerConfig, TimerOrdering};
 
 use crate::error::Result;
 use crate::keys::{self, corrupt};
@@ -51,10 +65,23 @@ pub struct Entry {
     pub seq: u64,
     /// The target actor.
     pub actor: Address,
+    /// Its fee payer (its fairness weight counts it, #31).
+    pub fee_payer: Address,
+    /// Its timer's `expires_at` when enqueued (a height or time timer's
+    /// cannot change once due; a watch's expiry is the watch's own).
+    pub expires_at: u64,
     /// The height it became due at (a watch: the hit's).
     pub due_height: u64,
-    /// Its bid.
+    /// Its bid (its `max_priority_fee_per_cycle`).
     pub bid: u64,
+    /// Its timer's `max_fee_per_cycle` (#31).
+    pub max_fee_per_cycle: u64,
+    /// Its fairness weight when ranked, in thousandths (`WEIGHT_ONE` under
+    /// priority ordering).
+    pub weight: u64,
+    /// What ranked it: the bid, or under market ordering its effective
+    /// priority × weight.
+    pub rank: u64,
     /// Its score when it was enqueued.
     pub score: u128,
     /// A height or time timer: its record's hash (the record left its
@@ -76,11 +103,80 @@ impl Entry {
 
     /// Its score at height `height` under `config`'s weights.
     pub fn score_at(&self, config: &TimerConfig, height: u64) -> u128 {
-        score(config, self.bid, height.saturating_sub(self.due_height))
+        score(config, self.rank, height.saturating_sub(self.due_height))
     }
 }
 
-/// `w_age × age + w_bid × bid` (§8.1).
+/// Where an entry goes when it joins the Globalbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Into the queue, ranked by `rank` (the bid, or the weighted effective
+    /// priority), with fairness `weight`.
+    Ranked {
+        /// The rank in the score's `w_bid × rank` term.
+        rank: u64,
+        /// The fairness weight (thousandths).
+        weight: u64,
+    },
+    /// Into the waiting band: its fee cap is below the lane basefee.
+    Waiting,
+}
+
+/// Where `timer` goes under `config`'s ordering at `lane_basefee` in block
+/// `height`: ranked by its bid (priority, and FIFO's drain), or by its
+/// effective priority × fairness weight (market) — or waiting when its cap
+/// is below the lane basefee.
+pub fn place(
+    state: &(impl StateRead + ?Sized),
+    config: &TimerConfig,
+    lane_basefee: u64,
+    height: u64,
+    timer: &Timer,
+) -> Result<Place> {
+    let bidder = Bidder {
+        actor: &timer.actor_address,
+        fee_payer: &timer.fee_payer,
+        bid: timer.bid,
+        max_fee_per_cycle: timer.max_fee_per_cycle,
+    };
+    place_bidder(state, config, lane_basefee, height, bidder)
+}
+
+/// What ranks an entry: who it is for and what it offers.
+#[derive(Clone, Copy)]
+struct Bidder<'a> {
+    actor: &'a Address,
+    fee_payer: &'a Address,
+    bid: u64,
+    max_fee_per_cycle: u64,
+}
+
+fn place_bidder(
+    state: &(impl StateRead + ?Sized),
+    config: &TimerConfig,
+    lane_basefee: u64,
+    height: u64,
+    bidder: Bidder<'_>,
+) -> Result<Place> {
+    if config.ordering != TimerOrdering::Market {
+        return Ok(Place::Ranked {
+            rank: bidder.bid,
+            weight: WEIGHT_ONE,
+        });
+    }
+    let Some(price) = lane_price(bidder.max_fee_per_cycle, bidder.bid, lane_basefee) else {
+        return Ok(Place::Waiting);
+    };
+    let weight = crate::fairness::weight(state, config, height, bidder.actor, bidder.fee_payer)?;
+    let rank = u128::from(price.priority) * u128::from(weight) / u128::from(WEIGHT_ONE);
+    Ok(Place::Ranked {
+        rank: rank as u64,
+        weight,
+    })
+}
+
+/// `w_age × age + w_bid × bid` (§8.1; under market ordering the bid is the
+/// weighted effective priority).
 pub fn score(config: &TimerConfig, bid: u64, age: u64) -> u128 {
     u128::from(config.w_age) * u128::from(age) + u128::from(config.w_bid) * u128::from(bid)
 }
@@ -95,7 +191,7 @@ pub fn entry_key(
     target: &Address,
     seq: u64,
 ) -> Vec<u8> {
-    // |w × bid| ≤ 2^80 and |w × height| ≤ 2^104: far inside i128.
+    // |w × rank| ≤ 2^84 and |w × height| ≤ 2^104: far inside i128.
     let priority = i128::from(config.w_bid) * i128::from(bid)
         - i128::from(config.w_age) * i128::from(due_height);
     let order = !((priority as u128) ^ (1 << 127));
@@ -150,12 +246,14 @@ pub fn clear_time_lag(state: &mut Overlay<'_>) -> Result<()> {
 
 /// Moves a due height or time timer into the Globalbox: out of its bucket
 /// (through `removals`) and the expiry queue, its record to `u X`.
+#[allow(clippy::too_many_arguments)]
 pub fn enqueue_timer(
     state: &mut Overlay<'_>,
     config: &TimerConfig,
     record: &TimerRecord,
     due_height: u64,
     height: u64,
+    place: Place,
     removals: &mut Removals,
 ) -> Result<()> {
     let timer = &record.timer;
@@ -164,24 +262,16 @@ pub fn enqueue_timer(
     crate::expiry::unregister(state, timer);
     state.delete(record::record_key(timer, Queued::Due));
     record::put_record(state, record, Queued::Globalbox);
-    let key = entry_key(
-        config,
-        timer.bid,
-        due_height,
-        &timer.actor_address,
-        timer.seq,
-    );
-    state.put(keys::globalbox_lookup_key(timer.seq), key.clone());
-    put_entry(
-        state,
-        config,
-        key,
-        timer,
-        due_height,
-        height,
-        Some(hash),
-        None,
-    );
+    let entry = new_entry(config, timer, due_height, height, place, Some(hash), None);
+    let key = put_entry(state, config, &entry, place);
+    if place == Place::Waiting {
+        // It may wait past its TTL: the expiry queue must reach it.
+        state.put(
+            keys::expiry_key(timer.expires_at, timer.seq),
+            keys::globalbox_record_key(timer.seq),
+        );
+    }
+    state.put(keys::globalbox_lookup_key(timer.seq), key);
     Ok(())
 }
 
@@ -194,64 +284,183 @@ pub fn enqueue_hit(
     hit: Hit,
     hit_height: u64,
     height: u64,
+    place: Place,
 ) {
     state.delete(keys::watch_hit_key(hit_height, watch.seq));
-    let key = entry_key(
+    let entry = new_entry(
         config,
-        watch.bid,
-        hit_height,
-        &watch.actor_address,
-        watch.seq,
-    );
-    state.put(keys::watch_hit_lookup_key(watch.seq), key.clone());
-    put_entry(
-        state,
-        config,
-        key,
         watch,
         hit_height,
         height,
+        place,
         None,
         Some(hit.matched_keys),
     );
+    let key = put_entry(state, config, &entry, place);
+    state.put(keys::watch_hit_lookup_key(watch.seq), key);
 }
 
-#[allow(clippy::too_many_arguments)]
-fn put_entry(
-    state: &mut Overlay<'_>,
+fn new_entry(
     config: &TimerConfig,
-    key: Vec<u8>,
     timer: &Timer,
     due_height: u64,
     height: u64,
+    place: Place,
     record_hash: Option<Hash>,
     matched_keys: Option<Vec<Vec<u8>>>,
-) {
-    state.put_encoded(
-        key,
-        &Entry {
-            timer_id: timer.timer_id,
-            seq: timer.seq,
-            actor: timer.actor_address,
-            due_height,
-            bid: timer.bid,
-            score: score(config, timer.bid, height.saturating_sub(due_height)),
-            record_hash,
-            matched_keys,
-        },
-    );
+) -> Entry {
+    let (rank, weight) = match place {
+        Place::Ranked { rank, weight } => (rank, weight),
+        Place::Waiting => (0, WEIGHT_ONE),
+    };
+    Entry {
+        timer_id: timer.timer_id,
+        seq: timer.seq,
+        actor: timer.actor_address,
+        fee_payer: timer.fee_payer,
+        expires_at: timer.expires_at,
+        due_height,
+        bid: timer.bid,
+        max_fee_per_cycle: timer.max_fee_per_cycle,
+        weight,
+        rank,
+        score: score(config, rank, height.saturating_sub(due_height)),
+        record_hash,
+        matched_keys,
+    }
 }
 
-/// Takes a height or time timer's entry out of the Globalbox (its record is
-/// the caller's); returns its record's hash.
+/// Writes `entry` where `place` puts it — ranked into the queue, or into
+/// the waiting band (a height or time timer then also registered in the
+/// expiry queue, so that it expires while it waits) — and returns its key.
+fn put_entry(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    entry: &Entry,
+    place: Place,
+) -> Vec<u8> {
+    let key = match place {
+        Place::Ranked { rank, .. } => {
+            entry_key(config, rank, entry.due_height, &entry.actor, entry.seq)
+        }
+        Place::Waiting => keys::globalbox_waiting_key(entry.max_fee_per_cycle, entry.seq),
+    };
+    state.put_encoded(key.clone(), entry);
+    key
+}
+
+/// The expiry entry of a waiting height or time timer, which names its
+/// Globalbox record. (A watch is in the expiry queue anyway.)
+fn waiting_expiry(entry: &Entry) -> Option<Vec<u8>> {
+    (!entry.is_watch()).then(|| keys::expiry_key(entry.expires_at, entry.seq))
+}
+
+/// Points the entry's lookup (a timer's, or its watch's hit) at `key`.
+fn point_lookup(state: &mut Overlay<'_>, entry: &Entry, key: Vec<u8>) {
+    let lookup = if entry.is_watch() {
+        keys::watch_hit_lookup_key(entry.seq)
+    } else {
+        keys::globalbox_lookup_key(entry.seq)
+    };
+    state.put(lookup, key);
+}
+
+/// Moves the ranked entry at `key` to the waiting band (#31): its fee cap
+/// is below the lane basefee. A height or time timer is registered in the
+/// expiry queue while it waits.
+pub fn defer(state: &mut Overlay<'_>, key: &[u8], entry: &Entry) {
+    state.delete(key.to_vec());
+    let waiting = put_entry_waiting(state, entry);
+    if let Some(expiry) = waiting_expiry(entry) {
+        state.put(expiry, keys::globalbox_record_key(entry.seq));
+    }
+    point_lookup(state, entry, waiting);
+}
+
+fn put_entry_waiting(state: &mut Overlay<'_>, entry: &Entry) -> Vec<u8> {
+    let key = keys::globalbox_waiting_key(entry.max_fee_per_cycle, entry.seq);
+    state.put_encoded(key.clone(), entry);
+    key
+}
+
+/// Re-admits waiting entries (#31), highest fee cap first, at most
+/// `limit`: under market ordering while their cap reaches `lane_basefee`
+/// (ranked anew at this block's basefee and weights; their due height, and
+/// so their age, kept), under FIFO and priority all of them. Reads only
+/// the entries (never their records, which may be large). Returns how many
+/// moved.
+pub fn readmit(
+    state: &mut Overlay<'_>,
+    config: &TimerConfig,
+    lane_basefee: u64,
+    height: u64,
+    limit: usize,
+) -> Result<usize> {
+    let start = keys::GLOBALBOX_WAITING.to_vec();
+    let end = keys::end_of(keys::GLOBALBOX_WAITING);
+    let page = StateRead::scan(&*state, &start, Some(&end), limit)?;
+    let mut moved = 0;
+    for (key, value) in page {
+        let mut entry = timerhost_types::decode::<Entry>(&value)
+            .map_err(|e| corrupt(Entry::NAME, &key, &e.to_string()))?;
+        let bidder = Bidder {
+            actor: &entry.actor,
+            fee_payer: &entry.fee_payer,
+            bid: entry.bid,
+            max_fee_per_cycle: entry.max_fee_per_cycle,
+        };
+        let place = place_bidder(state, config, lane_basefee, height, bidder)?;
+        let Place::Ranked { rank, weight } = place else {
+            // The band is sorted by cap: nothing behind can fire either.
+            break;
+        };
+        state.delete(key);
+        if let Some(expiry) = waiting_expiry(&entry) {
+            state.delete(expiry);
+        }
+        entry.rank = rank;
+        entry.weight = weight;
+        entry.score = score(config, rank, height.saturating_sub(entry.due_height));
+        let ranked = put_entry(state, config, &entry, place);
+        point_lookup(state, &entry, ranked);
+        moved += 1;
+    }
+    Ok(moved)
+}
+
+/// Takes a height or time timer's entry out of the Globalbox — ranked or
+/// waiting, and a waiting one out of the expiry queue — (its record is the
+/// caller's); returns its record's hash.
 pub fn dequeue_timer(state: &mut Overlay<'_>, timer: &Timer) -> Result<Hash> {
     let lookup = keys::globalbox_lookup_key(timer.seq);
     let key = state
         .get(&lookup)?
         .ok_or_else(|| keys::missing("globalbox lookup", &timer.timer_id))?;
+    if key.starts_with(&keys::GLOBALBOX_WAITING) {
+        state.delete(keys::expiry_key(timer.expires_at, timer.seq));
+    }
     state.delete(key);
     state.delete(lookup);
     Ok(record_hash(timer))
+}
+
+/// Up to `limit` waiting entries (#31), highest fee cap first.
+pub fn waiting(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<(Vec<u8>, Entry)>> {
+    decode_entries(state.scan(
+        &keys::GLOBALBOX_WAITING,
+        Some(&keys::end_of(keys::GLOBALBOX_WAITING)),
+        limit,
+    )?)
+}
+
+fn decode_entries(page: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<(Vec<u8>, Entry)>> {
+    page.into_iter()
+        .map(|(k, v)| {
+            let entry = timerhost_types::decode::<Entry>(&v)
+                .map_err(|e| corrupt(Entry::NAME, &k, &e.to_string()))?;
+            Ok((k, entry))
+        })
+        .collect()
 }
 
 /// Up to `limit` entries at or after `from` (a key; `None`: the head), in
@@ -262,15 +471,7 @@ pub fn entries_from(
     limit: usize,
 ) -> Result<Vec<(Vec<u8>, Entry)>> {
     let start = from.map_or_else(|| keys::GLOBALBOX.to_vec(), <[u8]>::to_vec);
-    state
-        .scan(&start, Some(&keys::end_of(keys::GLOBALBOX)), limit)?
-        .into_iter()
-        .map(|(k, v)| {
-            let entry = timerhost_types::decode::<Entry>(&v)
-                .map_err(|e| corrupt(Entry::NAME, &k, &e.to_string()))?;
-            Ok((k, entry))
-        })
-        .collect()
+    decode_entries(state.scan(&start, Some(&keys::end_of(keys::GLOBALBOX)), limit)?)
 }
 
 /// One queued fire as the inspection calls show it (`th_getGlobalbox`,
@@ -285,33 +486,47 @@ pub struct Listed {
     pub kind: &'static str,
     /// Its score at the given height under the current weights.
     pub score_now: u128,
+    /// Waiting for the lane basefee to fall to its fee cap (#31), listed
+    /// after the queue.
+    pub waiting: bool,
 }
 
-/// The first `limit` entries in order, with their score at `height`.
+/// The first `limit` entries in order, with their score at `height`, then
+/// (within `limit`) those waiting for the lane basefee, highest cap first.
 pub fn listing(
     state: &(impl StateRead + ?Sized),
     config: &TimerConfig,
     height: u64,
     limit: usize,
 ) -> Result<Vec<Listed>> {
-    entries_from(state, None, limit)?
+    let queued = entries_from(state, None, limit)?;
+    let room = limit - queued.len();
+    let waiting = if room > 0 {
+        waiting(state, room)?
+    } else {
+        Vec::new()
+    };
+    queued
         .into_iter()
+        .map(|e| (e, false))
+        .chain(waiting.into_iter().map(|e| (e, true)))
         .enumerate()
-        .map(|(position, (_, entry))| {
+        .map(|(position, ((_, entry), waiting))| {
             let kind = record_of(state, &entry)?.timer.kind.name();
             Ok(Listed {
                 position,
                 score_now: entry.score_at(config, height),
                 kind,
                 entry,
+                waiting,
             })
         })
         .collect()
 }
 
-/// Is the Globalbox empty?
+/// Is the Globalbox empty, waiting band included?
 pub fn is_empty(state: &(impl StateRead + ?Sized)) -> Result<bool> {
-    Ok(entries_from(state, None, 1)?.is_empty())
+    Ok(entries_from(state, None, 1)?.is_empty() && waiting(state, 1)?.is_empty())
 }
 
 /// The record an entry fires: a watch's registered record, or the

@@ -146,6 +146,7 @@ fn schedule_checked(
         gas_limit,
         expires_at,
         bid,
+        max_fee_per_cycle,
         kind,
     } = match validate_schedule(state, config, caller, &request)? {
         Ok(v) => v,
@@ -184,6 +185,7 @@ fn schedule_checked(
         seq: store::peek_seq(state)?,
         deposit: 0,
         bid,
+        max_fee_per_cycle,
         kind,
         escrow_key: request.escrow_key,
     };
@@ -249,6 +251,7 @@ struct Validated {
     gas_limit: u64,
     expires_at: u64,
     bid: u64,
+    max_fee_per_cycle: u64,
     kind: TimerKind,
 }
 
@@ -391,15 +394,14 @@ fn validate_schedule(
             });
         }
     }
-    // #18: the bid is bounded by governance.
-    let bid = request.bid.unwrap_or(0);
-    if bid > config.max_bid {
-        reject!(TimerError::BidTooHigh {
-            call: "schedule_timer",
-            bid,
-            max: config.max_bid
-        });
-    }
+    // #18: the bid is bounded by governance; #31: the fee caps, given or
+    // defaulted, must reach the lane basefee under market ordering.
+    let market = crate::lane::market(state, config)?;
+    let (max_fee_per_cycle, bid) =
+        match check_fee_caps(config, &market, request.bid, request.max_fee_per_cycle) {
+            Ok(caps) => caps,
+            Err(e) => reject!(e),
+        };
     // §4.2 per-actor cap.
     let live = store::live_count(state, &caller.actor)?;
     if live >= config.max_timers_per_actor {
@@ -416,8 +418,48 @@ fn validate_schedule(
         gas_limit,
         expires_at,
         bid,
+        max_fee_per_cycle,
         kind,
     }))
+}
+
+/// A schedule's (or a quote's) fee caps, defaulted
+/// ([`default_caps`](timerhost_types::lane::default_caps)) and checked:
+/// the bid at most `max_bid`, the cap at most `MAX_FEE_PER_CYCLE`, and under
+/// market ordering at least the lane basefee. `(max_fee_per_cycle, bid)`.
+pub fn check_fee_caps(
+    config: &TimerConfig,
+    market: &timerhost_types::LaneMarket,
+    bid: Option<u64>,
+    max_fee: Option<u64>,
+) -> std::result::Result<(u64, u64), TimerError> {
+    use timerhost_types::lane::{default_caps, MAX_FEE_PER_CYCLE};
+    let call = "schedule_timer";
+    if let Some(bid) = bid {
+        if bid > config.max_bid {
+            return Err(TimerError::BidTooHigh {
+                call,
+                bid,
+                max: config.max_bid,
+            });
+        }
+    }
+    let (max_fee, bid) = default_caps(config, market, bid, max_fee);
+    if max_fee > MAX_FEE_PER_CYCLE {
+        return Err(TimerError::FeeCapTooHigh {
+            call,
+            max_fee,
+            max: MAX_FEE_PER_CYCLE,
+        });
+    }
+    if config.ordering == timerhost_types::TimerOrdering::Market && max_fee < market.basefee {
+        return Err(TimerError::BelowLaneBasefee {
+            call,
+            max_fee,
+            lane_basefee: market.basefee,
+        });
+    }
+    Ok((max_fee, bid.min(config.max_bid)))
 }
 
 /// Parses a watch's entries: 1 to `max_watch_keys` of them, each a key or
@@ -687,6 +729,7 @@ mod tests {
             seq,
             deposit: 0,
             bid: 0,
+            max_fee_per_cycle: 0,
             kind: TimerKind::Height,
             escrow_key: None,
         }

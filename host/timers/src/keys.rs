@@ -29,6 +29,9 @@
 //! | `u e ‖ expires_at BE ‖ seq BE` | expiry queue of time timers and watches → their record key ([`crate::expiry`]) | the records |
 //! | `u h ‖ seq BE` | height of a watch's waiting hit (`t h`), or its Globalbox key | the hits |
 //! | `t x ‖ order u128 BE ‖ due_height BE ‖ target ‖ seq BE` | a Globalbox entry ([`crate::globalbox`]) | the tree |
+//! | `t y ‖ !max_fee_per_cycle u64 BE ‖ seq BE` | a Globalbox entry waiting while the lane basefee is above its timer's fee cap (#31), highest cap first ([`crate::globalbox`]) | the tree |
+//! | `t k ‖ address` | [`Recent`](crate::fairness::Recent): an actor's or fee payer's fires in the fairness window (#31) | the tree |
+//! | `t K` | [`Recent`](crate::fairness::Recent) of every address's fires, and of the addresses that fired, in the window | the tree |
 //! | `t a ‖ timestamp_ms BE` | u64 BE height: a block whose Globalbox enqueue left due time timers behind, so that they keep their age when enqueued later ([`crate::globalbox::came_due_at`]) | the tree |
 //! | `u X ‖ seq BE` | the record of a height or time timer queued in the Globalbox | its entry |
 //! | `u q ‖ seq BE` | that timer's Globalbox key | the entries |
@@ -59,6 +62,12 @@ pub const WATCH_LEAF: Prefix = [TIMERS, b'w'];
 pub const WATCH_HIT: Prefix = [TIMERS, b'h'];
 /// `t x`: the Globalbox, by order key.
 pub const GLOBALBOX: Prefix = [TIMERS, b'x'];
+/// `t y`: Globalbox entries waiting for the lane basefee to fall (#31).
+pub const GLOBALBOX_WAITING: Prefix = [TIMERS, b'y'];
+/// `t k`: recent fires per address (#31's fairness weight).
+pub const RECENT_FIRES: Prefix = [TIMERS, b'k'];
+/// `t K`: recent fires chain-wide.
+pub const CHAIN_RECENT_FIRES: Prefix = [TIMERS, b'K'];
 /// `t a`: blocks that left due time timers out of the Globalbox, by timestamp.
 pub const TIME_DUE_MARK: Prefix = [TIMERS, b'a'];
 /// `t g`: the GC backlog.
@@ -276,6 +285,32 @@ pub fn globalbox_key(order: u128, due_height: u64, target: &Address, seq: u64) -
             &seq.to_be_bytes(),
         ],
     )
+}
+
+/// The key of a Globalbox entry waiting for the lane basefee to fall to
+/// its timer's `max_fee_per_cycle` (#31): highest cap first, then creation
+/// order.
+pub fn globalbox_waiting_key(max_fee_per_cycle: u64, seq: u64) -> Vec<u8> {
+    let mut k = GLOBALBOX_WAITING.to_vec();
+    k.extend_from_slice(&(!max_fee_per_cycle).to_be_bytes());
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// The fee cap a waiting entry's key was made from.
+pub fn waiting_fee_cap(key: &[u8]) -> Option<u64> {
+    let bytes: [u8; 8] = key.get(2..10)?.try_into().ok()?;
+    Some(!u64::from_be_bytes(bytes))
+}
+
+/// The recent fires of `address` (#31).
+pub fn recent_fires_key(address: &Address) -> Vec<u8> {
+    [&RECENT_FIRES[..], address.as_bytes()].concat()
+}
+
+/// The chain-wide recent fires (#31).
+pub fn chain_recent_fires_key() -> Vec<u8> {
+    CHAIN_RECENT_FIRES.to_vec()
 }
 
 /// Key of watch `seq`'s waiting-hit lookup.

@@ -13,7 +13,8 @@
 //! | §3.2 FIFO due queues (height and time), carry-over, GC backlog | [`queue`] |
 //! | §4.1–4.3 host calls and their constraints | [`host`] |
 //! | §4.2 custom handler convention | [`handler`] |
-//! | §5.1–5.4, §6.2–6.3, §6.5 end-of-block classification, pre-charge, budgets | [`delivery`] |
+//! | §5.1–5.4, §6.2–6.3, §6.5 end-of-block classification, pre-charge | [`delivery`] |
+//! | one block's lane, fire quota, GC, enqueue and cells budgets | [`budgets`] |
 //! | §5.4, §6.4 governance instructions; AIP-125 pause, resume, shutdown | [`governance`] |
 //! | governance status, fee-payer revocation (CAD018) | [`control`] |
 //! | event names and fields | [`events`] |
@@ -21,6 +22,8 @@
 //! | state watches: registration, matching written keys, waiting hits (#17) | [`watch`] |
 //! | the expiry queue of time timers and watches (#17) | [`expiry`] |
 //! | priority ordering: the Globalbox, scores and the comparator (#18) | [`globalbox`] |
+//! | market ordering's fairness weight (#31) | [`fairness`] |
+//! | the lane basefee as delivery and scheduling read it (#31) | [`lane`] |
 //! | escrow-funded timers: the integer in actor storage that pays them (#19) | [`escrow`] |
 //!
 //! The chain crate calls [`delivery::deliver_time`] at the start of a block
@@ -29,18 +32,21 @@
 //! each outcome back through [`events::timer_fired`].
 
 pub mod bucket;
+pub mod budgets;
 pub mod control;
 pub mod delivery;
 pub mod error;
 pub mod escrow;
 pub mod events;
 pub mod expiry;
+pub mod fairness;
 pub mod globalbox;
 pub mod governance;
 pub mod handler;
 pub mod host;
 pub mod index;
 pub mod keys;
+pub mod lane;
 pub mod queue;
 pub mod quote;
 pub mod record;

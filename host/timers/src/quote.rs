@@ -84,6 +84,16 @@ pub fn quote(
             max: config.max_cycles_per_fire,
         }));
     }
+    let market = crate::lane::market(state, config)?;
+    let (max_fee_per_cycle, bid) = match crate::host::check_fee_caps(
+        config,
+        &market,
+        request.bid,
+        request.max_fee_per_cycle,
+    ) {
+        Ok(caps) => caps,
+        Err(e) => return Ok(Err(e.in_call(CALL))),
+    };
     // A timer with an empty payload and the default handler: every other
     // field is fixed-width, so its size does not depend on who asks.
     let prototype = Timer {
@@ -97,7 +107,8 @@ pub fn quote(
         expires_at: height,
         seq: 0,
         deposit: 0,
-        bid: 0,
+        bid,
+        max_fee_per_cycle,
         kind,
         escrow_key: None,
     };
@@ -113,7 +124,18 @@ pub fn quote(
         height,
         timestamp_ms: request.timestamp_ms,
         gas_limit,
-        max_cost: max_cost(gas_limit, 0, config, basefee).unwrap_or(u128::MAX),
+        // What delivery would pre-charge with these caps (#31).
+        max_cost: max_cost(
+            gas_limit,
+            crate::lane::fee_cap(&prototype, config),
+            config,
+            basefee,
+        )
+        .unwrap_or(u128::MAX),
+        lane_basefee: market.basefee,
+        max_fee_per_cycle,
+        max_priority_fee_per_cycle: bid,
+        suggested_fees: timerhost_types::SuggestedFees::at(&market),
         deposit,
         lane_budget: lane,
         reserved,
@@ -142,6 +164,7 @@ mod tests {
             seq,
             deposit: 0,
             bid: 0,
+            max_fee_per_cycle: 0,
             kind: timerhost_types::TimerKind::Height,
             escrow_key: None,
         }
@@ -164,6 +187,7 @@ mod tests {
                 height: Some(height),
                 timestamp_ms: None,
                 gas_limit: Some(4_000),
+                ..Default::default()
             };
             quote(state, &config, &basefee, 5, T, request)
                 .unwrap()
@@ -204,6 +228,7 @@ mod tests {
                     height,
                     timestamp_ms: None,
                     gas_limit: gas,
+                    ..Default::default()
                 },
             )
             .unwrap()
@@ -223,6 +248,7 @@ mod tests {
                 height: None,
                 timestamp_ms: None,
                 gas_limit: None,
+                ..Default::default()
             },
         )
         .unwrap()
@@ -233,6 +259,7 @@ mod tests {
                 height: None,
                 timestamp_ms: Some(timestamp_ms),
                 gas_limit: None,
+                ..Default::default()
             };
             quote(&EmptyState, &config, &basefee, 5, T, request).unwrap()
         };
@@ -245,6 +272,7 @@ mod tests {
             height: Some(9),
             timestamp_ms: Some(T + 1),
             gas_limit: None,
+            ..Default::default()
         };
         let both = quote(&EmptyState, &config, &basefee, 5, T, both);
         assert!(both.unwrap().unwrap_err().to_string().contains("not both"));
@@ -266,6 +294,7 @@ mod tests {
                 height: None,
                 timestamp_ms: Some(timestamp_ms),
                 gas_limit: Some(4_000),
+                ..Default::default()
             };
             quote(&state, &config, &basefee, 5, T, request)
                 .unwrap()

@@ -154,6 +154,7 @@ mod tests {
             seq: 4,
             deposit: 123,
             bid: 0,
+            max_fee_per_cycle: 0,
             kind: TimerKind::Height,
             escrow_key: None,
         }

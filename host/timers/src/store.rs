@@ -324,6 +324,7 @@ mod tests {
                     seq: 4,
                     deposit: 123,
                     bid: 0,
+                    max_fee_per_cycle: 0,
                     kind: kind.clone(),
                     escrow_key: None,
                 };

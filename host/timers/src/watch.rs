@@ -440,7 +440,7 @@ pub fn enqueue(state: &mut Overlay<'_>, hits: BTreeMap<u64, Hit>, height: u64) -
 pub fn drop_hit(state: &mut Overlay<'_>, seq: u64) -> Result<()> {
     let lookup = keys::watch_hit_lookup_key(seq);
     if let Some(v) = state.get(&lookup)? {
-        if v.starts_with(&keys::GLOBALBOX) {
+        if v.starts_with(&keys::GLOBALBOX) || v.starts_with(&keys::GLOBALBOX_WAITING) {
             // Queued in the Globalbox: the value is its entry's key.
             state.delete(v);
         } else {
@@ -529,6 +529,7 @@ mod tests {
             seq,
             deposit: 0,
             bid: 0,
+            max_fee_per_cycle: 0,
             kind: TimerKind::State(Watch {
                 actor: WATCHED,
                 keys,

@@ -32,6 +32,10 @@ pub struct BlockHeader {
     pub cycles_used: u64,
     /// Cells used by the whole block.
     pub cells_used: u64,
+    /// The timer lane's basefee in force for this block (#31, CIP-1 v3
+    /// Part III): charged per handler cycle of every fire under `market`
+    /// ordering; at its floor, and charged to nobody, under the others.
+    pub lane_basefee: u64,
 }
 
 impl Canonical for BlockHeader {
@@ -112,6 +116,7 @@ mod tests {
             receipts_root: Hash::ZERO,
             cycles_used: 3,
             cells_used: 4,
+            lane_basefee: 100,
         };
         let bytes = encoding::encode(&h);
         assert_eq!(encoding::decode::<BlockHeader>(&bytes).unwrap(), h);

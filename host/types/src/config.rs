@@ -180,17 +180,31 @@ impl BasefeeConfig {
 /// capped at `fee / 8` (12.5 %), an increase of at least 1 when above target,
 /// and the result clamped to `[min, max]`. Integer arithmetic only.
 pub fn adjust(fee: u128, used: u64, target: u64, min: u128, max: u128) -> u128 {
+    adjust_by(fee, used, target, min, max, BASEFEE_CHANGE_DENOMINATOR)
+}
+
+/// [`adjust`] with another change denominator (the timer lane's is
+/// governed: `TimerConfig.lane_basefee_change_denominator`): the change is
+/// at most `fee / denominator` per block.
+pub fn adjust_by(
+    fee: u128,
+    used: u64,
+    target: u64,
+    min: u128,
+    max: u128,
+    denominator: u128,
+) -> u128 {
     let target = target.max(1) as u128;
+    let denominator = denominator.max(1);
     let used = used as u128;
-    let max_step = fee / BASEFEE_CHANGE_DENOMINATOR;
+    let max_step = fee / denominator;
     let next = if used > target {
-        let delta = (fee.saturating_mul(used - target) / target / BASEFEE_CHANGE_DENOMINATOR)
+        let delta = (fee.saturating_mul(used - target) / target / denominator)
             .min(max_step)
             .max(1);
         fee.saturating_add(delta)
     } else {
-        let delta =
-            (fee.saturating_mul(target - used) / target / BASEFEE_CHANGE_DENOMINATOR).min(max_step);
+        let delta = (fee.saturating_mul(target - used) / target / denominator).min(max_step);
         fee - delta
     };
     next.clamp(min, max)

@@ -164,6 +164,12 @@ pub fn timer_config() -> Vec<u8> {
     [&[CONFIG][..], b"timer"].concat()
 }
 
+/// Key of the timer lane's [`LaneMarket`](crate::LaneMarket) (#31; absent
+/// = at the floor).
+pub fn lane_market() -> Vec<u8> {
+    [&[CONFIG][..], b"lane_market"].concat()
+}
+
 /// Key of the governance [`TimerStatus`](crate::TimerStatus) (absent = active).
 pub fn timer_status() -> Vec<u8> {
     [&[CONFIG][..], b"timer_status"].concat()

@@ -16,6 +16,7 @@ pub mod encoding;
 pub mod error;
 pub mod genesis;
 pub mod keys;
+pub mod lane;
 pub mod primitives;
 pub mod receipt;
 pub mod timer;
@@ -28,6 +29,7 @@ pub use crypto::{dev_account_key, dev_accounts, PrivateKey, DEV_ACCOUNT_COUNT};
 pub use encoding::{decode, encode, Canonical};
 pub use error::{Error, Result};
 pub use genesis::{Genesis, GenesisAccount, GenesisValidator};
+pub use lane::{LaneMarket, LanePrice, SuggestedFees};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
 pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
 pub use timer::{

@@ -176,10 +176,18 @@ pub struct Timer {
     /// the bytes the timer adds to state), refunded in full to `fee_payer`
     /// whenever the timer leaves state, however it leaves.
     pub deposit: u128,
-    /// Priority fee per cycle its fee payer offers (#18): pre-charged on
-    /// `gas_limit_per_fire` at each fire, paid to the block's proposer on
-    /// the handler's cycles actually used, the rest refunded.
+    /// Priority fee per cycle its fee payer offers (#18) — its
+    /// `max_priority_fee_per_cycle` (#31): paid to the block's proposer on
+    /// the handler's cycles actually used. Under FIFO and priority ordering
+    /// it is pre-charged on `gas_limit_per_fire` at each fire; under market
+    /// ordering the pre-charge is `max_fee_per_cycle`'s and the tip is
+    /// clamped to what that cap leaves above the lane basefee.
     pub bid: u64,
+    /// The most its fee payer pays per handler cycle for the timer lane
+    /// (lane basefee + priority fee) under market ordering (#31, CIP-1 v3
+    /// Part III). While the lane basefee is above it, the timer waits,
+    /// uncharged.
+    pub max_fee_per_cycle: u64,
     /// What makes it due.
     pub kind: TimerKind,
     /// The key of an integer in the actor's own storage that funds this
@@ -232,8 +240,13 @@ pub struct TimerRequest {
     pub gas_limit: Option<u64>,
     /// Last height at which the timer may fire; `None` means the protocol TTL.
     pub expires_at: Option<u64>,
-    /// Priority fee per cycle (≤ `TimerConfig.max_bid`); `None` means 0.
+    /// Priority fee per cycle (`bid=` or `max_priority_fee_per_cycle=`,
+    /// ≤ `TimerConfig.max_bid`); `None` means 0, or under market ordering
+    /// the previous block's median tip ([`crate::lane::default_caps`]).
     pub bid: Option<u64>,
+    /// The lane fee cap per cycle (#31); `None` means
+    /// `2 × lane basefee + priority fee` ([`crate::lane::default_caps`]).
+    pub max_fee_per_cycle: Option<u64>,
     /// A key of the actor's own storage holding the integer that funds the
     /// timer ([`Timer::escrow_key`]); only with the actor as fee payer.
     pub escrow_key: Option<Vec<u8>>,
@@ -249,6 +262,11 @@ pub struct QuoteRequest {
     pub timestamp_ms: Option<u64>,
     /// Cycles per fire.
     pub gas_limit: Option<u64>,
+    /// The priority fee per cycle the timer would offer (`bid=` /
+    /// `max_priority_fee_per_cycle=`), as scheduling defaults it.
+    pub bid: Option<u64>,
+    /// Its lane fee cap per cycle, as scheduling defaults it.
+    pub max_fee_per_cycle: Option<u64>,
 }
 
 /// What a timer would cost and whether it would fire on time: the answer to
@@ -266,8 +284,18 @@ pub struct TimerQuote {
     pub gas_limit: u64,
     /// What one fire would pre-charge its fee payer at today's basefees
     /// (`(gas_limit + TIMER_FIRE_BASE_CYCLES) × cycle_basefee +
-    /// max_cells_per_fire × cell_basefee`).
+    /// max_cells_per_fire × cell_basefee`, plus `gas_limit ×` the bid —
+    /// under market ordering, `gas_limit × max_fee_per_cycle`).
     pub max_cost: u128,
+    /// The lane basefee of the current block (#31).
+    pub lane_basefee: u64,
+    /// The fee caps the quote priced (given or defaulted).
+    pub max_fee_per_cycle: u64,
+    /// The priority fee per cycle the quote priced (given or defaulted).
+    pub max_priority_fee_per_cycle: u64,
+    /// Fee caps by urgency, from the lane basefee and the previous block's
+    /// median tip (CIP-1 v3 Part III's hints).
+    pub suggested_fees: crate::lane::SuggestedFees,
     /// The deposit of a timer with an empty payload and the default handler
     /// (each payload or handler byte adds `deposit_per_byte`).
     pub deposit: u128,
@@ -332,6 +360,16 @@ impl TimerQuote {
             (Value::str("reserved"), Value::int(self.reserved)),
             (Value::str("queued"), Value::int(self.queued)),
             (Value::str("fits"), Value::Bool(self.fits)),
+            (Value::str("lane_basefee"), Value::int(self.lane_basefee)),
+            (
+                Value::str("max_fee_per_cycle"),
+                Value::int(self.max_fee_per_cycle),
+            ),
+            (
+                Value::str("max_priority_fee_per_cycle"),
+                Value::int(self.max_priority_fee_per_cycle),
+            ),
+            (Value::str("suggested_fees"), self.suggested_fees.to_value()),
         ])
         .expect("str keys are hashable")
     }
@@ -524,8 +562,42 @@ pub struct TimerConfig {
     pub w_age: u64,
     /// Priority weight of a unit of bid.
     pub w_bid: u64,
-    /// Most fires one target actor gets per block under priority ordering.
+    /// Most fires one target actor gets per block under priority and
+    /// market ordering.
     pub max_fires_per_target: u64,
+    /// Market ordering (#31): the share of `lane_cycles_per_block` the lane
+    /// basefee steers toward (CIP-1 v3: 50).
+    #[serde(default = "defaults::lane_target_percent")]
+    pub lane_target_percent: u64,
+    /// Market ordering: the lane basefee moves by at most `1 /` this per
+    /// block (CIP-1 v3: 8, i.e. ±12.5 %).
+    #[serde(default = "defaults::lane_basefee_change_denominator")]
+    pub lane_basefee_change_denominator: u64,
+    /// The lane basefee's floor, and its value under FIFO and priority
+    /// ordering (where it is charged to nobody).
+    #[serde(default = "defaults::min_lane_basefee")]
+    pub min_lane_basefee: u64,
+    /// Market ordering: the window (blocks) over which an actor's recent
+    /// fires set its fairness weight (CIP-1 v3: 1,000).
+    #[serde(default = "defaults::fairness_window_blocks")]
+    pub fairness_window_blocks: u64,
+}
+
+/// Defaults of the fields added after genesis files were first written, so
+/// that a file without them still reads.
+mod defaults {
+    pub fn lane_target_percent() -> u64 {
+        50
+    }
+    pub fn lane_basefee_change_denominator() -> u64 {
+        8
+    }
+    pub fn min_lane_basefee() -> u64 {
+        100
+    }
+    pub fn fairness_window_blocks() -> u64 {
+        1_000
+    }
 }
 
 /// How due timers are ordered (#18).
@@ -551,15 +623,25 @@ pub enum TimerOrdering {
     /// (`w_age × age + w_bid × bid`) and materialised at the end of the
     /// block under the block and per-target quotas.
     Priority,
+    /// CIP-1 v3 Part III's fee market (#31): the Globalbox ordered by
+    /// effective priority × fairness weight (plus `w_age × age`), under a
+    /// lane basefee that moves toward `lane_target_percent` of the lane.
+    Market,
 }
 
 impl TimerOrdering {
-    /// `"fifo"` or `"priority"`.
+    /// `"fifo"`, `"priority"` or `"market"`.
     pub fn as_str(self) -> &'static str {
         match self {
             TimerOrdering::Fifo => "fifo",
             TimerOrdering::Priority => "priority",
+            TimerOrdering::Market => "market",
         }
+    }
+
+    /// Do due timers wait in the Globalbox (priority and market)?
+    pub fn uses_globalbox(self) -> bool {
+        self != TimerOrdering::Fifo
     }
 }
 
@@ -585,6 +667,10 @@ impl Default for TimerConfig {
             w_age: 1,
             w_bid: 1,
             max_fires_per_target: 10_000,
+            lane_target_percent: defaults::lane_target_percent(),
+            lane_basefee_change_denominator: defaults::lane_basefee_change_denominator(),
+            min_lane_basefee: defaults::min_lane_basefee(),
+            fairness_window_blocks: defaults::fairness_window_blocks(),
         }
     }
 }
@@ -665,7 +751,7 @@ impl TimerConfig {
     /// Rejects zero or absurd values, naming the field.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &'static str, reason: String| Err(Error::Config { field, reason });
-        let positive: [(&'static str, u64); 10] = [
+        let positive: [(&'static str, u64); 13] = [
             ("max_ttl_blocks", self.max_ttl_blocks),
             ("max_cycles_per_fire", self.max_cycles_per_fire),
             ("max_cells_per_fire", self.max_cells_per_fire),
@@ -679,6 +765,12 @@ impl TimerConfig {
                 self.max_watch_matches_per_block,
             ),
             ("max_fires_per_target", self.max_fires_per_target),
+            ("min_lane_basefee", self.min_lane_basefee),
+            (
+                "lane_basefee_change_denominator",
+                self.lane_basefee_change_denominator,
+            ),
+            ("fairness_window_blocks", self.fairness_window_blocks),
         ];
         for (field, value) in positive {
             if value == 0 {
@@ -744,6 +836,33 @@ impl TimerConfig {
         }
         if self.gc_cycles_per_block > 1 << 40 {
             return bad("gc_cycles_per_block", "must be at most 2^40".into());
+        }
+        if !(1..=100).contains(&self.lane_target_percent) {
+            return bad(
+                "lane_target_percent",
+                format!(
+                    "{} is not a percentage in 1..=100",
+                    self.lane_target_percent
+                ),
+            );
+        }
+        if self.lane_basefee_change_denominator > 1_000 {
+            return bad(
+                "lane_basefee_change_denominator",
+                "must be at most 1,000".into(),
+            );
+        }
+        if self.min_lane_basefee > crate::lane::MAX_LANE_BASEFEE {
+            return bad(
+                "min_lane_basefee",
+                format!("must be at most {}", crate::lane::MAX_LANE_BASEFEE),
+            );
+        }
+        if self.fairness_window_blocks > 100_000_000 {
+            return bad(
+                "fairness_window_blocks",
+                "must be at most 100,000,000".into(),
+            );
         }
         Ok(())
     }

@@ -259,6 +259,7 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         gas_limit: None,
                         expires_at: None,
                         bid: None,
+                        max_fee_per_cycle: None,
                         escrow_key: None,
                     };
                     schedule(request, vm)
@@ -309,9 +310,13 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                     "fee_payer",
                     "gas_limit",
                     "expires_at",
+                    "bid",
+                    "max_fee_per_cycle",
+                    "max_priority_fee_per_cycle",
                 ];
-                let [keys, payload, actor, handler, fee_payer, gas_limit, expires_at] =
+                let [keys, payload, actor, handler, fee_payer, gas_limit, expires_at, bid, max_fee, max_priority] =
                     bind(args, "watch", names, 1, vm)?;
+                let (bid, max_fee_per_cycle) = fee_caps(&bid, &max_fee, &max_priority, vm)?;
                 let handler = optional(handler.as_ref(), vm)
                     .map(|h| {
                         h.downcast_ref::<PyStr>()
@@ -333,7 +338,8 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                     fee_payer: optional_address(&fee_payer, vm)?,
                     gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
                     expires_at: optional_u64(&expires_at, "expires_at", vm)?,
-                    bid: None,
+                    bid,
+                    max_fee_per_cycle,
                     escrow_key: None,
                 };
                 schedule(request, vm)
@@ -388,13 +394,23 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
             vm.new_function(
                 "timer_quote",
                 |args: FuncArgs, vm: &VirtualMachine| -> PyResult<PyObjectRef> {
-                    let names = ["height", "timestamp_ms", "gas_limit"];
-                    let [height, timestamp_ms, gas_limit] =
+                    let names = [
+                        "height",
+                        "timestamp_ms",
+                        "gas_limit",
+                        "bid",
+                        "max_fee_per_cycle",
+                        "max_priority_fee_per_cycle",
+                    ];
+                    let [height, timestamp_ms, gas_limit, bid, max_fee, max_priority] =
                         bind(args, "timer_quote", names, 0, vm)?;
+                    let (bid, max_fee_per_cycle) = fee_caps(&bid, &max_fee, &max_priority, vm)?;
                     let request = timerhost_types::QuoteRequest {
                         height: optional_u64(&height, "height", vm)?,
                         timestamp_ms: optional_u64(&timestamp_ms, "timestamp_ms", vm)?,
                         gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+                        bid,
+                        max_fee_per_cycle,
                     };
                     let call = HOST.with(|slot| slot.host.timer_quote(request));
                     let quote = host_result(call, vm)?;
@@ -428,8 +444,31 @@ pub(crate) fn payload_bytes(payload: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         .ok_or_else(|| vm.new_type_error("timer payload must be bytes"))
 }
 
+/// The fee keywords of a schedule or a quote (#31): `bid=` and
+/// `max_priority_fee_per_cycle=` name the same priority fee (give one), and
+/// `max_fee_per_cycle=` the lane fee cap. `(priority fee, fee cap)`.
+fn fee_caps(
+    bid: &Option<PyObjectRef>,
+    max_fee: &Option<PyObjectRef>,
+    max_priority: &Option<PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult<(Option<u64>, Option<u64>)> {
+    let bid = optional_u64(bid, "bid", vm)?;
+    let priority = optional_u64(max_priority, "max_priority_fee_per_cycle", vm)?;
+    let priority = match (bid, priority) {
+        (Some(_), Some(_)) => {
+            return Err(vm.new_type_error(
+                "bid= and max_priority_fee_per_cycle= name the same priority fee: give one",
+            ))
+        }
+        (a, b) => a.or(b),
+    };
+    Ok((priority, optional_u64(max_fee, "max_fee_per_cycle", vm)?))
+}
+
 /// `schedule_timer_ex(height, payload, fee_payer=None, gas_limit=None,
-/// expires_at=None, bid=None)` and `schedule_timer_at(timestamp_ms, …)` with
+/// expires_at=None, bid=None, escrow=None, max_fee_per_cycle=None,
+/// max_priority_fee_per_cycle=None)` and `schedule_timer_at(timestamp_ms, …)` with
 /// the same options: `due` names the first parameter, `trigger` makes it
 /// the request's trigger.
 fn schedule_one_shot(
@@ -447,9 +486,12 @@ fn schedule_one_shot(
         "expires_at",
         "bid",
         "escrow",
+        "max_fee_per_cycle",
+        "max_priority_fee_per_cycle",
     ];
-    let [at, payload, fee_payer, gas_limit, expires_at, bid, escrow] =
+    let [at, payload, fee_payer, gas_limit, expires_at, bid, escrow, max_fee, max_priority] =
         bind(args, function, names, 2, vm)?;
+    let (bid, max_fee_per_cycle) = fee_caps(&bid, &max_fee, &max_priority, vm)?;
     let at = parse_u64(at.as_ref().expect("required"), due, vm)?;
     let request = TimerRequest {
         trigger: trigger(at),
@@ -457,7 +499,8 @@ fn schedule_one_shot(
         fee_payer: optional_address(&fee_payer, vm)?,
         gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
         expires_at: optional_u64(&expires_at, "expires_at", vm)?,
-        bid: optional_u64(&bid, "bid", vm)?,
+        bid,
+        max_fee_per_cycle,
         escrow_key: optional(escrow.as_ref(), vm)
             .map(|key| crate::storage_natives::storage_key(&key, vm))
             .transpose()?,

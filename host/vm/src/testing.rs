@@ -380,6 +380,12 @@ impl Host for MockHost {
             reserved: 0,
             queued: 0,
             fits: true,
+            lane_basefee: config.min_lane_basefee,
+            max_fee_per_cycle: request.max_fee_per_cycle.unwrap_or(0),
+            max_priority_fee_per_cycle: request.bid.unwrap_or(0),
+            suggested_fees: timerhost_types::SuggestedFees::at(
+                &timerhost_types::LaneMarket::at_floor(&config),
+            ),
         };
         HostCall::ok(
             quote,
@@ -432,6 +438,7 @@ mod tests {
             gas_limit: None,
             expires_at: None,
             bid: None,
+            max_fee_per_cycle: None,
             escrow_key: None,
         };
         let call = host.schedule_timer(&a, false, request);

@@ -12,7 +12,7 @@ use timerhost_types::{
 use super::{BlockExecutor, Concluded};
 use crate::accounts;
 use crate::error::{ChainError, Result};
-use crate::fees::FeeQuote;
+use crate::fees::{FeeQuote, FireLanePrice};
 use crate::runtime::{DeferredTx, ExecContext, ExecOutcome, TxEnv};
 
 impl BlockExecutor<'_> {
@@ -42,13 +42,18 @@ impl BlockExecutor<'_> {
                 invocation: Invocation::TimerFire(fire.info.clone()),
                 cycle_basefee: fire.cycle_basefee,
                 cell_basefee: fire.cell_basefee,
-                bid: u128::from(fire.bid),
+                lane: FireLanePrice {
+                    fee_cap: u128::from(fire.fee_cap),
+                    lane_basefee: u128::from(fire.lane_basefee),
+                    priority: u128::from(fire.priority_fee),
+                },
                 prepaid: fire.max_cost,
                 tag: fire.timer.timer_id.0.to_vec(),
                 delivery: Some(delivery),
                 escrow_key: fire.timer.escrow_key.clone(),
             };
             let mut receipt = self.execute_deferred(&tx)?;
+            self.fire_priority_fees.push(fire.priority_fee);
             self.timer_budgets
                 .settle_fire_cells(fire.cells_limit, receipt.cells_used);
             let outcome = timer_events::FireOutcome {
@@ -58,6 +63,10 @@ impl BlockExecutor<'_> {
                 cost: receipt.fee_paid,
                 refund: fire.max_cost - receipt.fee_paid,
                 tip: receipt.tip,
+                lane_basefee: fire.lane_basefee,
+                priority_fee: fire.priority_fee,
+                priority_clamped: fire.priority_clamped,
+                weight: fire.weight,
                 delivery,
             };
             let fired = timer_events::timer_fired(&fire.timer, &outcome);
@@ -73,7 +82,7 @@ impl BlockExecutor<'_> {
         let quote = FeeQuote::for_fire(
             tx.cycle_basefee,
             tx.cell_basefee,
-            tx.bid,
+            tx.lane,
             tx.cycles_limit,
             tx.base_cycles,
             tx.cells_limit,
@@ -184,7 +193,8 @@ impl BlockExecutor<'_> {
             }
         }
         self.burned += settlement.burned;
-        // A timer's bid is a tip: paid to the proposer with the user tips.
+        // A timer's priority fee is a tip: paid to the proposer with the
+        // user tips; its lane basefee is burned with the basefees (#31).
         self.tips += settlement.tip;
         self.extra_cycles_used += cycles_used;
         self.extra_cells_used += cells_used;
