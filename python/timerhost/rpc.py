@@ -184,6 +184,7 @@ class RpcChain(_Wallet):
             proposer=b["proposer"],
             tx_count=len(b["txs"]),
             receipts=[],
+            lane_basefee=b["lane_basefee"],
         )
 
     def receipt(self, tx_hash: str) -> Optional[Receipt]:
@@ -221,6 +222,7 @@ class RpcChain(_Wallet):
                 seq=t["seq"],
                 deposit=int(t["deposit"]),
                 bid=t["bid"],
+                max_fee_per_cycle=t["max_fee_per_cycle"],
                 escrow_key=t.get("escrow_key"),
                 trigger=t["trigger"],
             )
@@ -231,9 +233,33 @@ class RpcChain(_Wallet):
         rows = self.rpc("th_getEvents", _given(name=name, actor=_opt_address(actor, "actor"), **{"from": from_height, "to": to_height}))
         return [Event(name=e["name"], data=e["data"], height=e["height"], actor=e["emitter"], tx_hash=e["tx_hash"]) for e in rows]
 
-    def quote_timer(self, height: Optional[int] = None, gas_limit: Optional[int] = None, *, timestamp_ms: Optional[int] = None) -> dict:
-        q = self.rpc("th_quoteTimer", _given(height=height, gas_limit=gas_limit, timestamp_ms=timestamp_ms))
+    def quote_timer(
+        self,
+        height: Optional[int] = None,
+        gas_limit: Optional[int] = None,
+        *,
+        timestamp_ms: Optional[int] = None,
+        bid: Optional[int] = None,
+        max_priority_fee_per_cycle: Optional[int] = None,
+        max_fee_per_cycle: Optional[int] = None,
+    ) -> dict:
+        q = self.rpc(
+            "th_quoteTimer",
+            _given(
+                height=height,
+                gas_limit=gas_limit,
+                timestamp_ms=timestamp_ms,
+                bid=bid,
+                max_priority_fee_per_cycle=max_priority_fee_per_cycle,
+                max_fee_per_cycle=max_fee_per_cycle,
+            ),
+        )
         return {k: (int(v) if k in ("max_cost", "deposit") else v) for k, v in q.items()}
+
+    @property
+    def lane_basefee(self) -> int:
+        """The timer lane's basefee of the next block (``th_status``)."""
+        return self.rpc("th_status")["timers"]["lane_basefee"]
 
 
 __all__ = ["RpcChain"]

@@ -172,16 +172,27 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
                 let list = entries.as_array().cloned().unwrap_or_default();
                 println!("{} queued fire(s), head first", list.len());
                 for e in list {
+                    let place = if e["waiting"] == true {
+                        format!(
+                            "waiting for the lane basefee to fall to its cap {}",
+                            e["max_fee_per_cycle"]
+                        )
+                    } else {
+                        format!(
+                            "score {} (at enqueue {}), weight {}",
+                            e["score_now"].as_str().unwrap_or("?"),
+                            e["score"].as_str().unwrap_or("?"),
+                            e["weight"]
+                        )
+                    };
                     println!(
-                        "  #{}  {}  {} timer {}  due at {}  bid {}  score {} (at enqueue {})",
+                        "  #{}  {}  {} timer {}  due at {}  bid {}  {place}",
                         e["position"],
                         e["actor"].as_str().unwrap_or("?"),
                         e["kind"].as_str().unwrap_or("?"),
                         e["timer_id"].as_str().unwrap_or("?"),
                         e["due_height"],
                         e["bid"],
-                        e["score_now"].as_str().unwrap_or("?"),
-                        e["score"].as_str().unwrap_or("?"),
                     );
                 }
             });
