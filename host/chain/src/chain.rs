@@ -197,6 +197,22 @@ impl<B: KvBackend> Chain<B> {
         )?)
     }
 
+    /// The validator set of consensus at `height` (#32; changes executed in
+    /// block `h` are the set from `h + VALIDATOR_SET_DELAY`), `None` on a
+    /// chain without validators. Known for every height up to the head's +
+    /// `VALIDATOR_SET_DELAY`.
+    pub fn validators_at(
+        &self,
+        height: u64,
+    ) -> Result<Option<timerhost_types::ValidatorSetRecord>> {
+        crate::governance::validators_at(&self.store.state(), height)
+    }
+
+    /// Proposals from `from_id` on, oldest first (at most `limit`).
+    pub fn proposals(&self, from_id: u64, limit: usize) -> Result<Vec<timerhost_types::Proposal>> {
+        crate::governance::proposals(&self.store.state(), from_id, limit)
+    }
+
     /// Balance and nonce of an account at the head.
     pub fn account(&self, address: &Address) -> Result<timerhost_types::keys::Account> {
         Ok(accounts::load(&self.store.state(), address)?)

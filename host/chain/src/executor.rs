@@ -26,6 +26,7 @@ use timerhost_timers::{
 
 use crate::accounts::{self, Debit};
 use crate::error::{ChainError, Result};
+use crate::governance;
 use crate::runtime::{ActorRuntime, BlockHooks, EobContext, ExecContext, ExecOutcome, TxEnv};
 use crate::validation::{check_against_state, check_static, intrinsic, TxError};
 
@@ -82,6 +83,8 @@ pub struct BlockExecutor<'a> {
     pending_basefee: Option<BasefeeConfig>,
     timer_config: TimerConfig,
     pending_timer_config: Option<TimerConfig>,
+    /// `system_deployers` a proposal replaced (#32), from the next block.
+    pending_system_deployers: Option<Vec<Address>>,
     timer_stats: DeliveryStats,
     /// One lane, fire quota and GC budget for the start and the end.
     timer_budgets: BlockBudgets,
@@ -133,6 +136,7 @@ impl<'a> BlockExecutor<'a> {
             timer_budgets,
             timer_config,
             pending_timer_config: None,
+            pending_system_deployers: None,
             timer_stats: DeliveryStats::default(),
             deferred_count: 0,
             lane_market,
@@ -357,7 +361,7 @@ impl<'a> BlockExecutor<'a> {
                 t.cycles_limit - base_cycles,
                 t.cells_limit - base_cells,
             )?,
-            TxKind::System(instruction) => self.system(instruction)?,
+            TxKind::System(instruction) => self.system(sender, instruction)?,
             TxKind::RevokeTimerPayments => ExecOutcome {
                 result: Ok(None),
                 cycles_used: 0,
@@ -515,52 +519,40 @@ impl<'a> BlockExecutor<'a> {
         self.runtime.call(&mut ctx, actor, handler, args)
     }
 
-    fn system(&mut self, instruction: &SystemInstruction) -> Result<ExecOutcome> {
+    fn system(&mut self, sender: Address, instruction: &SystemInstruction) -> Result<ExecOutcome> {
         let ok = |events: Vec<Event>| ExecOutcome {
             result: Ok(None),
             cycles_used: 0,
             cells_used: 0,
             events,
         };
+        // A proposal step the rules refuse fails the transaction, naming why.
+        let governed = |outcome: governance::Outcome| match outcome {
+            Ok(events) => ok(events),
+            Err(why) => ExecOutcome::failed(ExecError::new(ErrorKind::InvalidInput, why)),
+        };
         Ok(match instruction {
             SystemInstruction::UpdateBasefeeConfig(cfg) => {
+                if let Some(why) = governance::direct_config_refusal(&self.overlay)? {
+                    return Ok(ExecOutcome::failed(ExecError::new(
+                        ErrorKind::Unauthorized,
+                        why,
+                    )));
+                }
                 self.pending_basefee = Some(cfg.clone());
-                let data = Value::dict_from([
-                    (Value::str("cycle_basefee"), Value::int(cfg.cycle_basefee)),
-                    (Value::str("cell_basefee"), Value::int(cfg.cell_basefee)),
-                    (
-                        Value::str("min_cycle_basefee"),
-                        Value::int(cfg.min_cycle_basefee),
-                    ),
-                    (
-                        Value::str("min_cell_basefee"),
-                        Value::int(cfg.min_cell_basefee),
-                    ),
-                    (
-                        Value::str("max_cycle_basefee"),
-                        Value::int(cfg.max_cycle_basefee),
-                    ),
-                    (
-                        Value::str("max_cell_basefee"),
-                        Value::int(cfg.max_cell_basefee),
-                    ),
-                    (
-                        Value::str("max_block_cycles"),
-                        Value::int(cfg.max_block_cycles),
-                    ),
-                    (
-                        Value::str("max_block_cells"),
-                        Value::int(cfg.max_block_cells),
-                    ),
-                ])
-                .expect("str keys are hashable");
                 ok(vec![Event {
                     emitter: GOVERNANCE_ADDRESS,
                     name: "basefee_config.updated".into(),
-                    data,
+                    data: governance::basefee_config_value(cfg),
                 }])
             }
             SystemInstruction::UpdateTimerConfig(cfg) => {
+                if let Some(why) = governance::direct_config_refusal(&self.overlay)? {
+                    return Ok(ExecOutcome::failed(ExecError::new(
+                        ErrorKind::Unauthorized,
+                        why,
+                    )));
+                }
                 // Read once per block (CIP-5 §7): applies from the next block.
                 self.pending_timer_config = Some(cfg.clone());
                 ok(vec![timer_events::timer_config_updated(
@@ -598,6 +590,44 @@ impl<'a> BlockExecutor<'a> {
             SystemInstruction::ShutdownTimers => {
                 ok(vec![timer_governance::shutdown(&mut self.overlay)])
             }
+            SystemInstruction::SubmitProposal(action) => governed(governance::submit(
+                &mut self.overlay,
+                sender,
+                action.clone(),
+                self.env.height,
+            )?),
+            SystemInstruction::CastVote {
+                proposal_id,
+                approve,
+            } => governed(governance::vote(
+                &mut self.overlay,
+                sender,
+                *proposal_id,
+                *approve,
+                self.env.height,
+                &mut self.burned,
+            )?),
+            SystemInstruction::ExecuteProposal { proposal_id } => {
+                let mut applied = governance::Applied::default();
+                let outcome = governance::execute(
+                    &mut self.overlay,
+                    *proposal_id,
+                    self.env.height,
+                    &mut applied,
+                )?;
+                if outcome.is_ok() {
+                    if let Some(cfg) = applied.timer_config {
+                        self.pending_timer_config = Some(cfg);
+                    }
+                    if let Some(cfg) = applied.basefee_config {
+                        self.pending_basefee = Some(cfg);
+                    }
+                    if let Some(list) = applied.system_deployers {
+                        self.pending_system_deployers = Some(list);
+                    }
+                }
+                governed(outcome)
+            }
         })
     }
 
@@ -634,11 +664,15 @@ impl<'a> BlockExecutor<'a> {
             &written,
             &mut self.timer_budgets,
         )?;
+        // #32: proposals whose voting period ended expire, their deposits
+        // returned.
+        let mut protocol_events = plan.events;
+        protocol_events.extend(governance::expire(&mut self.overlay, self.env.height)?);
         let mut ctx = EobContext {
             state: &mut self.overlay,
             env: self.env.clone(),
             basefee: self.basefee.clone(),
-            events: plan.events,
+            events: protocol_events,
             cycles_used: plan.stats.gc_cycles_used,
         };
         let cells_full = plan.stats.cells_full;
@@ -733,6 +767,13 @@ impl<'a> BlockExecutor<'a> {
         }
         if let Some(cfg) = self.pending_timer_config.take() {
             self.overlay.put_encoded(keys::timer_config(), &cfg);
+        }
+        if let Some(list) = self.pending_system_deployers.take() {
+            let params = ChainParams {
+                system_deployers: list,
+                ..self.params.clone()
+            };
+            self.overlay.put_encoded(keys::chain_params(), &params);
         }
         self.overlay.put_encoded(
             keys::head(),

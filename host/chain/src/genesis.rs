@@ -33,6 +33,14 @@ pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
     );
     overlay.put_encoded(keys::basefee_config(), &genesis.basefee);
     overlay.put_encoded(keys::timer_config(), &genesis.timers);
+    overlay.put_encoded(keys::governance_config(), &genesis.governance);
+    // #32: the validator set is state, consensus's from block 0 on.
+    if let Some(set) = genesis
+        .validator_set()
+        .map_err(|e| ChainError::Genesis(e.to_string()))?
+    {
+        overlay.put_encoded(keys::validator_set_at(0), &set);
+    }
     overlay.put_encoded(
         keys::supply(),
         &SupplyMeta {

@@ -15,6 +15,8 @@
 //! - [`chain`]: [`Chain`], which owns a store and drives
 //!   propose → execute → commit, plus genesis and [`replay`](Chain::replay).
 //! - [`vm_runtime`]: the Python actor VM ([`VmRuntime`]) behind [`ActorRuntime`].
+//! - [`governance`]: the validator set in state and proposals voted by the
+//!   validators' operators (#32).
 //! - [`system_actors`]: the actors every genesis installs (ARC-21's cron
 //!   registry at `0x…06`).
 //! - [`testing`]: a deterministic mock runtime and transaction builders, behind
@@ -26,6 +28,7 @@ pub mod error;
 pub mod executor;
 pub mod fees;
 pub mod genesis;
+pub mod governance;
 pub mod runtime;
 pub mod system_actors;
 pub mod testing;

@@ -258,7 +258,9 @@ pub fn check_static(
         }
         TxKind::RevokeTimerPayments => {}
         TxKind::System(instruction) => {
-            if !params.system_deployers.contains(&sender) {
+            // Proposals have their own rules (anyone submits and executes,
+            // operators vote: `governance.rs`); the rest is governance's.
+            if !instruction.is_proposal_step() && !params.system_deployers.contains(&sender) {
                 return Err(TxError::NotGovernance {
                     sender,
                     instruction: instruction.name(),
@@ -277,11 +279,20 @@ pub fn check_static(
                         reason: e.to_string(),
                     })?;
                 }
+                // A malformed action is refused before it costs a deposit.
+                SystemInstruction::SubmitProposal(action) => {
+                    action.check().map_err(|reason| TxError::InvalidField {
+                        field: "proposal action",
+                        reason: format!("{}: {reason}", action.name()),
+                    })?;
+                }
                 SystemInstruction::CancelTimer { .. }
                 | SystemInstruction::ExtendTimer { .. }
                 | SystemInstruction::PauseTimers
                 | SystemInstruction::ResumeTimers
-                | SystemInstruction::ShutdownTimers => {}
+                | SystemInstruction::ShutdownTimers
+                | SystemInstruction::CastVote { .. }
+                | SystemInstruction::ExecuteProposal { .. } => {}
             }
         }
     }

@@ -225,12 +225,44 @@ impl<B: KvBackend + 'static> App<B> {
         Ok(self.chain.head().map_err(chain_err)?.height)
     }
 
-    fn params(&self) -> HeightParams<Ctx> {
-        HeightParams::new(
-            self.validators.clone(),
+    /// The validator set of `height`, from state (#32): a change executed
+    /// in block `h` is the set from `h + VALIDATOR_SET_DELAY`, so the set of
+    /// the height about to start is always known.
+    fn set_at(&self, height: u64) -> Result<ValidatorSet> {
+        let record = self
+            .chain
+            .validators_at(height)
+            .map_err(chain_err)?
+            .ok_or_else(|| {
+                ConsensusError::Engine(format!("no validator set in state for height {height}"))
+            })?;
+        ValidatorSet::from_record(&record)
+    }
+
+    /// The parameters of `height`: its validator set, the timeouts and the
+    /// block time.
+    fn params(&mut self, height: u64) -> Result<HeightParams<Ctx>> {
+        let set = self.set_at(height)?;
+        if set != self.validators {
+            tracing::info!(
+                height,
+                validators = set.validators().len(),
+                total_power = malachitebft_core_types::ValidatorSet::total_voting_power(&set),
+                "the validator set changes"
+            );
+            ConsensusMetrics::inc(&self.metrics.validator_set_changes);
+        }
+        ConsensusMetrics::set(&self.metrics.validators, set.validators().len() as u64);
+        ConsensusMetrics::set(
+            &self.metrics.in_validator_set,
+            u64::from(set.contains(&self.signer.address())),
+        );
+        self.validators = set.clone();
+        Ok(HeightParams::new(
+            set,
             self.settings.timeouts,
             Some(self.settings.block_time),
-        )
+        ))
     }
 
     /// Answers messages until the engine stops (its channel closes).
@@ -264,7 +296,8 @@ impl<B: KvBackend + 'static> App<B> {
             AppMsg::ConsensusReady { reply } => {
                 let start = Height(self.head_height()? + 1);
                 tracing::info!(height = %start, "consensus ready");
-                let _ = reply.send((start, self.params()));
+                let params = self.params(start.0)?;
+                let _ = reply.send((start, params));
             }
             AppMsg::StartedRound {
                 height,
@@ -347,10 +380,10 @@ impl<B: KvBackend + 'static> App<B> {
                     if let Err(e) = self.store.put_certificate(&full) {
                         tracing::warn!(height = %decided, error = %e, "could not store the finalized certificate");
                     }
-                    Next::Start(Height(head + 1), self.params())
+                    Next::Start(Height(head + 1), self.params(head + 1)?)
                 } else {
                     tracing::error!(height = %decided, "decided but not committed; restarting the height");
-                    Next::Restart(decided, self.params())
+                    Next::Restart(decided, self.params(decided.0)?)
                 };
                 let _ = reply.send(next);
             }

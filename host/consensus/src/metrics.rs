@@ -32,6 +32,12 @@ pub struct ConsensusMetrics {
     pub commit_latency_ms: AtomicU64,
     /// Heights that needed more than one round.
     pub heights_with_extra_rounds: AtomicU64,
+    /// Validators in the set of the height being decided (#32).
+    pub validators: AtomicU64,
+    /// 1 while this node's key is in that set (it votes), else 0.
+    pub in_validator_set: AtomicU64,
+    /// Heights at which the validator set changed since the node started.
+    pub validator_set_changes: AtomicU64,
 }
 
 impl ConsensusMetrics {
@@ -120,6 +126,24 @@ impl ConsensusMetrics {
                 "Heights that needed more than one round.",
                 "counter",
                 g(&self.heights_with_extra_rounds),
+            ),
+            (
+                "consensus_validators",
+                "Validators in the set of the height being decided.",
+                "gauge",
+                g(&self.validators),
+            ),
+            (
+                "consensus_in_validator_set",
+                "1 while this node's key is in that set (it votes), else 0.",
+                "gauge",
+                g(&self.in_validator_set),
+            ),
+            (
+                "consensus_validator_set_changes_total",
+                "Heights at which the validator set changed since the node started.",
+                "counter",
+                g(&self.validator_set_changes),
             ),
         ]
     }

@@ -7,7 +7,7 @@ use borsh::{BorshDeserialize, BorshSerialize};
 
 use crate::scheme::PublicKey;
 use malachitebft_core_types::VotingPower;
-use timerhost_types::{keccak256, Address};
+use timerhost_types::Address;
 
 use crate::context::TimerhostContext;
 use crate::error::{ConsensusError, Result};
@@ -22,10 +22,10 @@ pub struct ValidatorAddress(pub Address);
 impl ValidatorAddress {
     /// The address of `public_key`.
     pub fn of(public_key: &PublicKey) -> ValidatorAddress {
-        let digest = keccak256(public_key.as_bytes());
-        ValidatorAddress(
-            Address::from_slice(&digest.as_bytes()[12..]).expect("20 of 32 digest bytes"),
-        )
+        // One derivation for the engine and the chain's state (#32).
+        ValidatorAddress(timerhost_types::governance::validator_address(
+            public_key.as_bytes(),
+        ))
     }
 }
 
@@ -106,14 +106,15 @@ impl ValidatorSet {
         })
     }
 
-    /// The set genesis lists (`[[validators]]`); a key that is not a
-    /// valid ed25519 point is refused, naming it.
-    pub fn from_genesis(validators: &[timerhost_types::GenesisValidator]) -> Result<ValidatorSet> {
-        let members = validators
+    /// The set state keeps for a height (#32: the set changes by proposal,
+    /// and every node reads the same one from the same state).
+    pub fn from_record(record: &timerhost_types::ValidatorSetRecord) -> Result<ValidatorSet> {
+        let members = record
+            .validators
             .iter()
             .map(|v| {
-                let key = crate::signing::public_key_from_hex(&v.public_key)
-                    .map_err(|e| ConsensusError::BadKey(format!("{}: {e}", v.public_key)))?;
+                let key = PublicKey::from_bytes(v.public_key)
+                    .map_err(|e| ConsensusError::BadKey(format!("{}: {e}", v.public_key_hex())))?;
                 Ok(Validator::new(key, v.power))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -214,40 +215,29 @@ mod tests {
     }
 
     #[test]
-    fn the_genesis_set_decodes_its_keys() {
-        use crate::signing::public_key_to_hex;
-        let listed = vec![
-            timerhost_types::GenesisValidator {
-                public_key: public_key_to_hex(&key(1)),
+    fn the_set_in_state_decodes_its_keys() {
+        use timerhost_types::{ValidatorInfo, ValidatorSetRecord};
+        let record = ValidatorSetRecord::new(vec![
+            ValidatorInfo {
+                public_key: *key(1).as_bytes(),
                 power: 3,
+                operator: timerhost_types::Address([1; 20]),
             },
-            timerhost_types::GenesisValidator {
-                public_key: public_key_to_hex(&key(2)),
+            ValidatorInfo {
+                public_key: *key(2).as_bytes(),
                 power: 1,
+                operator: timerhost_types::Address([2; 20]),
             },
-        ];
-        let set = ValidatorSet::from_genesis(&listed).unwrap();
+        ])
+        .unwrap();
+        let set = ValidatorSet::from_record(&record).unwrap();
         assert_eq!(set.total_voting_power(), 4);
         assert!(set.get_by_address(&ValidatorAddress::of(&key(1))).is_some());
-        // About half of all 32-byte strings are no curve point: find one.
-        let not_a_point = (2u8..=255)
-            .map(|y| {
-                let mut bytes = [0u8; 32];
-                bytes[0] = y;
-                bytes
-            })
-            .find(|b| PublicKey::from_bytes(*b).is_err())
-            .expect("some small y is off the curve");
-        let hex: String = not_a_point.iter().map(|b| format!("{b:02x}")).collect();
-        let bad = vec![timerhost_types::GenesisValidator {
-            public_key: format!("0x{hex}"),
-            power: 1,
-        }];
-        let e = ValidatorSet::from_genesis(&bad).unwrap_err();
-        assert!(
-            matches!(e, ConsensusError::BadKey(ref m) if m.contains(&hex)),
-            "{e}"
-        );
+        // The chain and the engine derive the same address from a key.
+        for v in &record.validators {
+            let key = PublicKey::from_bytes(v.public_key).unwrap();
+            assert_eq!(ValidatorAddress::of(&key).0, v.address());
+        }
     }
 
     #[test]

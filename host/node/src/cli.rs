@@ -146,6 +146,16 @@ pub enum Command {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// The validator set of consensus at a height (`th_getValidators`):
+    /// address, public key, power and operator of each validator.
+    Validators {
+        /// The height (default: the next block's).
+        #[arg(long)]
+        height: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// The Globalbox under priority ordering: the due fires queued by score,
     /// in the order they will be materialised (`th_getGlobalbox`).
     Globalbox {
@@ -331,6 +341,13 @@ pub enum KeysAction {
         /// A validator's consensus key (ed25519) instead of an account key.
         #[arg(long)]
         consensus: bool,
+    },
+    /// A node's consensus key: its validator address and public key (what
+    /// a proposal adding it names: `timerhost gov propose add-validator`).
+    ShowConsensus {
+        /// The node's home (reads HOME/consensus.key).
+        #[arg(long)]
+        home: PathBuf,
     },
     /// The ten dev accounts (their keys are public) and, with --home, the
     /// key files in HOME/keys.

@@ -1,7 +1,9 @@
 //! `timerhost gov …`: show the configs, update them, cancel or extend a
-//! timer, pause, resume or shut timers down. Every instruction is signed by
-//! a member of the genesis `system_deployers`; the node refuses any other
-//! signer before inclusion.
+//! timer, pause, resume or shut timers down — signed by a member of the
+//! `system_deployers` (the node refuses any other signer before inclusion)
+//! — and, on a chain governed by its validators (#32), propose, vote on,
+//! execute and list proposals (anyone proposes and executes; validator
+//! operators vote).
 
 use clap::Subcommand;
 use serde_json::json;
@@ -78,6 +80,170 @@ pub enum GovAction {
         #[command(flatten)]
         tx: TxArgs,
     },
+    /// Submit a proposal for the validators to vote on (its deposit is
+    /// taken from the signer, returned when it is executed or expires).
+    Propose {
+        /// What it does.
+        #[command(subcommand)]
+        action: ProposeAction,
+    },
+    /// Vote on a proposal as a validator's operator (a second vote replaces
+    /// the first).
+    Vote {
+        /// The proposal.
+        proposal_id: u64,
+        /// Vote no (default: yes).
+        #[arg(long)]
+        no: bool,
+        /// Signer (the operator), fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Execute a proposal that more than 2/3 of the power approved.
+    Execute {
+        /// The proposal.
+        proposal_id: u64,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// List the proposals with their votes and status (`th_getProposals`).
+    Proposals {
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+/// What a proposal does.
+#[derive(Debug, Subcommand)]
+pub enum ProposeAction {
+    /// New TimerConfig fields (the rest as in force): KEY=VALUE…
+    TimerConfig {
+        /// Fields to change, e.g. ordering=market.
+        #[arg(required = true)]
+        settings: Vec<String>,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// New BasefeeConfig fields (the rest as in force): KEY=VALUE…
+    BasefeeConfig {
+        /// Fields to change, e.g. min_cycle_basefee=200.
+        #[arg(required = true)]
+        settings: Vec<String>,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Add a validator (its key from `timerhost keys show --consensus`).
+    AddValidator {
+        /// Its ed25519 public key (`0x` + 64 hex digits).
+        public_key: String,
+        /// Its voting power.
+        #[arg(long, default_value_t = 1)]
+        power: u64,
+        /// The account that will sign its votes.
+        #[arg(long)]
+        operator: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Remove a validator.
+    RemoveValidator {
+        /// Its ed25519 public key.
+        public_key: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Change a validator's power.
+    SetValidatorPower {
+        /// Its ed25519 public key.
+        public_key: String,
+        /// The new power.
+        power: u64,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Replace the system deployers (who may send emergency instructions).
+    SetSystemDeployers {
+        /// Their addresses.
+        addresses: Vec<String>,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+}
+
+impl ProposeAction {
+    fn tx(&self) -> &TxArgs {
+        match self {
+            ProposeAction::TimerConfig { tx, .. }
+            | ProposeAction::BasefeeConfig { tx, .. }
+            | ProposeAction::AddValidator { tx, .. }
+            | ProposeAction::RemoveValidator { tx, .. }
+            | ProposeAction::SetValidatorPower { tx, .. }
+            | ProposeAction::SetSystemDeployers { tx, .. } => tx,
+        }
+    }
+
+    /// The action, checked as the node will check it.
+    fn action(&self) -> Result<timerhost_types::ProposalAction> {
+        use timerhost_types::governance::parse_validator_key;
+        use timerhost_types::{BasefeeConfig, ProposalAction as A, TimerConfig};
+        let key = |k: &str| parse_validator_key(k).map_err(NodeError::Usage);
+        let address = |a: &str| crate::client::address(a);
+        let action = match self {
+            ProposeAction::TimerConfig { settings, tx } => A::UpdateTimerConfig(updated_config(
+                tx,
+                "th_getTimerConfig",
+                settings,
+                "TimerConfig",
+                TimerConfig::validate,
+            )?),
+            ProposeAction::BasefeeConfig { settings, tx } => {
+                A::UpdateBasefeeConfig(updated_config(
+                    tx,
+                    "th_getBasefeeConfig",
+                    settings,
+                    "BasefeeConfig",
+                    BasefeeConfig::validate,
+                )?)
+            }
+            ProposeAction::AddValidator {
+                public_key,
+                power,
+                operator,
+                ..
+            } => A::AddValidator {
+                public_key: key(public_key)?,
+                power: *power,
+                operator: address(operator)?,
+            },
+            ProposeAction::RemoveValidator { public_key, .. } => A::RemoveValidator {
+                public_key: key(public_key)?,
+            },
+            ProposeAction::SetValidatorPower {
+                public_key, power, ..
+            } => A::SetValidatorPower {
+                public_key: key(public_key)?,
+                power: *power,
+            },
+            ProposeAction::SetSystemDeployers { addresses, .. } => A::SetSystemDeployers(
+                addresses
+                    .iter()
+                    .map(|a| address(a))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+        };
+        action
+            .check()
+            .map_err(|why| NodeError::Usage(format!("{}: {why}", action.name())))?;
+        Ok(action)
+    }
 }
 
 /// Applies KEY=VALUE settings to a config's JSON form, refusing unknown keys.
@@ -195,6 +361,50 @@ pub(crate) fn gov(j: bool, action: &GovAction) -> Result<()> {
         }
         GovAction::ShutdownTimers { tx } => {
             send_and_report(j, tx, TxKind::System(SystemInstruction::ShutdownTimers))?
+        }
+        GovAction::Propose { action } => send_and_report(
+            j,
+            action.tx(),
+            TxKind::System(SystemInstruction::SubmitProposal(action.action()?)),
+        )?,
+        GovAction::Vote {
+            proposal_id,
+            no,
+            tx,
+        } => send_and_report(
+            j,
+            tx,
+            TxKind::System(SystemInstruction::CastVote {
+                proposal_id: *proposal_id,
+                approve: !no,
+            }),
+        )?,
+        GovAction::Execute { proposal_id, tx } => send_and_report(
+            j,
+            tx,
+            TxKind::System(SystemInstruction::ExecuteProposal {
+                proposal_id: *proposal_id,
+            }),
+        )?,
+        GovAction::Proposals { node } => {
+            let list = Client::new(&node.rpc).call("th_getProposals", json!([{}]))?;
+            print(j, &list, |list| {
+                let list = list.as_array().cloned().unwrap_or_default();
+                println!("{} proposal(s)", list.len());
+                for p in list {
+                    println!(
+                        "  #{} {} by {}: {} — yes {} / no {} of {} power, voting until block {}",
+                        p["proposal_id"],
+                        p["action"]["kind"].as_str().unwrap_or("?"),
+                        p["proposer"].as_str().unwrap_or("?"),
+                        p["status"].as_str().unwrap_or("?"),
+                        p["yes_power"],
+                        p["no_power"],
+                        p["total_power"],
+                        p["voting_ends_at"],
+                    );
+                }
+            });
         }
     }
     Ok(())

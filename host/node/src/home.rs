@@ -80,15 +80,6 @@ impl Home {
             path: path.clone(),
             reason: e.to_string(),
         })?;
-        // Each validator key must be a real ed25519 point, not only 32 bytes.
-        if !genesis.validators.is_empty() {
-            timerhost_consensus::ValidatorSet::from_genesis(&genesis.validators).map_err(|e| {
-                NodeError::Genesis {
-                    path: path.clone(),
-                    reason: format!("validator set: {e}"),
-                }
-            })?;
-        }
         std::fs::create_dir_all(&self.root).map_err(|source| NodeError::Io {
             action: "creating",
             path: self.root.clone(),

@@ -175,7 +175,28 @@ pub(crate) fn command(j: bool, action: &crate::cli::KeysAction) -> Result<()> {
                 println!("validator {address}");
                 println!("consensus key written to {} (mode 0600)", path.display());
                 println!("add it to the genesis validator set:");
-                println!("[[validators]]\npublic_key = \"{public_key}\"\npower = 1");
+                println!("[[validators]]\npublic_key = \"{public_key}\"\npower = 1\noperator = \"0x… (the account that signs its votes)\"");
+            });
+        }
+        KeysAction::ShowConsensus { home } => {
+            let path = consensus_key_path(home);
+            let text = std::fs::read_to_string(&path).map_err(|source| NodeError::Io {
+                action: "reading",
+                path: path.clone(),
+                source,
+            })?;
+            let key = timerhost_consensus::ConsensusKey::from_hex(text.trim()).map_err(|e| {
+                NodeError::Config {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            let public_key = timerhost_consensus::signing::public_key_to_hex(&key.public_key());
+            let address = key.address();
+            let v = json!({ "validator_address": address.to_string(), "public_key": public_key });
+            print(j, &v, |_| {
+                println!("validator {address}");
+                println!("public key {public_key}");
             });
         }
         KeysAction::New { out, home, .. } => {

@@ -211,11 +211,18 @@ pub(crate) fn run(
     byzantine: Option<ByzantineMode>,
 ) -> Result<u64> {
     let chain_id = chain.genesis().chain_id;
-    let validators = ValidatorSet::from_genesis(&chain.genesis().validators).map_err(|e| {
-        NodeError::Genesis {
+    // #32: the set is state; the one of the next height is where this node
+    // starts (it changes by proposal, at heights every node agrees on).
+    let next = chain.head()?.height + 1;
+    let record = chain
+        .validators_at(next)?
+        .ok_or_else(|| NodeError::Genesis {
             path: home.genesis_path(),
-            reason: e.to_string(),
-        }
+            reason: "a network node needs [[validators]] in its genesis".into(),
+        })?;
+    let validators = ValidatorSet::from_record(&record).map_err(|e| NodeError::Genesis {
+        path: home.genesis_path(),
+        reason: e.to_string(),
     })?;
     let key = load_key(home, cfg)?;
     let member = key
@@ -223,14 +230,14 @@ pub(crate) fn run(
         .filter(|k| validators.contains(&k.address()))
         .cloned();
     if let (Some(k), None) = (&key, &member) {
-        tracing::warn!(address = %k.address(), "this node's consensus key is not in the validator set: following");
+        tracing::warn!(address = %k.address(), "this node's consensus key is not in the validator set of height {next}: it follows, and votes from the height a proposal adds it");
     }
     if member.is_none() && byzantine.is_some() {
         return Err(NodeError::Usage(
             "--byzantine-proposer needs this node's key in the validator set".into(),
         ));
     }
-    let moniker = match &member {
+    let moniker = match &key {
         Some(k) => format!("validator-{}", &k.address().to_string()[..10]),
         None => "follower".to_string(),
     };
@@ -243,12 +250,12 @@ pub(crate) fn run(
     let consensus_metrics = Arc::new(ConsensusMetrics::default());
     let _ = metrics.consensus.set(consensus_metrics.clone());
 
-    // A follower's key only verifies (its signatures are never asked for).
-    let is_validator = member.is_some();
-    let signer = ConsensusSigner::new(
-        chain_id,
-        member.clone().unwrap_or_else(ConsensusKey::generate),
-    );
+    // A node with a consensus key runs as a validator identity, in the set
+    // or not: the engine votes only at heights whose set holds it, so a
+    // follower a proposal adds starts voting at the activation height. A
+    // node without one only verifies (its signatures are never asked for).
+    let is_validator = key.is_some();
+    let signer = ConsensusSigner::new(chain_id, key.clone().unwrap_or_else(ConsensusKey::generate));
     let describe = json!({
         "mode": "consensus",
         "validators": validators.validators().len(),
@@ -264,9 +271,10 @@ pub(crate) fn run(
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
     let services = Services::start(4, "node", cfg.rpc, ctx, metrics_addr, metrics.clone())?;
     let head = chain.head()?;
-    let role = match &member {
-        Some(k) => format!("validator {}", k.address()),
-        None => "follower".into(),
+    let role = match (&member, &key) {
+        (Some(k), _) => format!("validator {}", k.address()),
+        (None, Some(k)) => format!("standby validator {} (not in the set yet)", k.address()),
+        (None, None) => "follower".into(),
     };
     services.announce(
         as_json,

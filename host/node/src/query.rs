@@ -165,6 +165,32 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
                 }
             });
         }
+        Command::Validators { height, node } => {
+            let set = Client::new(&node.rpc).call("th_getValidators", json!([height]))?;
+            if set.is_null() {
+                return Err(NodeError::Usage(
+                    "this chain has no validators: a single node produces its blocks".into(),
+                ));
+            }
+            print(j, &set, |set| {
+                let list = set["validators"].as_array().cloned().unwrap_or_default();
+                println!(
+                    "{} validator(s) at height {}, total power {}",
+                    list.len(),
+                    set["height"],
+                    set["total_power"]
+                );
+                for v in list {
+                    println!(
+                        "  {}  power {}  operator {}  key {}",
+                        v["address"].as_str().unwrap_or("?"),
+                        v["power"],
+                        v["operator"].as_str().unwrap_or("?"),
+                        v["public_key"].as_str().unwrap_or("?"),
+                    );
+                }
+            });
+        }
         Command::Globalbox { limit, node } => {
             let entries =
                 Client::new(&node.rpc).call("th_getGlobalbox", json!([{ "limit": limit }]))?;

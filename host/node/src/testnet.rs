@@ -3,12 +3,15 @@
 //!
 //! ```text
 //! D/node0 … D/node{N-1}   validators: consensus.key, genesis.toml, node.toml
-//! D/follower0 …           --followers M: nodes that follow and serve RPC
+//! D/follower0 …           --followers M: nodes that follow and serve RPC,
+//!                         each with a consensus key that is not in the
+//!                         set (a proposal can add it, #32)
 //! D/pids                  process ids of the running nodes
 //! ```
 //!
 //! Every node shares the dev genesis (chain 1337, the funded dev accounts)
-//! with the N validators, listens on loopback (`--rpc-port` + i for
+//! with the N validators — dev account i operates validator i, and config
+//! updates go through proposals (`timerhost gov propose`) — listens on loopback (`--rpc-port` + i for
 //! JSON-RPC, `--p2p-port` + i for peers), dials all the others and forwards
 //! transactions to their RPC. Then it starts every node as a child process
 //! (logs in `D/<node>/node.log`) and stops them all on Ctrl-C;
@@ -145,17 +148,35 @@ impl TestnetArgs {
         }
         crate::config::parse_duration(&self.block_time).map_err(NodeError::Usage)?;
         crate::config::parse_duration(&self.timeout_propose).map_err(NodeError::Usage)?;
-        let keys: Vec<ConsensusKey> = (0..self.validators)
-            .map(|_| ConsensusKey::generate())
-            .collect();
+        // Every node gets a consensus key: validators are in the genesis set,
+        // followers stand by and vote once a proposal adds them (#32).
+        let keys: Vec<ConsensusKey> = nodes.iter().map(|_| ConsensusKey::generate()).collect();
         let mut genesis = Genesis::dev();
-        genesis.validators = keys
+        genesis.validators = keys[..usize::from(self.validators)]
             .iter()
-            .map(|k| GenesisValidator {
+            .enumerate()
+            .map(|(i, k)| GenesisValidator {
                 public_key: timerhost_consensus::signing::public_key_to_hex(&k.public_key()),
                 power: 1,
+                // Dev account i operates validator i: `--dev-account i` votes.
+                operator: timerhost_types::dev_account_key(i as u32).address(),
             })
             .collect();
+        // Operators past the ten funded dev accounts get the same balance,
+        // so that every one can pay for its votes.
+        for v in genesis
+            .validators
+            .iter()
+            .skip(timerhost_types::DEV_ACCOUNT_COUNT)
+        {
+            genesis.accounts.push(timerhost_types::GenesisAccount {
+                address: v.operator,
+                balance: timerhost_types::genesis::DEV_ACCOUNT_BALANCE,
+            });
+        }
+        // A validator network's configs change by proposal; dev account 0
+        // keeps the emergency instructions.
+        genesis.governance.mode = timerhost_types::GovernanceMode::Proposals;
         for (i, node) in nodes.iter().enumerate() {
             std::fs::create_dir_all(&node.home).map_err(io("creating", &node.home))?;
             if let Some(key) = keys.get(i) {

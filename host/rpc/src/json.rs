@@ -287,12 +287,86 @@ fn kind_json(k: &TxKind) -> Json {
                 SystemInstruction::PauseTimers => json!({ "instruction": "pause_timers" }),
                 SystemInstruction::ResumeTimers => json!({ "instruction": "resume_timers" }),
                 SystemInstruction::ShutdownTimers => json!({ "instruction": "shutdown_timers" }),
+                SystemInstruction::SubmitProposal(action) => {
+                    json!({ "instruction": "submit_proposal", "action": proposal_action_json(action) })
+                }
+                SystemInstruction::CastVote {
+                    proposal_id,
+                    approve,
+                } => json!({
+                    "instruction": "cast_vote",
+                    "proposal_id": proposal_id,
+                    "approve": approve,
+                }),
+                SystemInstruction::ExecuteProposal { proposal_id } => {
+                    json!({ "instruction": "execute_proposal", "proposal_id": proposal_id })
+                }
             };
             j["type"] = json!("system");
             j
         }
         TxKind::RevokeTimerPayments => json!({ "type": "revoke_timer_payments" }),
     }
+}
+
+/// A proposal's action: `{"kind", …its fields}` (configs as in
+/// `th_getTimerConfig` / `th_getBasefeeConfig`, keys as `0x` hex).
+pub fn proposal_action_json(action: &timerhost_types::ProposalAction) -> Json {
+    use timerhost_types::ProposalAction as A;
+    let key = |k: &[u8; 32]| json!(timerhost_types::Hash(*k));
+    let mut j = match action {
+        A::UpdateTimerConfig(c) => json!({ "config": timer_config_json(c) }),
+        A::UpdateBasefeeConfig(c) => json!({ "config": basefee_config_json(c) }),
+        A::AddValidator {
+            public_key,
+            power,
+            operator,
+        } => json!({ "public_key": key(public_key), "power": power, "operator": operator }),
+        A::RemoveValidator { public_key } => json!({ "public_key": key(public_key) }),
+        A::SetValidatorPower { public_key, power } => {
+            json!({ "public_key": key(public_key), "power": power })
+        }
+        A::SetSystemDeployers(list) => json!({ "system_deployers": list }),
+    };
+    j["kind"] = json!(action.name());
+    j
+}
+
+/// A proposal, with its votes and their tally against `set` (the set of
+/// the next block, which an execution would count).
+pub fn proposal_json(
+    p: &timerhost_types::Proposal,
+    set: &timerhost_types::ValidatorSetRecord,
+) -> Json {
+    let tally = p.tally(set);
+    json!({
+        "proposal_id": p.id,
+        "proposer": p.proposer,
+        "action": proposal_action_json(&p.action),
+        "deposit": amount(p.deposit),
+        "submitted_at": p.submitted_at,
+        "voting_ends_at": p.voting_ends_at,
+        "status": p.status.as_str(),
+        "votes": p.votes.iter().map(|(o, a)| json!({ "operator": o, "approve": a })).collect::<Vec<_>>(),
+        "yes_power": tally.yes,
+        "no_power": tally.no,
+        "total_power": tally.total,
+    })
+}
+
+/// A validator set: its members (address, public key, power, operator) and
+/// total power.
+pub fn validator_set_json(height: u64, set: &timerhost_types::ValidatorSetRecord) -> Json {
+    json!({
+        "height": height,
+        "total_power": set.total_power(),
+        "validators": set.validators.iter().map(|v| json!({
+            "address": v.address(),
+            "public_key": timerhost_types::Hash(v.public_key),
+            "power": v.power,
+            "operator": v.operator,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// An event.

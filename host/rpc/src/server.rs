@@ -576,6 +576,52 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         Ok(basefee_config_json(&self.chain.basefee_config()?))
     }
 
+    /// `th_getValidators [height?]`: the validator set of consensus at
+    /// `height` (default: the next block's; known up to the head's +
+    /// `VALIDATOR_SET_DELAY`), `null` on a chain without validators.
+    fn validators(&self, a: &[Json]) -> Result<Json> {
+        let next = self.chain.head()?.height + 1;
+        let height = match a.first() {
+            None | Some(Json::Null) => next,
+            Some(v) => u64_of(v, "height")?,
+        };
+        let limit = next + timerhost_types::VALIDATOR_SET_DELAY;
+        if height > limit {
+            return Err(RpcError::InvalidParams(format!(
+                "the set of height {height} is not known yet: changes executed by then could still apply (known up to {limit})"
+            )));
+        }
+        Ok(match self.chain.validators_at(height)? {
+            Some(set) => crate::json::validator_set_json(height, &set),
+            None => Json::Null,
+        })
+    }
+
+    /// `th_getProposals [{from?, limit?}]`: proposals from id `from`
+    /// (default 1), oldest first, at most `limit` (default and cap
+    /// `MAX_LIST`), each with its tally against the next block's set.
+    fn proposals(&self, a: &[Json]) -> Result<Json> {
+        let f = filter_obj(a, &["from", "limit"])?;
+        let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
+        let from = get("from")
+            .map(|v| u64_of(v, "from"))
+            .transpose()?
+            .unwrap_or(1);
+        let limit = get("limit")
+            .map(|v| u64_of(v, "limit"))
+            .transpose()?
+            .map_or(MAX_LIST, |l| (l as usize).min(MAX_LIST));
+        let next = self.chain.head()?.height + 1;
+        let set = self.chain.validators_at(next)?.unwrap_or_default();
+        Ok(Json::Array(
+            self.chain
+                .proposals(from, limit)?
+                .iter()
+                .map(|p| crate::json::proposal_json(p, &set))
+                .collect(),
+        ))
+    }
+
     fn mine(&self, a: &[Json]) -> Result<Json> {
         self.dev_only("dev_mine")?;
         let n = match a.first() {
@@ -658,6 +704,8 @@ pub const METHODS: &[&str] = &[
     "th_getEvents",
     "th_getTimerConfig",
     "th_getBasefeeConfig",
+    "th_getValidators",
+    "th_getProposals",
     "dev_mine",
     "dev_setNextBlockTimestamp",
     "dev_snapshot",
@@ -697,6 +745,8 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getEvents", |c, a| c.get_events(&a));
     method!("th_getTimerConfig", |c, a| c.timer_config());
     method!("th_getBasefeeConfig", |c, a| c.basefee_config());
+    method!("th_getValidators", |c, a| c.validators(&a));
+    method!("th_getProposals", |c, a| c.proposals(&a));
     method!("dev_mine", |c, a| c.mine(&a));
     method!("dev_setNextBlockTimestamp", |c, a| c.set_next_timestamp(&a));
     method!("dev_snapshot", |c, a| c.snapshot());

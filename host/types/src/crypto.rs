@@ -144,6 +144,33 @@ pub fn dev_accounts() -> Vec<PrivateKey> {
     (0..DEV_ACCOUNT_COUNT as u32).map(dev_account_key).collect()
 }
 
+/// The ed25519 consensus public key of dev validator `index` (#32): the
+/// in-process chain's `Chain(validators=N)` and the tests build sets from
+/// these. Their private keys (seed `keccak256("timerhost dev validator " ‖
+/// index BE)`) are public knowledge, like the dev accounts'.
+pub fn dev_validator_public_key(index: u32) -> [u8; 32] {
+    let seed = keccak256_concat(&[b"timerhost dev validator ", &index.to_be_bytes()]);
+    ed25519_consensus::SigningKey::from(seed.0)
+        .verification_key()
+        .to_bytes()
+}
+
+/// A dev genesis whose validators are `n` dev validators of power 1, dev
+/// account `i` operating validator `i`, config updates going through
+/// proposals (#32).
+pub fn dev_validator_genesis(n: u32) -> crate::Genesis {
+    let mut genesis = crate::Genesis::dev();
+    genesis.validators = (0..n)
+        .map(|i| crate::GenesisValidator {
+            public_key: crate::Hash(dev_validator_public_key(i)).to_hex(),
+            power: 1,
+            operator: dev_account_key(i).address(),
+        })
+        .collect();
+    genesis.governance.mode = crate::GovernanceMode::Proposals;
+    genesis
+}
+
 /// Is `address` one of the dev accounts?
 pub fn is_dev_account(address: &Address) -> bool {
     dev_accounts().iter().any(|k| k.address() == *address)

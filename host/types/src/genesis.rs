@@ -26,8 +26,8 @@ pub struct GenesisAccount {
 }
 
 /// One validator of the genesis validator set (#20): its consensus
-/// public key (ed25519, made with `timerhost keys new --consensus`) and its
-/// voting power.
+/// public key (ed25519, made with `timerhost keys new --consensus`), its
+/// voting power and its operator (#32).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GenesisValidator {
@@ -35,6 +35,9 @@ pub struct GenesisValidator {
     pub public_key: String,
     /// Voting power, at least 1.
     pub power: u64,
+    /// The secp256k1 account that signs the validator's governance
+    /// transactions (its votes on proposals).
+    pub operator: Address,
 }
 
 /// The genesis file.
@@ -63,6 +66,10 @@ pub struct Genesis {
     /// Initial timer config (CIP-5 defaults when omitted).
     #[serde(default)]
     pub timers: TimerConfig,
+    /// How config updates reach the chain, and the proposals' voting
+    /// period and deposit (#32; direct when omitted).
+    #[serde(default)]
+    pub governance: crate::governance::GovernanceConfig,
 }
 
 impl Genesis {
@@ -89,7 +96,31 @@ impl Genesis {
             validators: Vec::new(),
             basefee: BasefeeConfig::default(),
             timers: TimerConfig::default(),
+            governance: crate::governance::GovernanceConfig::default(),
         }
+    }
+
+    /// The validator set genesis lists, as state keeps it; `None` for a
+    /// chain without validators. Errors name the bad key.
+    pub fn validator_set(&self) -> Result<Option<crate::governance::ValidatorSetRecord>> {
+        if self.validators.is_empty() {
+            return Ok(None);
+        }
+        let members = self
+            .validators
+            .iter()
+            .map(|v| {
+                Ok(crate::governance::ValidatorInfo {
+                    public_key: crate::governance::parse_validator_key(&v.public_key)
+                        .map_err(Error::Genesis)?,
+                    power: v.power,
+                    operator: v.operator,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        crate::governance::ValidatorSetRecord::new(members)
+            .map(Some)
+            .map_err(Error::Genesis)
     }
 
     /// Parses TOML and validates.
@@ -175,6 +206,8 @@ impl Genesis {
         self.total_supply()?;
         self.basefee.validate()?;
         self.timers.validate()?;
+        self.governance.validate()?;
+        self.validator_set()?;
         Ok(())
     }
 }
@@ -244,11 +277,16 @@ mod tests {
 
     #[test]
     fn validators_are_checked_by_key_form_power_and_uniqueness() {
-        let key = format!("0x{}", "ab".repeat(32));
+        let point = |seed: u8| {
+            let key = ed25519_consensus::SigningKey::from([seed; 32]).verification_key();
+            crate::Hash(key.to_bytes()).to_hex()
+        };
+        let key = point(1);
         let mut g = Genesis::dev();
         g.validators = vec![GenesisValidator {
             public_key: key.clone(),
             power: 10,
+            operator: Address([1; 20]),
         }];
         g.validate().unwrap();
         let text = g.to_toml();
@@ -266,6 +304,7 @@ mod tests {
         bad.validators.push(GenesisValidator {
             public_key: key.to_uppercase().replace("0X", "0x"),
             power: 1,
+            operator: Address([2; 20]),
         });
         assert!(bad
             .validate()
@@ -275,8 +314,9 @@ mod tests {
         let mut bad = g;
         bad.validators[0].power = u64::MAX;
         bad.validators.push(GenesisValidator {
-            public_key: format!("0x{}", "cd".repeat(32)),
+            public_key: point(2),
             power: 1,
+            operator: Address([2; 20]),
         });
         assert!(bad
             .validate()

@@ -170,6 +170,54 @@ pub fn lane_market() -> Vec<u8> {
     [&[CONFIG][..], b"lane_market"].concat()
 }
 
+/// Key of the [`GovernanceConfig`](crate::GovernanceConfig) (#32).
+pub fn governance_config() -> Vec<u8> {
+    [&[CONFIG][..], b"governance"].concat()
+}
+
+/// Prefix of the validator-set history: `g vset/ ‖ !activation_height BE` →
+/// [`ValidatorSetRecord`](crate::ValidatorSetRecord), newest first, so a
+/// forward scan from [`validator_set_at`]`(h)` finds the set of height `h`.
+pub fn validator_sets() -> Vec<u8> {
+    [&[CONFIG][..], b"vset/"].concat()
+}
+
+/// The key of the set that is consensus's from `height` on.
+pub fn validator_set_at(height: u64) -> Vec<u8> {
+    [validator_sets(), (!height).to_be_bytes().to_vec()].concat()
+}
+
+/// Prefix of proposals: `g proposal/ ‖ id BE` → [`Proposal`](crate::Proposal).
+pub fn proposals() -> Vec<u8> {
+    [&[CONFIG][..], b"proposal/"].concat()
+}
+
+/// The key of proposal `id`.
+pub fn proposal(id: u64) -> Vec<u8> {
+    [proposals(), id.to_be_bytes().to_vec()].concat()
+}
+
+/// The number of the next proposal.
+pub fn next_proposal() -> Vec<u8> {
+    [&[CONFIG][..], b"next_proposal"].concat()
+}
+
+/// Prefix of open proposals by the end of their voting period:
+/// `g voting_end/ ‖ voting_ends_at BE ‖ id BE` (empty value).
+pub fn proposal_ends() -> Vec<u8> {
+    [&[CONFIG][..], b"voting_end/"].concat()
+}
+
+/// The key of open proposal `id` ending at `voting_ends_at`.
+pub fn proposal_end(voting_ends_at: u64, id: u64) -> Vec<u8> {
+    [
+        proposal_ends(),
+        voting_ends_at.to_be_bytes().to_vec(),
+        id.to_be_bytes().to_vec(),
+    ]
+    .concat()
+}
+
 /// Key of the governance [`TimerStatus`](crate::TimerStatus) (absent = active).
 pub fn timer_status() -> Vec<u8> {
     [&[CONFIG][..], b"timer_status"].concat()

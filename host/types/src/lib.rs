@@ -15,6 +15,7 @@ pub mod crypto;
 pub mod encoding;
 pub mod error;
 pub mod genesis;
+pub mod governance;
 pub mod keys;
 pub mod lane;
 pub mod primitives;
@@ -25,10 +26,17 @@ pub mod value;
 
 pub use block::{merkle_root, Block, BlockHeader};
 pub use config::{BasefeeConfig, ChainParams};
-pub use crypto::{dev_account_key, dev_accounts, PrivateKey, DEV_ACCOUNT_COUNT};
+pub use crypto::{
+    dev_account_key, dev_accounts, dev_validator_genesis, dev_validator_public_key, PrivateKey,
+    DEV_ACCOUNT_COUNT,
+};
 pub use encoding::{decode, encode, Canonical};
 pub use error::{Error, Result};
 pub use genesis::{Genesis, GenesisAccount, GenesisValidator};
+pub use governance::{
+    GovernanceConfig, GovernanceMode, Proposal, ProposalAction, ProposalStatus, ValidatorInfo,
+    ValidatorSetRecord, PROPOSAL_DEPOSIT_ESCROW, VALIDATOR_SET_DELAY,
+};
 pub use lane::{LaneMarket, LanePrice, SuggestedFees};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
 pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};

@@ -138,7 +138,9 @@ impl BorshDeserialize for TxKind {
     }
 }
 
-/// Governance instructions, gated by the genesis `system_deployers` set.
+/// Governance instructions. Tags 0–6 are gated by `system_deployers`;
+/// `SubmitProposal` (anyone), `CastVote` (validator operators) and
+/// `ExecuteProposal` (anyone) by their own rules (#32).
 ///
 /// New variants are only ever appended, so old encodings stay valid.
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize)]
@@ -167,9 +169,36 @@ pub enum SystemInstruction {
     /// following blocks with its deposit refunded; scheduling is refused
     /// until `ResumeTimers`.
     ShutdownTimers,
+    /// Submit a proposal for the validators to vote on (#32): anyone may,
+    /// with the governed deposit.
+    SubmitProposal(crate::governance::ProposalAction),
+    /// A validator operator's vote on an open proposal (a second vote
+    /// replaces the first).
+    CastVote {
+        /// The proposal.
+        proposal_id: u64,
+        /// Yes or no.
+        approve: bool,
+    },
+    /// Execute a passed proposal (anyone may).
+    ExecuteProposal {
+        /// The proposal.
+        proposal_id: u64,
+    },
 }
 
 impl SystemInstruction {
+    /// Is it one of the proposal instructions, which `system_deployers`
+    /// do not gate?
+    pub fn is_proposal_step(&self) -> bool {
+        matches!(
+            self,
+            SystemInstruction::SubmitProposal(_)
+                | SystemInstruction::CastVote { .. }
+                | SystemInstruction::ExecuteProposal { .. }
+        )
+    }
+
     /// Short name used in logs and errors.
     pub fn name(&self) -> &'static str {
         match self {
@@ -180,6 +209,9 @@ impl SystemInstruction {
             SystemInstruction::PauseTimers => "System(PauseTimers)",
             SystemInstruction::ResumeTimers => "System(ResumeTimers)",
             SystemInstruction::ShutdownTimers => "System(ShutdownTimers)",
+            SystemInstruction::SubmitProposal(_) => "System(SubmitProposal)",
+            SystemInstruction::CastVote { .. } => "System(CastVote)",
+            SystemInstruction::ExecuteProposal { .. } => "System(ExecuteProposal)",
         }
     }
 }
@@ -198,11 +230,19 @@ impl BorshDeserialize for SystemInstruction {
             4 => SystemInstruction::PauseTimers,
             5 => SystemInstruction::ResumeTimers,
             6 => SystemInstruction::ShutdownTimers,
+            7 => SystemInstruction::SubmitProposal(BorshDeserialize::deserialize_reader(reader)?),
+            8 => SystemInstruction::CastVote {
+                proposal_id: BorshDeserialize::deserialize_reader(reader)?,
+                approve: BorshDeserialize::deserialize_reader(reader)?,
+            },
+            9 => SystemInstruction::ExecuteProposal {
+                proposal_id: BorshDeserialize::deserialize_reader(reader)?,
+            },
             other => {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
                     format!(
-                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig, 1 CancelTimer, 2 ExtendTimer, 3 UpdateTimerConfig, 4 PauseTimers, 5 ResumeTimers, 6 ShutdownTimers)"
+                        "unknown system instruction tag {other} (known: 0 UpdateBasefeeConfig, 1 CancelTimer, 2 ExtendTimer, 3 UpdateTimerConfig, 4 PauseTimers, 5 ResumeTimers, 6 ShutdownTimers, 7 SubmitProposal, 8 CastVote, 9 ExecuteProposal)"
                     ),
                 ))
             }
