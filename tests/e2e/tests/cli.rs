@@ -226,7 +226,7 @@ fn keys_new_consensus_makes_a_validator_key_that_genesis_accepts() {
     let base = "chain_id = 42\ngenesis_timestamp = 1767225600\n";
     std::fs::write(
         &genesis,
-        format!("{base}[[validators]]\npublic_key = \"{public_key}\"\npower = 1\n"),
+        format!("{base}[[validators]]\npublic_key = \"{public_key}\"\npower = 1\noperator = \"0x1111111111111111111111111111111111111111\"\n"),
     )
     .unwrap();
     let chain_home = dir.path().join("chain");
@@ -240,7 +240,7 @@ fn keys_new_consensus_makes_a_validator_key_that_genesis_accepts() {
     assert!(out.status.success(), "{out:?}");
     std::fs::write(
         &genesis,
-        format!("{base}[[validators]]\npublic_key = \"0x12\"\npower = 1\n"),
+        format!("{base}[[validators]]\npublic_key = \"0x12\"\npower = 1\noperator = \"0x1111111111111111111111111111111111111111\"\n"),
     )
     .unwrap();
     let out = run(&[

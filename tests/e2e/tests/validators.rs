@@ -13,6 +13,11 @@
 //!   the network continues.
 //! - `timerhost testnet` itself runs its validators to agreement and stops
 //!   them all on SIGTERM; a second start reuses the homes.
+//! - The set changes by proposal (#32): four validators vote a fifth in
+//!   through the CLI — it was following, and signs from the activation
+//!   height — then vote one of the four out, which is killed while the
+//!   remaining four commit on; a node syncing from genesis afterwards
+//!   follows both changes and replays.
 
 mod common;
 
@@ -422,4 +427,172 @@ fn timerhost_testnet_runs_the_validators_and_stops_them_all() {
         .unwrap();
     let v: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(v["event"], "reused", "{v}");
+}
+
+/// `timerhost ARGS --json` with no node (keys), which must succeed.
+fn offline_json(args: &[&str]) -> Value {
+    let out = Command::new(TIMERHOST)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The `data` of the first event named `name` in a CLI receipt.
+fn event_data(receipt: &Value, name: &str) -> Value {
+    receipt["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {receipt}"))["data"]
+        .clone()
+}
+
+/// Proposes `action` (CLI words) through `node` as dev account 5, has
+/// the operators `voters` (dev accounts) vote yes, executes it; returns the
+/// height the change applies from.
+fn vote_through(node: &Node, action: &[&str], voters: &[usize]) -> u64 {
+    let mut args = vec!["gov", "propose"];
+    args.extend_from_slice(action);
+    args.extend(["--dev-account", "5"]);
+    let submitted = node.cli_json(&args);
+    assert_eq!(submitted["status"], "success", "{submitted}");
+    let id = event_data(&submitted, "ProposalSubmitted")["proposal_id"]
+        .as_u64()
+        .unwrap();
+    for who in voters {
+        let voted = node.cli_json(&[
+            "gov",
+            "vote",
+            &id.to_string(),
+            "--dev-account",
+            &who.to_string(),
+        ]);
+        assert_eq!(voted["status"], "success", "{voted}");
+    }
+    let listed = node.cli_json(&["gov", "proposals"]);
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["proposal_id"] == id && p["status"] == "passed"),
+        "{listed}"
+    );
+    let executed = node.cli_json(&["gov", "execute", &id.to_string(), "--dev-account", "5"]);
+    assert_eq!(executed["status"], "success", "{executed}");
+    event_data(&executed, "ProposalExecuted")["effective_height"]
+        .as_u64()
+        .unwrap()
+}
+
+fn validator_keys(node: &Node, height: u64) -> Vec<String> {
+    let set = node.rpc("th_getValidators", json!([height]));
+    set["validators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["public_key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_validators_vote_a_follower_in_and_one_of_themselves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // Four validators, the standby fifth, and a node that joins at the end.
+    let homes = testnet(&dir.path().join("net"), 4, 2);
+    let mut nodes: Vec<Node> = homes[..5].iter().map(|h| start(h, &[])).collect();
+    wait_for_height(
+        &nodes.iter().collect::<Vec<_>>(),
+        2,
+        Duration::from_secs(120),
+    );
+    assert_eq!(nodes[4].metric("timerhost_consensus_in_validator_set"), 0.0);
+
+    // The fifth's key, as its operator would read it; dev account 4 operates it.
+    let fifth = offline_json(&["keys", "show-consensus", "--home", home_arg(&homes[4])])
+        ["public_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let accounts = offline_json(&["keys", "list"]);
+    let operator4 = accounts["dev_accounts"][4]["address"]
+        .as_str()
+        .unwrap_or_else(|| panic!("dev account 4 in {accounts}"))
+        .to_string();
+
+    // Three of four vote it in (75 % > 2/3).
+    let added_at = vote_through(
+        &nodes[0],
+        &[
+            "add-validator",
+            &fifth,
+            "--power",
+            "1",
+            "--operator",
+            &operator4,
+        ],
+        &[0, 1, 2],
+    );
+    assert!(!validator_keys(&nodes[0], added_at - 1).contains(&fifth));
+    assert!(validator_keys(&nodes[0], added_at).contains(&fifth));
+    let all: Vec<&Node> = nodes.iter().collect();
+    wait_for_height(&all, added_at + 10, Duration::from_secs(180));
+    assert_eq!(nodes[4].metric("timerhost_consensus_in_validator_set"), 1.0);
+    assert_eq!(nodes[0].metric("timerhost_consensus_validators"), 5.0);
+    assert!(
+        nodes[4].metric("timerhost_consensus_votes_published_total") > 0.0,
+        "the fifth signs from its activation height"
+    );
+    let cli_set = nodes[2].cli_json(&["validators"]);
+    assert_eq!(
+        cli_set["validators"].as_array().unwrap().len(),
+        5,
+        "{cli_set}"
+    );
+    let through = nodes.iter().map(height).min().unwrap();
+    assert_same_chain(&all, through);
+
+    // Four of five (80 %) vote validator 3 out; it is then killed, and the
+    // remaining four keep committing.
+    let third = offline_json(&["keys", "show-consensus", "--home", home_arg(&homes[3])])
+        ["public_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(validator_keys(&nodes[0], added_at).contains(&third));
+    let removed_at = vote_through(&nodes[0], &["remove-validator", &third], &[0, 1, 2, 4]);
+    wait_for_height(&all, removed_at, Duration::from_secs(120));
+    assert!(!validator_keys(&nodes[0], removed_at).contains(&third));
+    kill9(&mut nodes[3]);
+    let remaining: Vec<&Node> = [0, 1, 2, 4].iter().map(|i| &nodes[*i]).collect();
+    let from = height(&nodes[0]);
+    wait_for_height(&remaining, from + 10, Duration::from_secs(180));
+    let through = remaining.iter().map(|n| height(n)).min().unwrap();
+    assert_same_chain(&remaining, through);
+
+    // A node syncing from genesis follows both changes, then replays.
+    let late = start(&homes[5], &[]);
+    let mut everyone = remaining.clone();
+    everyone.push(&late);
+    wait_for_height(&everyone, through, Duration::from_secs(240));
+    assert_same_chain(&everyone, through);
+    let stopped = late.terminate();
+    assert!(stopped.contains("stopped at height"), "{stopped}");
+    let replay = Command::new(TIMERHOST)
+        .args(["replay", "--home", home_arg(&homes[5])])
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
 }
