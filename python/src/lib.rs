@@ -179,6 +179,17 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<TxSpec> {
         "resume_timers" => TxKind::System(SystemInstruction::ResumeTimers),
         "shutdown_timers" => TxKind::System(SystemInstruction::ShutdownTimers),
         "revoke_timer_payments" => TxKind::RevokeTimerPayments,
+        "submit_proposal" => {
+            let json: String = req(d, "action")?;
+            TxKind::System(SystemInstruction::SubmitProposal(proposal_action(&json)?))
+        }
+        "cast_vote" => TxKind::System(SystemInstruction::CastVote {
+            proposal_id: req(d, "proposal_id")?,
+            approve: req(d, "approve")?,
+        }),
+        "execute_proposal" => TxKind::System(SystemInstruction::ExecuteProposal {
+            proposal_id: req(d, "proposal_id")?,
+        }),
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown transaction op {other:?}"
@@ -194,6 +205,63 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<TxSpec> {
         max_fee_per_cell: opt(d, "max_fee_per_cell")?,
         tip: opt(d, "tip")?.unwrap_or(0),
         kind,
+    })
+}
+
+/// A proposal action from its JSON form `{"kind", …fields}` (#32): the
+/// kinds and fields of `th_getProposals`' actions.
+fn proposal_action(json: &str) -> PyResult<timerhost_types::ProposalAction> {
+    use timerhost_types::governance::parse_validator_key;
+    use timerhost_types::ProposalAction as A;
+    let bad = |what: String| PyValueError::new_err(format!("proposal action: {what}"));
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+    let field = |k: &str| v.get(k).ok_or_else(|| bad(format!("{k} is missing")));
+    let text = |k: &str| -> PyResult<String> {
+        field(k)?
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| bad(format!("{k} must be a string")))
+    };
+    let number = |k: &str| -> PyResult<u64> {
+        field(k)?
+            .as_u64()
+            .ok_or_else(|| bad(format!("{k} must be a non-negative int")))
+    };
+    let key = |k: &str| -> PyResult<[u8; 32]> { parse_validator_key(&text(k)?).map_err(bad) };
+    let address = |a: &str| convert::address(a, "address");
+    let kind = text("kind")?;
+    Ok(match kind.as_str() {
+        "UpdateTimerConfig" => A::UpdateTimerConfig(
+            serde_json::from_value(field("config")?.clone()).map_err(|e| bad(e.to_string()))?,
+        ),
+        "UpdateBasefeeConfig" => A::UpdateBasefeeConfig(
+            serde_json::from_value(field("config")?.clone()).map_err(|e| bad(e.to_string()))?,
+        ),
+        "AddValidator" => A::AddValidator {
+            public_key: key("public_key")?,
+            power: number("power")?,
+            operator: address(&text("operator")?)?,
+        },
+        "RemoveValidator" => A::RemoveValidator {
+            public_key: key("public_key")?,
+        },
+        "SetValidatorPower" => A::SetValidatorPower {
+            public_key: key("public_key")?,
+            power: number("power")?,
+        },
+        "SetSystemDeployers" => A::SetSystemDeployers(
+            field("system_deployers")?
+                .as_array()
+                .ok_or_else(|| bad("system_deployers must be a list".into()))?
+                .iter()
+                .map(|a| address(a.as_str().unwrap_or_default()))
+                .collect::<PyResult<Vec<_>>>()?,
+        ),
+        other => {
+            return Err(bad(format!(
+                "unknown kind {other:?} (UpdateTimerConfig, UpdateBasefeeConfig, AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers)"
+            )))
+        }
     })
 }
 
@@ -254,10 +322,11 @@ impl NativeChain {
 #[pymethods]
 impl NativeChain {
     /// A fresh dev chain (chain id 1337, ten funded dev accounts), in memory,
-    /// or persisted in sled under `path` (reopened if it already exists).
+    /// or persisted in sled under `path` (reopened if it already exists);
+    /// with `validators` N > 0, N dev validators governing by proposals.
     #[new]
-    #[pyo3(signature = (path=None))]
-    fn new(path: Option<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (path=None, validators=0))]
+    fn new(path: Option<PathBuf>, validators: u32) -> PyResult<Self> {
         let backend: Box<dyn KvBackend> = match path {
             None => Box::new(MemoryBackend::new()),
             Some(p) => Box::new(SledBackend::open(&p).map_err(|e| {
@@ -265,13 +334,22 @@ impl NativeChain {
             })?),
         };
         let runtime = VmRuntime::new().map_err(chain_err)?;
-        let chain = Chain::open(
-            backend,
-            Genesis::dev(),
-            Arc::new(runtime),
-            Arc::new(NoHooks),
-        )
-        .map_err(chain_err)?;
+        // #32: N dev validators operated by dev accounts 0..N−1, config
+        // updates through proposals.
+        let genesis = match validators {
+            0 => Genesis::dev(),
+            n if n as usize <= timerhost_types::DEV_ACCOUNT_COUNT => {
+                timerhost_types::dev_validator_genesis(n)
+            }
+            n => {
+                return Err(PyValueError::new_err(format!(
+                    "validators={n}: at most {} (dev accounts operate them)",
+                    timerhost_types::DEV_ACCOUNT_COUNT
+                )))
+            }
+        };
+        let chain = Chain::open(backend, genesis, Arc::new(runtime), Arc::new(NoHooks))
+            .map_err(chain_err)?;
         Ok(Self {
             chain: Some(chain),
             snapshots: Vec::new(),
@@ -551,6 +629,67 @@ impl NativeChain {
             .map_err(chain_err)?
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         serde_json::to_string(&quote).map_err(chain_err)
+    }
+
+    /// The validator set of consensus at `height` (default: the next
+    /// block's), as JSON (`th_getValidators`' shape), or `None` on a chain
+    /// without validators.
+    #[pyo3(signature = (height=None))]
+    fn validators_json(&self, height: Option<u64>) -> PyResult<Option<String>> {
+        let chain = self.chain()?;
+        let height = match height {
+            Some(h) => h,
+            None => chain.head().map_err(chain_err)?.height + 1,
+        };
+        let Some(set) = chain.validators_at(height).map_err(chain_err)? else {
+            return Ok(None);
+        };
+        let rows: Vec<serde_json::Value> = set
+            .validators
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "address": v.address().to_hex(),
+                    "public_key": v.public_key_hex(),
+                    "power": v.power,
+                    "operator": v.operator.to_hex(),
+                })
+            })
+            .collect();
+        serde_json::to_string(&rows).map(Some).map_err(chain_err)
+    }
+
+    /// Every proposal, oldest first, as JSON: id, proposer, action kind,
+    /// status, votes and their tally against the next block's set.
+    fn proposals_json(&self) -> PyResult<String> {
+        let chain = self.chain()?;
+        let next = chain.head().map_err(chain_err)?.height + 1;
+        let set = chain
+            .validators_at(next)
+            .map_err(chain_err)?
+            .unwrap_or_default();
+        let rows: Vec<serde_json::Value> = chain
+            .proposals(1, usize::MAX)
+            .map_err(chain_err)?
+            .iter()
+            .map(|p| {
+                let t = p.tally(&set);
+                serde_json::json!({
+                    "proposal_id": p.id,
+                    "proposer": p.proposer.to_hex(),
+                    "action": p.action.name(),
+                    "deposit": p.deposit.to_string(),
+                    "submitted_at": p.submitted_at,
+                    "voting_ends_at": p.voting_ends_at,
+                    "status": p.status.as_str(),
+                    "votes": p.votes.iter().map(|(o, a)| serde_json::json!([o.to_hex(), a])).collect::<Vec<_>>(),
+                    "yes_power": t.yes,
+                    "no_power": t.no,
+                    "total_power": t.total,
+                })
+            })
+            .collect();
+        serde_json::to_string(&rows).map_err(chain_err)
     }
 
     /// The timer lane's market for the next block (#31): `(lane basefee,

@@ -472,6 +472,85 @@ class Governance:
         __tracebackhide__ = True
         return self._run("shutdown_timers", signer)
 
+    # -- proposals (#32) -------------------------------------------------------
+
+    def propose(self, action: str, *, sender: Optional[AddressLike] = None, **fields: Any) -> int:
+        """Submits a proposal for the validators (``SubmitProposal``); returns
+        its id. ``sender`` (default: ``accounts[0]``) lends the governed
+        deposit, returned when the proposal is executed or expires, burned if
+        the validators reject it. ``action`` and its fields:
+
+        - ``"UpdateTimerConfig"`` / ``"UpdateBasefeeConfig"``: config fields
+          to change (the rest as in force), e.g. ``ordering="market"``;
+        - ``"AddValidator"``: ``public_key`` (``0x`` + 64 hex), ``power``,
+          ``operator`` (the account that signs its votes);
+        - ``"RemoveValidator"``: ``public_key``;
+        - ``"SetValidatorPower"``: ``public_key``, ``power``;
+        - ``"SetSystemDeployers"``: ``system_deployers`` (a list of addresses).
+        """
+        __tracebackhide__ = True
+        body: Dict[str, Any] = {"kind": action}
+        if action == "UpdateTimerConfig":
+            config = self._chain.timer_config
+            del config["status"]
+            body["config"] = _timer_config_to_json(self._merged(config, fields, "TimerConfig"))
+        elif action == "UpdateBasefeeConfig":
+            body["config"] = _basefee_to_json(self._merged(self._chain.basefee_config, fields, "BasefeeConfig"))
+        elif action == "AddValidator":
+            body.update(public_key=fields.pop("public_key"), power=fields.pop("power", 1),
+                        operator=_address(fields.pop("operator"), "operator"))
+        elif action == "RemoveValidator":
+            body.update(public_key=fields.pop("public_key"))
+        elif action == "SetValidatorPower":
+            body.update(public_key=fields.pop("public_key"), power=fields.pop("power"))
+        elif action == "SetSystemDeployers":
+            body["system_deployers"] = [_address(a, "system deployer") for a in fields.pop("system_deployers")]
+        else:
+            raise ValueError(
+                f"unknown proposal action {action!r} (UpdateTimerConfig, UpdateBasefeeConfig, "
+                "AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers)"
+            )
+        if fields and action not in ("UpdateTimerConfig", "UpdateBasefeeConfig"):
+            raise TypeError(f"{action} takes no field(s) {sorted(fields)}")
+        receipt = self._run("submit_proposal", sender, action=json.dumps(body))
+        submitted = next(e for e in receipt.events if e.name == "ProposalSubmitted")
+        return submitted["proposal_id"]
+
+    @staticmethod
+    def _merged(config: Dict[str, Any], fields: Dict[str, Any], name: str) -> Dict[str, Any]:
+        unknown = sorted(set(fields) - set(config))
+        if unknown:
+            raise TypeError(f"unknown {name} field(s) {unknown}; fields are {sorted(config)}")
+        config.update(fields)
+        return config
+
+    def vote(self, proposal_id: int, approve: bool = True, *, sender: AddressLike) -> Receipt:
+        """A validator operator's vote (``CastVote``): only the operator of a
+        validator in the current set may vote, weighted by that validator's
+        power; a second vote replaces the first. More than 2/3 of the power
+        voting yes passes the proposal; 1/3 voting no rejects it."""
+        __tracebackhide__ = True
+        return self._run("cast_vote", sender, proposal_id=proposal_id, approve=approve)
+
+    def execute(self, proposal_id: int, *, sender: Optional[AddressLike] = None) -> Receipt:
+        """Executes a passed proposal (``ExecuteProposal``; anyone may): a
+        config change applies from the next block, a validator-set change
+        ``VALIDATOR_SET_DELAY`` (2) blocks later."""
+        __tracebackhide__ = True
+        return self._run("execute_proposal", sender, proposal_id=proposal_id)
+
+    def proposals(self) -> List[Dict[str, Any]]:
+        """Every proposal, oldest first: ``{"proposal_id", "proposer",
+        "action", "deposit", "submitted_at", "voting_ends_at", "status",
+        "votes" ([operator, approve] pairs), "yes_power", "no_power",
+        "total_power"}``; ``status`` is ``voting``, ``passed``, ``rejected``,
+        ``executed`` or ``expired``."""
+        rows = json.loads(self._chain._native.proposals_json())
+        for r in rows:
+            r["deposit"] = int(r["deposit"])
+            r["votes"] = [(o, a) for o, a in r["votes"]]
+        return rows
+
 
 #: BasefeeConfig fields that are u128 (strings in the node's JSON).
 _BASEFEE_U128 = (
@@ -642,6 +721,10 @@ class Chain(_Wallet):
     blocks (or ``interval_ms``, milliseconds); ``cycles_limit``/``cells_limit`` the default per-transaction
     limits (each call can override them, as can ``tip``,
     ``max_fee_per_cycle``, ``max_fee_per_cell`` and ``nonce``).
+    ``Chain(validators=N)`` (N ≤ 10) starts from a genesis with N validators
+    of power 1 operated by dev accounts 0..N−1, whose config updates go
+    through proposals (:meth:`Governance.propose`); the emergency
+    instructions stay with ``accounts[0]``.
     """
 
     def __init__(
@@ -652,8 +735,9 @@ class Chain(_Wallet):
         interval_ms: Optional[int] = None,
         cycles_limit: int = DEFAULT_CYCLES_LIMIT,
         cells_limit: int = DEFAULT_CELLS_LIMIT,
+        validators: int = 0,
     ) -> None:
-        self._native = _native.NativeChain(os.fspath(path) if path is not None else None)
+        self._native = _native.NativeChain(os.fspath(path) if path is not None else None, validators)
         if interval_ms is None:
             self.interval = interval
         else:
@@ -666,6 +750,19 @@ class Chain(_Wallet):
         self._block_hooks: List[Callable[["Chain", "Block"], None]] = []
         deployers = self._native.system_deployers()
         self.governance_account: Account = next(a for a in self.accounts if a.address in deployers)
+
+    @property
+    def validators(self) -> List[Dict[str, Any]]:
+        """The validator set of the next block (#32): ``{"address",
+        "public_key", "power", "operator"}`` each, by address; ``[]`` on a
+        chain without validators. :meth:`validators_at` reads another height."""
+        return self.validators_at(None)
+
+    def validators_at(self, height: Optional[int]) -> List[Dict[str, Any]]:
+        """The validator set of consensus at ``height`` (changes executed in
+        block h apply from h + 2)."""
+        raw = self._native.validators_json(height)
+        return [] if raw is None else json.loads(raw)
 
     @property
     def governance(self) -> Governance:
