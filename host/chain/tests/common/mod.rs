@@ -124,7 +124,8 @@ impl Net {
 /// The chain's invariants after a block (docs/ARCHITECTURE.md,
 /// "Invariants"): balances + burned = genesis supply; the cron registry's
 /// balance is the sum of its escrows; the deposit escrow holds exactly the
-/// live timers' deposits. `context` names the block in a failure.
+/// live timers' deposits; the proposal escrow holds exactly the open
+/// proposals' deposits (#32). `context` names the block in a failure.
 pub fn assert_invariants(state: &dyn StateRead, context: &str) {
     let supply = timerhost_chain::accounts::supply(state).unwrap();
     assert_eq!(
@@ -142,6 +143,17 @@ pub fn assert_invariants(state: &dyn StateRead, context: &str) {
         balance(&TIMER_DEPOSIT_ESCROW),
         store::deposits_held(state, usize::MAX).unwrap(),
         "{context}: the deposit escrow does not hold exactly the live timers' deposits"
+    );
+    let open: u128 = timerhost_chain::governance::proposals(state, 1, usize::MAX)
+        .unwrap()
+        .iter()
+        .filter(|p| p.status.is_open())
+        .map(|p| p.deposit)
+        .sum();
+    assert_eq!(
+        balance(&timerhost_types::PROPOSAL_DEPOSIT_ESCROW),
+        open,
+        "{context}: the proposal escrow does not hold exactly the open proposals' deposits"
     );
 }
 
