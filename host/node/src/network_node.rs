@@ -96,6 +96,10 @@ impl AppHooks for NodeHooks {
 struct NetworkControl {
     describe: Json,
     gossip: Mutex<mpsc::Sender<Vec<u8>>>,
+    /// This node's consensus key's address, if it has one.
+    key: Option<String>,
+    /// The engine's view: the set of the height being decided (#32).
+    consensus: Arc<ConsensusMetrics>,
 }
 
 fn not_on_network(what: &str) -> RpcError {
@@ -121,8 +125,18 @@ impl NodeControl for NetworkControl {
         Err(not_on_network("dev_revert"))
     }
 
+    /// The producer as `th_status` shows it, with the validator set of the
+    /// height being decided (it changes by proposal, #32).
     fn describe(&self) -> Json {
-        self.describe.clone()
+        use std::sync::atomic::Ordering;
+        let mut d = self.describe.clone();
+        let size = self.consensus.validators.load(Ordering::Relaxed);
+        if size > 0 {
+            d["validators"] = json!(size);
+            let voting = self.consensus.in_validator_set.load(Ordering::Relaxed) == 1;
+            d["validator"] = json!(self.key.clone().filter(|_| voting));
+        }
+        d
     }
 
     fn transaction_accepted(&self, raw: &[u8]) {
@@ -266,6 +280,8 @@ pub(crate) fn run(
     let control = NetworkControl {
         describe,
         gossip: Mutex::new(spawn_gossip(cfg.consensus.tx_gossip.clone())),
+        key: key.as_ref().map(|k| k.address().to_string()),
+        consensus: consensus_metrics.clone(),
     };
 
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
