@@ -101,6 +101,7 @@ impl Services {
             let mut event = json!({
                 "event": "started",
                 "rpc": format!("http://{}", self.rpc),
+                "dashboard": format!("http://{}/", self.rpc),
                 "metrics": self.metrics.map(|a| format!("http://{a}/metrics")),
                 "chain_id": chain_id,
                 "height": height,
@@ -111,6 +112,7 @@ impl Services {
             println!("{event}");
         } else {
             println!("rpc: http://{}", self.rpc);
+            println!("dashboard: http://{}/", self.rpc);
             if let Some(m) = self.metrics {
                 println!("metrics: http://{m}/metrics");
             }

@@ -10,8 +10,10 @@
 //!   reach the block producer through [`NodeControl`].
 //! - [`snapshots`]: the dev snapshots behind `dev_snapshot` / `dev_revert`.
 //! - [`client`]: a small blocking client for the CLI's client commands.
+//! - [`dashboard`]: the embedded web dashboard served at `GET /` (#33).
 
 pub mod client;
+pub mod dashboard;
 pub mod error;
 pub mod json;
 pub mod mempool;

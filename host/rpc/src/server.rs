@@ -30,6 +30,8 @@ use crate::json::{
 use crate::mempool::{validate, Mempool};
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
+mod views;
+
 /// Most timers or events one call returns (a request may ask for fewer).
 pub const MAX_LIST: usize = 10_000;
 
@@ -499,6 +501,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let lane = timerhost_timers::lane::market(&state, &config)?;
         Ok(json!({
             "status": status.as_str(),
+            "pending": timerhost_timers::store::pending_count(&state)?,
+            "fired_total": timerhost_timers::store::deliveries_total(&state)?,
             "deposits_held": crate::json::amount(escrow.balance),
             "ordering": config.ordering.as_str(),
             "lane_basefee": lane.basefee,
@@ -706,6 +710,12 @@ pub const METHODS: &[&str] = &[
     "th_getBasefeeConfig",
     "th_getValidators",
     "th_getProposals",
+    "th_getBlockStats",
+    "th_getAhead",
+    "th_getTimersPage",
+    "th_getTimerLife",
+    "th_getWatches",
+    "th_getCronJobs",
     "dev_mine",
     "dev_setNextBlockTimestamp",
     "dev_snapshot",
@@ -747,6 +757,12 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getBasefeeConfig", |c, a| c.basefee_config());
     method!("th_getValidators", |c, a| c.validators(&a));
     method!("th_getProposals", |c, a| c.proposals(&a));
+    method!("th_getBlockStats", |c, a| c.block_stats(&a));
+    method!("th_getAhead", |c, a| c.ahead(&a));
+    method!("th_getTimersPage", |c, a| c.timers_page(&a));
+    method!("th_getTimerLife", |c, a| c.timer_life(&a));
+    method!("th_getWatches", |c, a| c.watches(&a));
+    method!("th_getCronJobs", |c, a| c.cron_jobs(&a));
     method!("dev_mine", |c, a| c.mine(&a));
     method!("dev_setNextBlockTimestamp", |c, a| c.set_next_timestamp(&a));
     method!("dev_snapshot", |c, a| c.snapshot());
@@ -766,6 +782,7 @@ pub async fn start<B: KvBackend + 'static>(
     };
     let server = Server::builder()
         .max_request_body_size(8 * 1024 * 1024)
+        .set_http_middleware(tower::ServiceBuilder::new().layer(crate::dashboard::DashboardLayer))
         .build(addr)
         .await
         .map_err(|e| err(&e))?;

@@ -100,6 +100,34 @@ pub fn leaf(state: &(impl StateRead + ?Sized), bucket: BucketId) -> Result<Optio
     state.get(&k)?.map(|v| decode_leaf(&k, &v)).transpose()
 }
 
+/// The leaves of `queue`'s buckets due in `[from, to)` (heights or unix
+/// ms), in order, at most `limit` (#33: what the dashboard shows ahead):
+/// `(height or ms, leaf)`. Reads only the leaves, whatever the records.
+pub fn leaves_between(
+    state: &(impl StateRead + ?Sized),
+    queue: DueQueue,
+    from: u64,
+    to: u64,
+    limit: usize,
+) -> Result<Vec<(u64, Leaf)>> {
+    let id = |at| match queue {
+        DueQueue::Height => BucketId::height(at),
+        DueQueue::Time => BucketId::time(at),
+    };
+    let start = keys::bucket_key(id(from));
+    let end = keys::bucket_key(id(to));
+    state
+        .scan(&start, Some(&end), limit)?
+        .into_iter()
+        .map(|(k, v)| {
+            let at: [u8; 8] = k[k.len() - 8..]
+                .try_into()
+                .map_err(|_| corrupt("timer bucket", &k, "key does not end in 8 bytes"))?;
+            Ok((u64::from_be_bytes(at), decode_leaf(&k, &v)?))
+        })
+        .collect()
+}
+
 fn decode_leaf(k: &[u8], v: &[u8]) -> Result<Leaf> {
     if v.len() != LEAF_BYTES {
         return Err(corrupt("timer bucket", k, "leaf is not 48 bytes"));

@@ -78,7 +78,8 @@ pub struct FireOutcome<'a> {
 
 /// `TimerFired {timer_id, actor, fee_payer, handler, success, error,
 /// cycles_used, cells_used, cost, refund, tip, lane_basefee, priority_fee,
-/// priority_clamped, weight, deliver_seq, fire_seq, deliver_id}`.
+/// priority_clamped, weight, kind, due_height, due_timestamp_ms,
+/// deliver_seq, fire_seq, deliver_id}`.
 pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
     let error = match o.error {
         None => Value::None,
@@ -103,6 +104,23 @@ pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
             ("priority_fee", Value::int(o.priority_fee)),
             ("priority_clamped", Value::Bool(o.priority_clamped)),
             ("weight", Value::int(o.weight)),
+            // What made it due (#33: the dashboard counts fires by kind and
+            // those that came later than due).
+            ("kind", Value::str(t.kind.name())),
+            (
+                "due_height",
+                match t.kind {
+                    timerhost_types::TimerKind::Height => Value::int(t.height),
+                    _ => Value::None,
+                },
+            ),
+            (
+                "due_timestamp_ms",
+                match t.kind {
+                    timerhost_types::TimerKind::Time { timestamp_ms } => Value::int(timestamp_ms),
+                    _ => Value::None,
+                },
+            ),
             ("deliver_seq", Value::int(o.delivery.deliver_seq)),
             ("fire_seq", Value::int(o.delivery.fire_seq)),
             ("deliver_id", id(&o.delivery.deliver_id)),

@@ -35,6 +35,7 @@
 //! | `t a ‖ timestamp_ms BE` | u64 BE height: a block whose Globalbox enqueue left due time timers behind, so that they keep their age when enqueued later ([`crate::globalbox::came_due_at`]) | the tree |
 //! | `u X ‖ seq BE` | the record of a height or time timer queued in the Globalbox | its entry |
 //! | `u q ‖ seq BE` | that timer's Globalbox key | the entries |
+//! | `u c` | u64 BE: how many timers are pending (derived: a function of the records) | the records |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
 //! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
 //! | `u a ‖ actor ‖ chunk BE` / `u A ‖ actor` | chunked ids / head: per-actor listing | the records |
@@ -301,6 +302,11 @@ pub fn globalbox_waiting_key(max_fee_per_cycle: u64, seq: u64) -> Vec<u8> {
 pub fn waiting_fee_cap(key: &[u8]) -> Option<u64> {
     let bytes: [u8; 8] = key.get(2..10)?.try_into().ok()?;
     Some(!u64::from_be_bytes(bytes))
+}
+
+/// The number of pending timers (`u c`, #33).
+pub fn pending_count_key() -> Vec<u8> {
+    vec![TIMERS_DERIVED, b'c']
 }
 
 /// The recent fires of `address` (#31).

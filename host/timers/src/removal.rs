@@ -35,6 +35,10 @@ impl Removals {
     pub fn apply(self, state: &mut Overlay<'_>) -> Result<()> {
         self.index.apply(state)?;
         self.buckets.apply(state)?;
+        let total: u64 = self.actors.values().map(|n| u64::from(*n)).sum();
+        if total > 0 {
+            crate::store::add_pending(state, 0, total)?;
+        }
         for (actor, leaving) in self.actors {
             let mut account = accounts::load(state, &actor)?;
             account.live_timers = account.live_timers.checked_sub(leaving).ok_or_else(|| {

@@ -116,6 +116,36 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
         )
     })?;
     accounts::store(state, &timer.actor_address, &account);
+    add_pending(state, 1, 0)
+}
+
+/// How many fires have been delivered since genesis (the next
+/// `deliver_seq`): an O(1) read for the dashboard (#33).
+pub fn deliveries_total(state: &(impl StateRead + ?Sized)) -> Result<u64> {
+    read_u64(state, &keys::next_delivery_key())
+}
+
+/// How many timers (and watches) are pending, whatever their state: an O(1)
+/// read for the dashboard and `th_status` (#33).
+pub fn pending_count(state: &(impl StateRead + ?Sized)) -> Result<u64> {
+    read_u64(state, &keys::pending_count_key())
+}
+
+/// Adds `added` and subtracts `removed` pending timers.
+pub(crate) fn add_pending(state: &mut Overlay<'_>, added: u64, removed: u64) -> Result<()> {
+    let key = keys::pending_count_key();
+    let now = read_u64(state, &key)?;
+    let next = now
+        .checked_add(added)
+        .and_then(|n| n.checked_sub(removed))
+        .ok_or_else(|| {
+            corrupt(
+                "pending timer count",
+                &key,
+                "more timers leave than are pending",
+            )
+        })?;
+    state.put(key, next.to_be_bytes().to_vec());
     Ok(())
 }
 
@@ -227,6 +257,77 @@ pub fn all(state: &(impl StateRead + ?Sized), limit: usize) -> Result<Vec<Timer>
     Ok(out)
 }
 
+/// Where a page of timers resumes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageCursor {
+    /// The next slot of an actor's or fee payer's listing.
+    Slot(u64),
+    /// The next record key of the unfiltered listing.
+    Key(Vec<u8>),
+}
+
+/// One page of at most `limit` timers (#33, the dashboard's table): of
+/// `actor`, else of `fee_payer` (their listing indexes, in scheduling
+/// order), else of every timer in the order of [`all`]; from `cursor`.
+/// Returns the page and where the next one starts. Reads `limit` records
+/// whatever the number pending.
+pub fn page(
+    state: &(impl StateRead + ?Sized),
+    actor: Option<&Address>,
+    fee_payer: Option<&Address>,
+    cursor: Option<PageCursor>,
+    limit: usize,
+) -> Result<(Vec<Timer>, Option<PageCursor>)> {
+    let indexed = match (actor, fee_payer) {
+        (Some(a), _) => Some((BY_ACTOR, a)),
+        (None, Some(p)) => Some((BY_PAYER, p)),
+        (None, None) => None,
+    };
+    if let Some((index, group)) = indexed {
+        let from = match cursor {
+            Some(PageCursor::Slot(s)) => s,
+            _ => 0,
+        };
+        let entries = index.entries(state, group.as_bytes(), from, limit + 1)?;
+        let next = entries.get(limit).map(|e| PageCursor::Slot(e.slot));
+        let timers = records_of(
+            state,
+            entries.into_iter().take(limit).map(|e| e.timer_id),
+            "timer listing index",
+        )?;
+        return Ok((timers, next));
+    }
+    // In key order, so that a cursor key says which prefixes are done.
+    let mut prefixes = [
+        keys::BACKLOG_RECORD,
+        keys::GLOBALBOX_RECORD,
+        keys::TIME_RECORD,
+        keys::RECORD,
+        keys::WATCH_RECORD,
+    ];
+    prefixes.sort();
+    let from = match cursor {
+        Some(PageCursor::Key(k)) => Some(k),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for prefix in prefixes {
+        let end = keys::end_of(prefix);
+        let start = match &from {
+            Some(k) if k.as_slice() >= end.as_slice() => continue,
+            Some(k) if k.starts_with(&prefix) => k.clone(),
+            _ => prefix.to_vec(),
+        };
+        for (k, v) in state.scan(&start, Some(&end), limit + 1 - out.len())? {
+            if out.len() == limit {
+                return Ok((out, Some(PageCursor::Key(k))));
+            }
+            out.push(decode_record(&k, &v)?.timer);
+        }
+    }
+    Ok((out, None))
+}
+
 /// Live timers of `actor`, in scheduling order (at most `limit`).
 pub fn by_actor(
     state: &(impl StateRead + ?Sized),
@@ -308,6 +409,8 @@ mod tests {
             keys::LATTICE,
             keys::TIME_LATTICE,
             keys::WATCHED_ACTOR,
+            // The pending-timer counter (#33) is one key for all timers.
+            [timerhost_types::keys::TIMERS_DERIVED, b'c'],
         ];
         for kind in kinds {
             for (payload, handler) in [(vec![], "handle_timer"), (vec![9u8; 1000], "tick")] {

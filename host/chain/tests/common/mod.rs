@@ -144,6 +144,11 @@ pub fn assert_invariants(state: &dyn StateRead, context: &str) {
         store::deposits_held(state, usize::MAX).unwrap(),
         "{context}: the deposit escrow does not hold exactly the live timers' deposits"
     );
+    assert_eq!(
+        store::pending_count(state).unwrap(),
+        store::all(state, usize::MAX).unwrap().len() as u64,
+        "{context}: the pending-timer counter does not count the pending timers"
+    );
     let open: u128 = timerhost_chain::governance::proposals(state, 1, usize::MAX)
         .unwrap()
         .iter()

@@ -1,0 +1,293 @@
+// timerhost dashboard (#33): a read-only single page over the node's
+// JSON-RPC. Routes: #/ (now, timeline, ahead), #/timers, #/timer/<id>,
+// #/watches, #/cron, #/actor/<address>. It polls th_status once a second
+// and re-renders the current view when a new block arrives.
+"use strict";
+
+const view = document.getElementById("view");
+const heightEl = document.querySelector('[data-testid="height"]');
+let lastHeight = null;
+let rendering = false;
+let charts = [];
+
+async function rpc(method, params = []) {
+  const r = await fetch("/", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const j = await r.json();
+  if (j.error) throw new Error(`${method}: ${j.error.message}`);
+  return j.result;
+}
+
+function esc(v) {
+  return String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+const short = (h) => (h && h.length > 18 ? `${h.slice(0, 10)}…${h.slice(-6)}` : h || "");
+const num = (v) => (v === null || v === undefined ? "—" : Number(v).toLocaleString("en-US"));
+const card = (k, v, testid) => `<div class="card"><div class="k">${esc(k)}</div><div class="v"${testid ? ` data-testid="${testid}"` : ""}>${v}</div></div>`;
+const actorLink = (a) => (a ? `<a class="mono" href="#/actor/${esc(a)}">${esc(short(a))}</a>` : "");
+const timerLink = (id, actor) => `<a class="mono" href="#/timer/${esc(id)}${actor ? `?actor=${esc(actor)}` : ""}">${esc(short(id))}</a>`;
+
+function trigger(t) {
+  const g = t.trigger || {};
+  if (g.kind === "height") return `height ${num(g.height)}`;
+  if (g.kind === "time") return `time ${new Date(g.timestamp_ms).toISOString()}`;
+  if (g.kind === "state") return `state: ${esc((g.keys || []).join(", "))} of ${short(g.actor)}`;
+  return esc(g.kind);
+}
+
+function chart(el, title, labels, xs, series, opts = {}) {
+  const box = document.createElement("div");
+  box.className = "chart";
+  box.innerHTML = `<h3>${esc(title)}</h3>`;
+  el.appendChild(box);
+  const colors = ["#2563eb", "#16a34a", "#d97706", "#dc2626", "#7c3aed", "#0891b2"];
+  const u = new uPlot(
+    {
+      width: Math.max(300, box.clientWidth - 18),
+      height: 180,
+      scales: { x: { time: false } },
+      axes: [{ label: opts.xlabel || "block" }, {}],
+      series: [{ label: opts.xlabel || "block" }].concat(
+        labels.map((l, i) => ({
+          label: l,
+          stroke: colors[i % colors.length],
+          fill: opts.bars ? colors[i % colors.length] + "55" : undefined,
+          paths: opts.bars ? uPlot.paths.bars({ size: [0.6, 40] }) : undefined,
+          points: { show: false },
+        }))
+      ),
+    },
+    [xs].concat(series),
+    box
+  );
+  charts.push(u);
+}
+
+async function renderNow() {
+  const [s, stats, ahead, tc, bc] = await Promise.all([
+    rpc("th_status"),
+    rpc("th_getBlockStats", [{ count: 60 }]),
+    rpc("th_getAhead", [{ blocks: 30, seconds: 60 }]),
+    rpc("th_getTimerConfig"),
+    rpc("th_getBasefeeConfig"),
+  ]);
+  const p = s.producer || {};
+  const mode = p.mode === "consensus" ? (p.validator ? "validator" : "follower") : p.mode === "interval" || p.mode === "manual" ? "dev" : p.mode;
+  const blockTime = p.block_time_ms ? `${p.block_time_ms} ms` : "on demand";
+  view.innerHTML = `
+    <h1>Now</h1>
+    <div class="cards">
+      ${card("height", num(s.height), "now-height")}
+      ${card("chain id", esc(s.chain_id))}
+      ${card("block time", esc(blockTime))}
+      ${card("producer", esc(mode), "producer-mode")}
+      ${card("timers", esc(s.timers.status), "timer-status")}
+      ${card("ordering", esc(s.timers.ordering))}
+      ${card("pending timers", num(s.timers.pending), "pending-timers")}
+      ${card("fired since genesis", num(s.timers.fired_total), "fired-total")}
+      ${card("carried over now", ahead.carried_over >= ahead.counts_capped_at ? `≥ ${num(ahead.carried_over)}` : num(ahead.carried_over), "carried-over")}
+      ${card("cycle basefee", num(bc.cycle_basefee))}
+      ${card("cell basefee", num(bc.cell_basefee))}
+      ${card("lane basefee", num(s.timers.lane_basefee), "lane-basefee")}
+      ${card("mempool", `${num(s.mempool.size)} / ${num(s.mempool.capacity)}`, "mempool")}
+      ${card("deposits held", num(s.timers.deposits_held))}
+    </div>
+    <h2>Timeline — the last ${stats.blocks.length} blocks</h2>
+    <div class="charts" id="timeline"></div>
+    <h2>Ahead</h2>
+    <p class="muted">Timers queued for the next blocks and seconds with the lane cycles they reserve (what <span class="mono">timer_quote</span> reads); lane ${num(tc.lane_cycles_per_block)} cycles, at most ${num(tc.max_fires_per_block)} fires a block.
+    ${tc.ordering === "fifo" ? "" : `Globalbox: <b data-testid="globalbox-size">${num(ahead.globalbox)}</b> queued, ${num(ahead.globalbox_waiting)} waiting for the lane basefee.`}</p>
+    <div class="charts" id="ahead"></div>`;
+  const b = stats.blocks;
+  const xs = b.map((r) => r.height);
+  const tl = document.getElementById("timeline");
+  chart(tl, "timers fired, by trigger", ["height", "time", "state", "fired late (carried over)"], xs, [
+    b.map((r) => r.fired.height), b.map((r) => r.fired.time), b.map((r) => r.fired.state), b.map((r) => r.carried_over_fired),
+  ]);
+  chart(tl, "timers removed", ["expired", "unfunded", "cancelled", "revoked", "waiting (below basefee)"], xs, [
+    b.map((r) => r.expired), b.map((r) => r.unfunded), b.map((r) => r.cancelled), b.map((r) => r.revoked), b.map((r) => r.deferred),
+  ]);
+  chart(tl, `lane cycles used (lane ${num(stats.lane_budget)})`, ["cycles used by fires", "lane"], xs, [
+    b.map((r) => r.lane_cycles_used), b.map(() => stats.lane_budget),
+  ]);
+  chart(tl, "fees burned and tipped", ["burned", "tipped"], xs, [b.map((r) => Number(r.burned)), b.map((r) => Number(r.tipped))]);
+  chart(tl, "deliveries and transactions", ["deliveries", "transactions"], xs, [b.map((r) => r.deliveries), b.map((r) => r.txs)]);
+  const ah = document.getElementById("ahead");
+  const hx = ahead.by_height.map((r) => r.height);
+  chart(ah, "queued by due height", ["timers", "reserved lane cycles / 10,000"], hx, [
+    ahead.by_height.map((r) => r.queued), ahead.by_height.map((r) => r.reserved / 10000),
+  ], { bars: true, xlabel: "height" });
+  const sx = ahead.by_second.map((r) => Math.round((r.from_ms - ahead.head_timestamp) / 1000));
+  chart(ah, "queued by due time (seconds from the head)", ["timers", "reserved lane cycles / 10,000"], sx, [
+    ahead.by_second.map((r) => r.queued), ahead.by_second.map((r) => r.reserved / 10000),
+  ], { bars: true, xlabel: "seconds" });
+}
+
+function params() {
+  const q = location.hash.split("?")[1] || "";
+  return Object.fromEntries(new URLSearchParams(q));
+}
+
+async function renderTimers() {
+  const f = params();
+  const query = {};
+  for (const k of ["actor", "fee_payer", "kind", "handler", "cursor"]) if (f[k]) query[k] = f[k];
+  const page = await rpc("th_getTimersPage", [query]);
+  const rows = page.timers
+    .map((t) => `<tr data-testid="timer-row-${esc(t.timer_id)}">
+      <td>${timerLink(t.timer_id, t.actor)}</td><td>${actorLink(t.actor)}</td><td>${actorLink(t.fee_payer)}</td>
+      <td>${trigger(t)}</td><td class="mono">${esc(t.handler)}</td><td>${num(t.gas_limit_per_fire)}</td>
+      <td>${num(t.expires_at)}</td><td>${num(t.deposit)}</td></tr>`)
+    .join("");
+  const next = page.next ? `<a data-testid="next-page" href="#/timers?${new URLSearchParams({ ...query, cursor: page.next })}">next page →</a>` : "";
+  view.innerHTML = `<h1>Timers <span class="muted">(${num(page.pending)} pending)</span></h1>
+    <form class="filters" id="filters">
+      <input name="actor" placeholder="actor 0x…" value="${esc(f.actor)}" size="44">
+      <input name="fee_payer" placeholder="fee payer 0x…" value="${esc(f.fee_payer)}" size="44">
+      <select name="kind"><option value="">any trigger</option>${["height", "time", "state"].map((k) => `<option${f.kind === k ? " selected" : ""}>${k}</option>`).join("")}</select>
+      <input name="handler" placeholder="handler" value="${esc(f.handler)}">
+      <button>Filter</button>
+    </form>
+    <table><thead><tr><th>timer</th><th>actor</th><th>fee payer</th><th>trigger</th><th>handler</th><th>gas / fire</th><th>expires at</th><th>deposit</th></tr></thead>
+    <tbody>${rows || `<tr><td colspan="8" class="muted">no pending timer matches</td></tr>`}</tbody></table>
+    <p>${next}</p>`;
+  document.getElementById("filters").onsubmit = (e) => {
+    e.preventDefault();
+    const data = Object.fromEntries([...new FormData(e.target)].filter(([, v]) => v));
+    location.hash = `#/timers?${new URLSearchParams(data)}`;
+  };
+}
+
+async function renderTimer(id) {
+  const f = params();
+  const life = await rpc("th_getTimerLife", f.actor ? [id, f.actor] : [id]);
+  const t = life.timer;
+  const fire = life.events.filter((e) => e.name === "TimerFired").pop();
+  const record = t
+    ? `<div class="kv">
+        <div>actor</div><div>${actorLink(t.actor)}</div>
+        <div>fee payer</div><div>${actorLink(t.fee_payer)}</div>
+        <div>trigger</div><div>${trigger(t)}</div>
+        <div>handler</div><div class="mono">${esc(t.handler)}</div>
+        <div>gas limit per fire</div><div>${num(t.gas_limit_per_fire)}</div>
+        <div>expires at</div><div>${num(t.expires_at)}</div>
+        <div>deposit</div><div>${num(t.deposit)}</div>
+        <div>bid (max priority fee)</div><div>${num(t.bid)}</div>
+        <div>max fee per cycle</div><div>${num(t.max_fee_per_cycle)}</div>
+        <div>escrow</div><div class="mono">${esc(t.escrow_key || "—")}</div>
+        <div>queued in</div><div>${esc(life.queued)}</div>
+      </div>`
+    : "";
+  const fired = fire
+    ? `<h2>Fired</h2><div class="kv" data-testid="fire">
+        <div>block</div><div>${num(fire.height)}</div>
+        <div>success</div><div>${esc(fire.data.success)}${fire.data.error ? ` — ${esc(fire.data.error)}` : ""}</div>
+        <div>cycles used</div><div>${num(fire.data.cycles_used)}</div>
+        <div>cost</div><div data-testid="fire-cost">${num(fire.data.cost)}</div>
+        <div>refund</div><div>${num(fire.data.refund)}</div>
+        <div>tip</div><div>${num(fire.data.tip)}</div>
+        <div>lane basefee / priority fee</div><div>${num(fire.data.lane_basefee)} / ${num(fire.data.priority_fee)}</div>
+      </div>`
+    : "";
+  const events = life.events
+    .map((e) => `<tr><td>${num(e.height)}</td><td>${esc(e.name)}</td><td class="mono">${esc(JSON.stringify(e.data))}</td></tr>`)
+    .join("");
+  view.innerHTML = `<h1>Timer <span class="mono">${esc(short(id))}</span></h1>
+    <p class="mono muted">${esc(id)}</p>
+    <div data-testid="timer-state">${life.pending ? "pending" : "not pending"}</div>
+    <div class="why" data-testid="why">${life.pending ? "Why it has not fired: " : "How it ended: "}${esc(life.why)}</div>
+    ${record}${fired}
+    <h2>Its life</h2>
+    <table><thead><tr><th>block</th><th>event</th><th>data</th></tr></thead><tbody>${events || `<tr><td colspan="3" class="muted">no events found</td></tr>`}</tbody></table>`;
+}
+
+async function renderWatches() {
+  const page = await rpc("th_getWatches", [params().cursor ? { cursor: params().cursor } : {}]);
+  const rows = page.watches
+    .map((w) => `<tr data-testid="watch-row-${esc(w.timer_id)}"><td>${timerLink(w.timer_id, w.actor)}</td><td>${actorLink(w.actor)}</td>
+      <td>${trigger(w)}</td><td class="mono">${esc(w.handler)}</td><td>${num(w.trigger.fires)}</td><td>${actorLink(w.fee_payer)}</td><td>${num(w.expires_at)}</td></tr>`)
+    .join("");
+  view.innerHTML = `<h1>State watches</h1>
+    <table><thead><tr><th>watch</th><th>owner</th><th>watches</th><th>handler</th><th>fires</th><th>fee payer</th><th>expires at</th></tr></thead>
+    <tbody>${rows || `<tr><td colspan="7" class="muted">no watch</td></tr>`}</tbody></table>
+    <p>${page.next ? `<a href="#/watches?cursor=${esc(page.next)}">next page →</a>` : ""}</p>`;
+}
+
+async function renderCron() {
+  const page = await rpc("th_getCronJobs", [params().cursor ? { cursor: params().cursor } : {}]);
+  const rows = page.jobs
+    .map((j) => `<tr data-testid="cron-row-${esc(j.id)}"><td>${esc(j.id)}</td><td>${actorLink(j.owner)}</td><td>${actorLink(j.target)}</td>
+      <td class="mono">${esc(j.method)}</td><td>${j.nextRunAt ? new Date(j.nextRunAt * 1000).toISOString() : "—"}</td>
+      <td>${num(j.intervalSec)} s</td><td>${j.maxRuns ? num(j.runsLeft) : "until the escrow runs out"}</td><td>${num(j.escrow)}</td>
+      <td>${j.timer ? timerLink(j.timer["$bytes"] || j.timer, "0x0000000000000000000000000000000000000006") : "—"}</td></tr>`)
+    .join("");
+  view.innerHTML = `<h1>Cron jobs <span class="muted">(ARC-21 registry 0x…06)</span></h1>
+    <table><thead><tr><th>job</th><th>owner</th><th>target</th><th>method</th><th>next run</th><th>interval</th><th>runs left</th><th>escrow</th><th>next run's timer</th></tr></thead>
+    <tbody>${rows || `<tr><td colspan="9" class="muted">no job</td></tr>`}</tbody></table>
+    <p>${page.next ? `<a href="#/cron?cursor=${esc(page.next)}">next page →</a>` : ""}</p>`;
+}
+
+async function renderActor(address) {
+  const f = params();
+  const [account, keys, events, timers] = await Promise.all([
+    rpc("th_getAccount", [address]),
+    rpc("th_getStorageKeys", [address, f.prefix || "", 50]),
+    rpc("th_getEvents", [{ actor: address, limit: 50 }]),
+    rpc("th_getTimersPage", [{ actor: address }]),
+  ]);
+  view.innerHTML = `<h1>Actor <span class="mono">${esc(short(address))}</span></h1>
+    <p class="mono muted">${esc(address)}</p>
+    <div class="cards">${card("balance", num(account.balance))}${card("nonce", num(account.nonce))}${card("is an actor", esc(account.is_actor))}${card("live timers", num(timers.timers.length) + (timers.next ? "+" : ""))}</div>
+    <h2>Live timers</h2>
+    <table><thead><tr><th>timer</th><th>trigger</th><th>handler</th><th>fee payer</th></tr></thead><tbody>
+    ${timers.timers.map((t) => `<tr data-testid="timer-row-${esc(t.timer_id)}"><td>${timerLink(t.timer_id, t.actor)}</td><td>${trigger(t)}</td><td class="mono">${esc(t.handler)}</td><td>${actorLink(t.fee_payer)}</td></tr>`).join("") || `<tr><td colspan="4" class="muted">none</td></tr>`}
+    </tbody></table>
+    <p>${timers.next ? `<a href="#/timers?actor=${esc(address)}">all its timers →</a>` : ""}</p>
+    <h2>Storage keys</h2>
+    <p class="mono">${keys.map(esc).join("<br>") || "<span class='muted'>none</span>"}</p>
+    ${keys.length === 50 ? `<p><a href="#/actor/${esc(address)}?prefix=${encodeURIComponent(keys[keys.length - 1])}">keys from ${esc(keys[keys.length - 1])} →</a></p>` : ""}
+    <h2>Events (newest 50)</h2>
+    <table><thead><tr><th>block</th><th>event</th><th>data</th></tr></thead><tbody>
+    ${events.map((e) => `<tr><td>${num(e.height)}</td><td>${esc(e.name)}</td><td class="mono">${esc(JSON.stringify(e.data))}</td></tr>`).join("")}
+    </tbody></table>`;
+}
+
+async function render() {
+  if (rendering) return;
+  rendering = true;
+  charts.forEach((c) => c.destroy());
+  charts = [];
+  const route = location.hash.replace(/^#/, "").split("?")[0] || "/";
+  try {
+    if (route === "/") await renderNow();
+    else if (route === "/timers") await renderTimers();
+    else if (route.startsWith("/timer/")) await renderTimer(route.slice(7));
+    else if (route === "/watches") await renderWatches();
+    else if (route === "/cron") await renderCron();
+    else if (route.startsWith("/actor/")) await renderActor(route.slice(7));
+    else view.innerHTML = `<p class="error">No view at ${esc(route)}.</p>`;
+  } catch (e) {
+    view.innerHTML = `<p class="error">${esc(e.message)}</p>`;
+  } finally {
+    rendering = false;
+  }
+}
+
+async function poll() {
+  try {
+    const s = await rpc("th_status");
+    heightEl.textContent = s.height;
+    if (lastHeight !== null && s.height !== lastHeight && !document.querySelector("form.filters input:focus")) render();
+    lastHeight = s.height;
+  } catch (e) {
+    heightEl.textContent = "offline";
+  }
+}
+
+window.addEventListener("hashchange", render);
+render();
+poll();
+setInterval(poll, 1000);
