@@ -128,6 +128,7 @@ impl<B: KvBackend> Chain<B> {
                     receipts: &[],
                     changes: &changes,
                     tree_update: &tree_update,
+                    summary: None,
                 })?;
                 tracing::info!(chain_id = chain.genesis.chain_id, state_root = %root, "wrote genesis");
             }
@@ -437,15 +438,39 @@ impl<B: KvBackend> Chain<B> {
         Ok(executed)
     }
 
-    /// Commits an executed block atomically.
+    /// Commits an executed block atomically, with its timer summary (#33).
     pub fn commit(&self, executed: &ExecutedBlock) -> Result<()> {
+        let height = executed.block.header.height;
+        let parent_ms = match height.checked_sub(1) {
+            Some(h) => self.store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
+            None => 0,
+        };
+        let summary = crate::summary::BlockSummary::of(
+            height,
+            parent_ms,
+            &executed.receipts,
+            &executed.timer_stats,
+        );
+        let summary = timerhost_types::encode(&summary);
         self.store.commit(CommitRequest {
             block: &executed.block,
             receipts: &executed.receipts,
             changes: &executed.changes,
             tree_update: &executed.tree_update,
+            summary: Some(&summary),
         })?;
         Ok(())
+    }
+
+    /// The timer summary committed with block `height` (#33), if any.
+    pub fn block_summary(&self, height: u64) -> Result<Option<crate::summary::BlockSummary>> {
+        self.store
+            .summary(height)?
+            .map(|bytes| {
+                timerhost_types::decode(&bytes)
+                    .map_err(|e| ChainError::Internal(format!("block {height}'s summary: {e}")))
+            })
+            .transpose()
     }
 
     /// Captures the whole store (dev tooling; see [`StoreSnapshot`]).

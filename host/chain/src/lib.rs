@@ -17,6 +17,7 @@
 //! - [`vm_runtime`]: the Python actor VM ([`VmRuntime`]) behind [`ActorRuntime`].
 //! - [`governance`]: the validator set in state and proposals voted by the
 //!   validators' operators (#32).
+//! - [`summary`]: what each block did with timers, kept beside it (#33).
 //! - [`system_actors`]: the actors every genesis installs (ARC-21's cron
 //!   registry at `0x…06`).
 //! - [`testing`]: a deterministic mock runtime and transaction builders, behind
@@ -30,6 +31,7 @@ pub mod fees;
 pub mod genesis;
 pub mod governance;
 pub mod runtime;
+pub mod summary;
 pub mod system_actors;
 pub mod testing;
 pub mod validation;

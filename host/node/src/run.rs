@@ -112,10 +112,10 @@ impl Services {
             println!("{event}");
         } else {
             println!("rpc: http://{}", self.rpc);
-            println!("dashboard: http://{}/", self.rpc);
             if let Some(m) = self.metrics {
                 println!("metrics: http://{m}/metrics");
             }
+            println!("dashboard: http://{}/", self.rpc);
             println!("chain {chain_id} at height {height} {what}");
         }
     }

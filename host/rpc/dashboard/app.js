@@ -110,8 +110,8 @@ async function renderNow() {
   chart(tl, "timers removed", ["expired", "unfunded", "cancelled", "revoked", "waiting (below basefee)"], xs, [
     b.map((r) => r.expired), b.map((r) => r.unfunded), b.map((r) => r.cancelled), b.map((r) => r.revoked), b.map((r) => r.deferred),
   ]);
-  chart(tl, `lane cycles used (lane ${num(stats.lane_budget)})`, ["cycles used by fires", "lane"], xs, [
-    b.map((r) => r.lane_cycles_used), b.map(() => stats.lane_budget),
+  chart(tl, `timer lane (lane ${num(stats.lane_budget)} cycles)`, ["reserved by fires", "used by fires", "lane"], xs, [
+    b.map((r) => r.lane_cycles_reserved), b.map((r) => r.lane_cycles_used), b.map(() => stats.lane_budget),
   ]);
   chart(tl, "fees burned and tipped", ["burned", "tipped"], xs, [b.map((r) => Number(r.burned)), b.map((r) => Number(r.tipped))]);
   chart(tl, "deliveries and transactions", ["deliveries", "transactions"], xs, [b.map((r) => r.deliveries), b.map((r) => r.txs)]);
@@ -232,10 +232,12 @@ async function renderCron() {
 
 async function renderActor(address) {
   const f = params();
+  const head = lastHeight ?? (await rpc("th_status")).height;
+  const since = Math.max(0, head - 100);
   const [account, keys, events, timers] = await Promise.all([
     rpc("th_getAccount", [address]),
     rpc("th_getStorageKeys", [address, f.prefix || "", 50]),
-    rpc("th_getEvents", [{ actor: address, limit: 50 }]),
+    rpc("th_getEvents", [{ actor: address, from: since, limit: 50 }]),
     rpc("th_getTimersPage", [{ actor: address }]),
   ]);
   view.innerHTML = `<h1>Actor <span class="mono">${esc(short(address))}</span></h1>
@@ -249,7 +251,7 @@ async function renderActor(address) {
     <h2>Storage keys</h2>
     <p class="mono">${keys.map(esc).join("<br>") || "<span class='muted'>none</span>"}</p>
     ${keys.length === 50 ? `<p><a href="#/actor/${esc(address)}?prefix=${encodeURIComponent(keys[keys.length - 1])}">keys from ${esc(keys[keys.length - 1])} →</a></p>` : ""}
-    <h2>Events (newest 50)</h2>
+    <h2>Events since block ${num(since)} (the first 50)</h2>
     <table><thead><tr><th>block</th><th>event</th><th>data</th></tr></thead><tbody>
     ${events.map((e) => `<tr><td>${num(e.height)}</td><td>${esc(e.name)}</td><td class="mono">${esc(JSON.stringify(e.data))}</td></tr>`).join("")}
     </tbody></table>`;

@@ -37,6 +37,8 @@ const HASH_INDEX: u8 = b'H';
 const TX_INDEX: u8 = b'X';
 const EVENT_INDEX: u8 = b'E';
 const META: u8 = b'M';
+/// Per-block summaries the chain computes at commit (#33), by height.
+const SUMMARY: u8 = b'Y';
 
 /// Layout version of the store (namespaces, index shapes, and the layout of
 /// consensus state that the code reads back), written with block 0 under
@@ -142,6 +144,9 @@ pub struct CommitRequest<'a> {
     pub changes: &'a ChangeSet,
     /// The tree update that produced `block.header.state_root`.
     pub tree_update: &'a TreeUpdateBatch,
+    /// An opaque summary of the block kept beside it (the chain's timer
+    /// figures, #33); not part of any root.
+    pub summary: Option<&'a [u8]>,
 }
 
 /// Consensus state and chain history over a [`KvBackend`].
@@ -319,6 +324,11 @@ impl<B: KvBackend> ChainStore<B> {
             .unwrap_or_default())
     }
 
+    /// The summary committed with block `height`, if one was.
+    pub fn summary(&self, height: u64) -> Result<Option<Vec<u8>>> {
+        self.backend.get(&ns_key(SUMMARY, &height.to_be_bytes()))
+    }
+
     /// Where the receipt of transaction `tx_hash` lives.
     pub fn tx_location(&self, tx_hash: &Hash) -> Result<Option<TxLocation>> {
         let key = ns_key(TX_INDEX, tx_hash.as_bytes());
@@ -487,6 +497,9 @@ impl<B: KvBackend> ChainStore<B> {
         }
         StateCommitment::stage(req.tree_update, &mut batch);
         batch.put(ns_key(BLOCK, &height_be), encoding::encode(req.block));
+        if let Some(summary) = req.summary {
+            batch.put(ns_key(SUMMARY, &height_be), summary.to_vec());
+        }
         batch.put(
             ns_key(RECEIPTS, &height_be),
             encoding::encode(&BlockReceipts(req.receipts.to_vec())),
@@ -668,6 +681,7 @@ mod tests {
                 receipts,
                 changes,
                 tree_update: &update,
+                summary: None,
             })
             .unwrap();
         root

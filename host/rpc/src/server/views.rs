@@ -9,9 +9,7 @@ use serde_json::{json, Value as Json};
 use timerhost_state::{EventFilter, KvBackend, StateRead};
 use timerhost_timers::store::{self, PageCursor};
 use timerhost_timers::{bucket, control, globalbox, keys as tkeys, queue};
-use timerhost_types::{
-    Address, Receipt, TimerKind, TimerOrdering, TxSource, Value, CRON_REGISTRY_ADDRESS,
-};
+use timerhost_types::{Address, TimerKind, TimerOrdering, Value, CRON_REGISTRY_ADDRESS};
 
 use super::{filter_obj, u64_of, RpcContext};
 use crate::error::{Result, RpcError};
@@ -23,12 +21,12 @@ pub const MAX_STATS_BLOCKS: u64 = 240;
 pub const MAX_PAGE: usize = 100;
 /// Most due timers counted as carried over (the count says "at least" past it).
 pub const CARRIED_COUNT_LIMIT: usize = 10_000;
+/// Blocks of an actor's events one step of a timer's life reads.
+pub const LIFE_WINDOW_BLOCKS: u64 = 256;
+/// Most of an actor's events a timer's life reads.
+pub const LIFE_EVENTS_READ: usize = 20_000;
 /// Most bucket leaves one `th_getAhead` reads per queue.
 pub const MAX_AHEAD_LEAVES: usize = 2_000;
-
-fn int(e: &Value, key: &str) -> u128 {
-    e.get(key).and_then(Value::as_u128).unwrap_or(0)
-}
 
 fn text<'v>(e: &'v Value, key: &str) -> Option<&'v str> {
     match e.get(key) {
@@ -37,63 +35,23 @@ fn text<'v>(e: &'v Value, key: &str) -> Option<&'v str> {
     }
 }
 
-/// What one block did with timers, from its receipts.
-fn block_stats(height: u64, parent_ms: u64, receipts: &[Receipt]) -> Json {
-    let mut fired = [0u64; 3];
-    let (mut late, mut expired, mut unfunded, mut revoked, mut cancelled, mut deferred) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    let (mut lane_used, mut burned, mut tipped, mut deliveries) = (0u128, 0u128, 0u128, 0u64);
-    for r in receipts {
-        burned += r.burned;
-        tipped += r.tip;
-        if matches!(
-            r.source,
-            TxSource::Deferred {
-                delivery: Some(_),
-                ..
-            }
-        ) {
-            deliveries += 1;
-        }
-        for e in &r.events {
-            match e.name.as_str() {
-                "TimerFired" => {
-                    let kind = text(&e.data, "kind").unwrap_or("height");
-                    let slot = TimerKind::NAMES
-                        .iter()
-                        .position(|k| *k == kind)
-                        .unwrap_or(0);
-                    fired[slot] += 1;
-                    lane_used += int(&e.data, "cycles_used");
-                    let came_late = match kind {
-                        "height" => int(&e.data, "due_height") < u128::from(height),
-                        "time" => int(&e.data, "due_timestamp_ms") <= u128::from(parent_ms),
-                        _ => false,
-                    };
-                    late += u64::from(came_late);
-                }
-                "TimerExpired" => expired += 1,
-                "TimerCancelledInsufficientFunds" => unfunded += 1,
-                "TimerCancelledPaymentRevoked" => revoked += 1,
-                "TimerCancelled" => cancelled += 1,
-                "TimerDeferred" => deferred += 1,
-                _ => {}
-            }
-        }
-    }
+/// A block's timer summary as `th_getBlockStats` lists it.
+fn summary_json(height: u64, s: &timerhost_chain::summary::BlockSummary) -> Json {
     json!({
         "height": height,
-        "fired": { "height": fired[0], "time": fired[1], "state": fired[2] },
-        "carried_over_fired": late,
-        "expired": expired,
-        "unfunded": unfunded,
-        "revoked": revoked,
-        "cancelled": cancelled,
-        "deferred": deferred,
-        "lane_cycles_used": lane_used as u64,
-        "burned": amount(burned),
-        "tipped": amount(tipped),
-        "deliveries": deliveries,
+        "fired": { "height": s.fired[0], "time": s.fired[1], "state": s.fired[2] },
+        "carried_over_fired": s.fired_late,
+        "carried_over": s.carried_over,
+        "expired": s.expired,
+        "unfunded": s.unfunded,
+        "revoked": s.revoked,
+        "cancelled": s.cancelled,
+        "deferred": s.deferred,
+        "lane_cycles_used": s.lane_used,
+        "lane_cycles_reserved": s.lane_reserved,
+        "burned": amount(s.burned),
+        "tipped": amount(s.tipped),
+        "deliveries": s.deliveries,
     })
 }
 
@@ -118,23 +76,34 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let store = self.chain.store();
         let state = store.state();
         let config = timerhost_chain::accounts::timer_config(&state)?;
-        let mut parent_ms = match from.checked_sub(1) {
-            Some(h) => store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
-            None => 0,
-        };
         let mut blocks = Vec::new();
         for height in from..=to {
             let Some(block) = store.block(height)? else {
                 break;
             };
-            let receipts = store.receipts(height)?;
-            let mut stats = block_stats(height, parent_ms, &receipts);
+            // Committed with the block (a few bytes); a block committed
+            // before summaries existed is summarised from its receipts.
+            let summary = match self.chain.block_summary(height)? {
+                Some(s) => s,
+                None => {
+                    let parent_ms = match height.checked_sub(1) {
+                        Some(h) => store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
+                        None => 0,
+                    };
+                    timerhost_chain::summary::BlockSummary::of(
+                        height,
+                        parent_ms,
+                        &store.receipts(height)?,
+                        &Default::default(),
+                    )
+                }
+            };
+            let mut stats = summary_json(height, &summary);
             let h = &block.header;
             stats["timestamp"] = json!(h.timestamp_ms);
             stats["txs"] = json!(block.txs.len());
             stats["cycles_used"] = json!(h.cycles_used);
             stats["lane_basefee"] = json!(h.lane_basefee);
-            parent_ms = h.timestamp_ms;
             blocks.push(stats);
         }
         Ok(json!({ "lane_budget": config.lane_cycles_per_block, "blocks": blocks }))
@@ -296,8 +265,9 @@ impl<B: KvBackend + 'static> RpcContext<B> {
     }
 
     /// `th_getTimerLife [timer_id, actor?]`: the timer if pending, where it
-    /// waits, in plain words why it has not fired yet, and every event of
-    /// its life (found among its actor's events, the newest 20,000).
+    /// waits, in plain words why it has not fired yet, and the events of its
+    /// life (found among its actor's, newest first, back to its
+    /// `TimerScheduled` or 20,000 of them).
     pub(super) fn timer_life(&self, a: &[Json]) -> Result<Json> {
         let id = parse_hash("timer id", super::arg_str(a, 0, "timer id")?)?;
         let given_actor = match a.get(1) {
@@ -311,8 +281,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             .as_ref()
             .map(|r| r.timer.actor_address)
             .or(given_actor);
-        let events = match actor {
-            None => Vec::new(),
+        let (events, searched_from) = match actor {
+            None => (Vec::new(), head.height),
             Some(actor) => self.life_events(&id, actor)?,
         };
         let (timer, queued, why) = match &record {
@@ -335,34 +305,53 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "queued": queued,
             "why": why,
             "events": events,
+            "events_searched_from": searched_from,
             "head": head.height,
         }))
     }
 
-    fn life_events(&self, id: &timerhost_types::Hash, actor: Address) -> Result<Vec<Json>> {
+    /// The events of timer `id` among `actor`'s, newest blocks first, in
+    /// windows of [`LIFE_WINDOW_BLOCKS`] back from the head until its
+    /// `TimerScheduled` is found — at most [`LIFE_EVENTS_READ`] of the
+    /// actor's events read (an actor may have scheduled a million timers) —
+    /// then in chain order; and the lowest height searched.
+    fn life_events(&self, id: &timerhost_types::Hash, actor: Address) -> Result<(Vec<Json>, u64)> {
         let wanted = Value::Bytes(id.0.to_vec());
-        let records = self.chain.store().events(&EventFilter {
-            emitter: Some(actor),
-            limit: 0,
-            ..EventFilter::default()
-        })?;
-        Ok(records
-            .iter()
-            .rev()
-            .take(20_000)
-            .filter(|r| r.event.data.get("timer_id") == Some(&wanted))
-            .map(|r| {
-                json!({
-                    "name": r.event.name,
-                    "height": r.height,
-                    "tx_hash": r.tx_hash,
-                    "data": value_to_json(&r.event.data),
+        let store = self.chain.store();
+        let head = self.chain.head()?.height;
+        let mut found = Vec::new();
+        let mut read = 0usize;
+        let mut to = head;
+        loop {
+            let from = to.saturating_sub(LIFE_WINDOW_BLOCKS - 1);
+            let records = store.events(&EventFilter {
+                emitter: Some(actor),
+                from_height: Some(from),
+                to_height: Some(to),
+                limit: LIFE_EVENTS_READ - read,
+                ..EventFilter::default()
+            })?;
+            read += records.len();
+            let mut window: Vec<Json> = records
+                .iter()
+                .filter(|r| r.event.data.get("timer_id") == Some(&wanted))
+                .map(|r| {
+                    json!({
+                        "name": r.event.name,
+                        "height": r.height,
+                        "tx_hash": r.tx_hash,
+                        "data": value_to_json(&r.event.data),
+                    })
                 })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect())
+                .collect();
+            let born = window.iter().any(|e| e["name"] == "TimerScheduled");
+            window.extend(found);
+            found = window;
+            if born || from == 0 || read >= LIFE_EVENTS_READ {
+                return Ok((found, from));
+            }
+            to = from - 1;
+        }
     }
 
     /// `th_getWatches [{cursor?, limit?}]`: state watches, a page at a time.
