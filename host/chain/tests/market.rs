@@ -190,7 +190,10 @@ fn every_header_carries_the_lane_basefee_as_the_lane_moves_it() {
     // The block's committed summary (#33) says the same, without receipts.
     let summary = m.chain.block_summary(m.height()).unwrap().unwrap();
     assert_eq!(summary.fired, [LANE_FIRES, 0, 0]);
-    assert_eq!(summary.lane_reserved, LANE_FIRES * (GAS + TIMER_FIRE_BASE_CYCLES));
+    assert_eq!(
+        summary.lane_reserved,
+        LANE_FIRES * (GAS + TIMER_FIRE_BASE_CYCLES)
+    );
     assert_eq!((summary.fired_late, summary.deliveries), (0, LANE_FIRES));
     assert_eq!(m.lane_basefee_of_head(), FLOOR);
     assert_eq!(m.next_lane_basefee(), 1_125, "+12.5 % after a full lane");
