@@ -49,7 +49,7 @@ function chart(el, title, labels, xs, series, opts = {}) {
       width: Math.max(300, box.clientWidth - 18),
       height: 180,
       scales: { x: { time: false } },
-      axes: [{ label: opts.xlabel || "block" }, {}],
+      axes: [{ label: opts.xlabel || "block" }, { size: 100, values: (u, vals) => vals.map((v) => Number(v).toLocaleString("en-US")) }],
       series: [{ label: opts.xlabel || "block" }].concat(
         labels.map((l, i) => ({
           label: l,
