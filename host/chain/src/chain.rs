@@ -40,6 +40,9 @@ pub struct ExecutedBlock {
     pub timer_stats: DeliveryStats,
     changes: ChangeSet,
     tree_update: TreeUpdate,
+    /// The parent's timestamp, for the block's timer summary (#33): known
+    /// when the block is sealed, so committing reads no other block.
+    parent_timestamp_ms: u64,
 }
 
 impl std::fmt::Debug for ExecutedBlock {
@@ -282,6 +285,7 @@ impl<B: KvBackend> Chain<B> {
             timer_stats,
             changes: output.changes,
             tree_update,
+            parent_timestamp_ms: parent.timestamp_ms,
         })
     }
 
@@ -440,14 +444,9 @@ impl<B: KvBackend> Chain<B> {
 
     /// Commits an executed block atomically, with its timer summary (#33).
     pub fn commit(&self, executed: &ExecutedBlock) -> Result<()> {
-        let height = executed.block.header.height;
-        let parent_ms = match height.checked_sub(1) {
-            Some(h) => self.store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
-            None => 0,
-        };
         let summary = crate::summary::BlockSummary::of(
-            height,
-            parent_ms,
+            executed.block.header.height,
+            executed.parent_timestamp_ms,
             &executed.receipts,
             &executed.timer_stats,
         );
@@ -462,15 +461,29 @@ impl<B: KvBackend> Chain<B> {
         Ok(())
     }
 
-    /// The timer summary committed with block `height` (#33), if any.
+    /// The timer summary of block `height` (#33): the one committed with
+    /// it (a few bytes), or — for a block committed before summaries
+    /// existed — one made from its receipts (without the delivery stats
+    /// only execution knows). `None` above the head.
     pub fn block_summary(&self, height: u64) -> Result<Option<crate::summary::BlockSummary>> {
-        self.store
-            .summary(height)?
-            .map(|bytes| {
-                timerhost_types::decode(&bytes)
-                    .map_err(|e| ChainError::Internal(format!("block {height}'s summary: {e}")))
-            })
-            .transpose()
+        if let Some(bytes) = self.store.summary(height)? {
+            return timerhost_types::decode(&bytes)
+                .map(Some)
+                .map_err(|e| ChainError::Internal(format!("block {height}'s summary: {e}")));
+        }
+        if self.store.block(height)?.is_none() {
+            return Ok(None);
+        }
+        let parent_ms = match height.checked_sub(1) {
+            Some(h) => self.store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
+            None => 0,
+        };
+        Ok(Some(crate::summary::BlockSummary::of(
+            height,
+            parent_ms,
+            &self.store.receipts(height)?,
+            &DeliveryStats::default(),
+        )))
     }
 
     /// Captures the whole store (dev tooling; see [`StoreSnapshot`]).

@@ -55,6 +55,14 @@ fn summary_json(height: u64, s: &timerhost_chain::summary::BlockSummary) -> Json
     })
 }
 
+/// A page's `limit` parameter: 25 when absent, within 1..=[`MAX_PAGE`].
+fn page_limit(given: Option<&Json>) -> Result<usize> {
+    Ok(given
+        .map(|v| u64_of(v, "limit"))
+        .transpose()?
+        .map_or(25, |l| (l as usize).clamp(1, MAX_PAGE)))
+}
+
 impl<B: KvBackend + 'static> RpcContext<B> {
     /// `th_getBlockStats [{to?, count?}]`: per block of the `count` (default
     /// 60, at most 240) ending at `to` (default: the head), what timers did.
@@ -81,22 +89,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             let Some(block) = store.block(height)? else {
                 break;
             };
-            // Committed with the block (a few bytes); a block committed
-            // before summaries existed is summarised from its receipts.
-            let summary = match self.chain.block_summary(height)? {
-                Some(s) => s,
-                None => {
-                    let parent_ms = match height.checked_sub(1) {
-                        Some(h) => store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
-                        None => 0,
-                    };
-                    timerhost_chain::summary::BlockSummary::of(
-                        height,
-                        parent_ms,
-                        &store.receipts(height)?,
-                        &Default::default(),
-                    )
-                }
+            let Some(summary) = self.chain.block_summary(height)? else {
+                break;
             };
             let mut stats = summary_json(height, &summary);
             let h = &block.header;
@@ -213,10 +207,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let handler = get("handler")
             .and_then(Json::as_str)
             .filter(|s| !s.is_empty());
-        let limit = get("limit")
-            .map(|v| u64_of(v, "limit"))
-            .transpose()?
-            .map_or(25, |l| (l as usize).clamp(1, MAX_PAGE));
+        let limit = page_limit(get("limit"))?;
         let cursor = match get("cursor").and_then(Json::as_str) {
             None | Some("") => None,
             Some(c) => Some(match c.strip_prefix("slot:") {
@@ -358,10 +349,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
     pub(super) fn watches(&self, a: &[Json]) -> Result<Json> {
         let f = filter_obj(a, &["cursor", "limit"])?;
         let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
-        let limit = get("limit")
-            .map(|v| u64_of(v, "limit"))
-            .transpose()?
-            .map_or(25, |l| (l as usize).clamp(1, MAX_PAGE));
+        let limit = page_limit(get("limit"))?;
         let start = match get("cursor").and_then(Json::as_str) {
             Some(c) if !c.is_empty() => crate::json::parse_hex("cursor", c)?,
             _ => tkeys::WATCH_RECORD.to_vec(),
@@ -390,10 +378,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
     pub(super) fn cron_jobs(&self, a: &[Json]) -> Result<Json> {
         let f = filter_obj(a, &["cursor", "limit"])?;
         let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
-        let limit = get("limit")
-            .map(|v| u64_of(v, "limit"))
-            .transpose()?
-            .map_or(25, |l| (l as usize).clamp(1, MAX_PAGE));
+        let limit = page_limit(get("limit"))?;
         let after = get("cursor")
             .and_then(Json::as_str)
             .map(|c| c.as_bytes().to_vec());
