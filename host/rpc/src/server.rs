@@ -1154,4 +1154,73 @@ mod tests {
             "{e}"
         );
     }
+
+    /// The dashboard's queries (#33) answer within their bounds whatever a
+    /// caller asks: pages hold at most 100, the timeline 240 blocks, "ahead"
+    /// 2,000 leaves; a bad kind or cursor is refused naming it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dashboard_queries_stay_within_their_bounds() {
+        let (m, _chain) = module();
+        let mut b = dev_builders();
+        let actor = timerhost_types::actor_address(&b[1].address(), 0);
+        send(&m, &b[1].deploy("mock", vec![], 10u128.pow(22))).await;
+        call(&m, "dev_mine", json!([1])).await.unwrap();
+        let many = b[1].call(
+            actor,
+            "schedule_many",
+            vec![Value::int(150u64), Value::int(50u64), Value::int(1_000u64)],
+            0,
+        );
+        send(&m, &many).await;
+        call(&m, "dev_mine", json!([1])).await.unwrap();
+
+        let first = call(
+            &m,
+            "th_getTimersPage",
+            json!([{ "limit": 1_000_000_000u64 }]),
+        )
+        .await
+        .unwrap();
+        assert_eq!(first["timers"].as_array().unwrap().len(), 100);
+        assert_eq!(first["pending"], 150);
+        let rest = call(&m, "th_getTimersPage", json!([{ "cursor": first["next"] }]))
+            .await
+            .unwrap();
+        assert_eq!(rest["timers"].as_array().unwrap().len(), 25);
+        let e = call(&m, "th_getTimersPage", json!([{ "kind": "nope" }]))
+            .await
+            .unwrap_err();
+        assert!(e.contains("nope") && e.contains("is not one of"), "{e}");
+        let e = call(&m, "th_getTimersPage", json!([{ "cursor": "zz" }]))
+            .await
+            .unwrap_err();
+        assert!(e.contains("cursor"), "{e}");
+
+        let stats = call(&m, "th_getBlockStats", json!([{ "count": u64::MAX }]))
+            .await
+            .unwrap();
+        assert_eq!(
+            stats["blocks"].as_array().unwrap().len(),
+            2,
+            "every block there is"
+        );
+        let ahead = call(
+            &m,
+            "th_getAhead",
+            json!([{ "blocks": u64::MAX, "seconds": u64::MAX }]),
+        )
+        .await
+        .unwrap();
+        assert_eq!(ahead["by_height"][0]["height"], 50);
+        assert_eq!(ahead["by_height"][0]["queued"], 150);
+
+        let id = first["timers"][0]["timer_id"].clone();
+        let life = call(&m, "th_getTimerLife", json!([id])).await.unwrap();
+        assert_eq!(life["pending"], true);
+        assert!(
+            life["why"].as_str().unwrap().contains("not due yet"),
+            "{life}"
+        );
+        assert_eq!(life["events"][0]["name"], "TimerScheduled");
+    }
 }
