@@ -28,7 +28,7 @@ const short = (h) => (h && h.length > 18 ? `${h.slice(0, 10)}…${h.slice(-6)}` 
 const num = (v) => (v === null || v === undefined ? "—" : Number(v).toLocaleString("en-US"));
 const card = (k, v, testid) => `<div class="card"><div class="k">${esc(k)}</div><div class="v"${testid ? ` data-testid="${testid}"` : ""}>${v}</div></div>`;
 const actorLink = (a) => (a ? `<a class="mono" href="#/actor/${esc(a)}">${esc(short(a))}</a>` : "");
-const timerLink = (id, actor) => `<a class="mono" href="#/timer/${esc(id)}${actor ? `?actor=${esc(actor)}` : ""}">${esc(short(id))}</a>`;
+const timerLink = (id) => `<a class="mono" href="#/timer/${esc(id)}">${esc(short(id))}</a>`;
 
 function trigger(t) {
   const g = t.trigger || {};
@@ -138,7 +138,7 @@ async function renderTimers() {
   const page = await rpc("th_getTimersPage", [query]);
   const rows = page.timers
     .map((t) => `<tr data-testid="timer-row-${esc(t.timer_id)}">
-      <td>${timerLink(t.timer_id, t.actor)}</td><td>${actorLink(t.actor)}</td><td>${actorLink(t.fee_payer)}</td>
+      <td>${timerLink(t.timer_id)}</td><td>${actorLink(t.actor)}</td><td>${actorLink(t.fee_payer)}</td>
       <td>${trigger(t)}</td><td class="mono">${esc(t.handler)}</td><td>${num(t.gas_limit_per_fire)}</td>
       <td>${num(t.expires_at)}</td><td>${num(t.deposit)}</td></tr>`)
     .join("");
@@ -162,8 +162,7 @@ async function renderTimers() {
 }
 
 async function renderTimer(id) {
-  const f = params();
-  const life = await rpc("th_getTimerLife", f.actor ? [id, f.actor] : [id]);
+  const life = await rpc("th_getTimerLife", [id]);
   const t = life.timer;
   const fire = life.events.filter((e) => e.name === "TimerFired").pop();
   const record = t
@@ -207,7 +206,7 @@ async function renderTimer(id) {
 async function renderWatches() {
   const page = await rpc("th_getWatches", [params().cursor ? { cursor: params().cursor } : {}]);
   const rows = page.watches
-    .map((w) => `<tr data-testid="watch-row-${esc(w.timer_id)}"><td>${timerLink(w.timer_id, w.actor)}</td><td>${actorLink(w.actor)}</td>
+    .map((w) => `<tr data-testid="watch-row-${esc(w.timer_id)}"><td>${timerLink(w.timer_id)}</td><td>${actorLink(w.actor)}</td>
       <td>${trigger(w)}</td><td class="mono">${esc(w.handler)}</td><td>${num(w.trigger.fires)}</td><td>${actorLink(w.fee_payer)}</td><td>${num(w.expires_at)}</td></tr>`)
     .join("");
   view.innerHTML = `<h1>State watches</h1>
@@ -222,7 +221,7 @@ async function renderCron() {
     .map((j) => `<tr data-testid="cron-row-${esc(j.id)}"><td>${esc(j.id)}</td><td>${actorLink(j.owner)}</td><td>${actorLink(j.target)}</td>
       <td class="mono">${esc(j.method)}</td><td>${j.nextRunAt ? new Date(j.nextRunAt * 1000).toISOString() : "—"}</td>
       <td>${num(j.intervalSec)} s</td><td>${j.maxRuns ? num(j.runsLeft) : "until the escrow runs out"}</td><td>${num(j.escrow)}</td>
-      <td>${j.timer ? timerLink(j.timer["$bytes"] || j.timer, "0x0000000000000000000000000000000000000006") : "—"}</td></tr>`)
+      <td>${j.timer ? timerLink(j.timer["$bytes"] || j.timer) : "—"}</td></tr>`)
     .join("");
   view.innerHTML = `<h1>Cron jobs <span class="muted">(ARC-21 registry 0x…06)</span></h1>
     <table><thead><tr><th>job</th><th>owner</th><th>target</th><th>method</th><th>next run</th><th>interval</th><th>runs left</th><th>escrow</th><th>next run's timer</th></tr></thead>
@@ -245,7 +244,7 @@ async function renderActor(address) {
     <div class="cards">${card("balance", num(account.balance))}${card("nonce", num(account.nonce))}${card("is an actor", esc(account.is_actor))}${card("live timers", num(timers.timers.length) + (timers.next ? "+" : ""))}</div>
     <h2>Live timers</h2>
     <table><thead><tr><th>timer</th><th>trigger</th><th>handler</th><th>fee payer</th></tr></thead><tbody>
-    ${timers.timers.map((t) => `<tr data-testid="timer-row-${esc(t.timer_id)}"><td>${timerLink(t.timer_id, t.actor)}</td><td>${trigger(t)}</td><td class="mono">${esc(t.handler)}</td><td>${actorLink(t.fee_payer)}</td></tr>`).join("") || `<tr><td colspan="4" class="muted">none</td></tr>`}
+    ${timers.timers.map((t) => `<tr data-testid="timer-row-${esc(t.timer_id)}"><td>${timerLink(t.timer_id)}</td><td>${trigger(t)}</td><td class="mono">${esc(t.handler)}</td><td>${actorLink(t.fee_payer)}</td></tr>`).join("") || `<tr><td colspan="4" class="muted">none</td></tr>`}
     </tbody></table>
     <p>${timers.next ? `<a href="#/timers?actor=${esc(address)}">all its timers →</a>` : ""}</p>
     <h2>Storage keys</h2>

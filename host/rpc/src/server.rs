@@ -1222,5 +1222,26 @@ mod tests {
             "{life}"
         );
         assert_eq!(life["events"][0]["name"], "TimerScheduled");
+
+        // Once it has fired, its life is still found by its id alone.
+        call(&m, "dev_mine", json!([50])).await.unwrap();
+        let life = call(&m, "th_getTimerLife", json!([id])).await.unwrap();
+        assert_eq!(life["pending"], false);
+        let names: Vec<&str> = life["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["TimerScheduled", "TimerFired"], "{life}");
+        assert!(life["why"].as_str().unwrap().contains("fired"), "{life}");
+        let never = call(
+            &m,
+            "th_getTimerLife",
+            json!([format!("0x{}", "ab".repeat(32))]),
+        )
+        .await
+        .unwrap();
+        assert_eq!(never["why"], "no timer with this id was ever scheduled");
     }
 }

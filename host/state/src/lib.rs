@@ -14,12 +14,14 @@
 //!   consensus key, updated incrementally with each block's writes.
 //! - [`store`]: [`ChainStore`], which commits a block — state writes, tree
 //!   nodes, block, receipts, indexes and the new head — as **one** atomic
-//!   batch, and answers queries over blocks, receipts and events.
+//!   batch, and answers queries over blocks, receipts and events;
+//!   [`history`] lays out receipts, events and their indexes.
 
 pub mod accounts;
 pub mod backend;
 pub mod commitment;
 pub mod error;
+pub mod history;
 pub mod overlay;
 pub mod store;
 

@@ -7,35 +7,33 @@
 //! | `S` | `S ‖ consensus key` | consensus value (see `timerhost_types::keys`); derived keys (`keys::is_committed`) are stored here too but are not tree leaves |
 //! | `N` | `N ‖ borsh(NodeKey)` | Jellyfish Merkle Tree node |
 //! | `B` | `B ‖ height BE` | canonical [`Block`] |
-//! | `R` | `R ‖ height BE` | canonical receipts of that block |
+//! | `R` | `R ‖ height BE` | the block's receipts without their events ([`crate::history`]) |
+//! | `V` | `V ‖ height BE ‖ chunk BE u32` | 256 of the block's events, in order |
 //! | `H` | `H ‖ block hash` | height BE |
 //! | `X` | `X ‖ tx hash` | [`TxLocation`] |
-//! | `E` | `E n ‖ len ‖ name ‖ height BE` / `E a ‖ address ‖ height BE` | event positions in that block: `(receipt BE u32 ‖ event BE u32)*` |
+//! | `E` | `E n ‖ len ‖ name ‖ height BE` / `E a ‖ address ‖ height BE` | positions (BE u32) in that block's events |
+//! | `E` | `E t ‖ timer id[..8] ‖ height BE ‖ position BE u32` | empty: an event naming that timer |
+//! | `Y` | `Y ‖ height BE` | the chain's summary of that block (#33) |
 //! | `M` | `M ‖ name` | node metadata (`head` height, …) |
 //!
 //! [`ChainStore::commit`] writes all of a block's entries in one atomic batch.
 //!
-//! The event indexes hold one posting list per (name, block) and (emitter,
-//! block), not one entry per event: a block of 20,000 timer fires emits
-//! 20,000 `TimerFired` events, and one index write per event was a sixth of
-//! that block's sled writes (docs/PERFORMANCE.md).
+//! How receipts and events are laid out, and why, is in [`crate::history`].
 
-use borsh::{BorshDeserialize, BorshSerialize};
 use jmt::storage::TreeUpdateBatch;
 use timerhost_types::encoding::{self, Canonical};
-use timerhost_types::{Address, Block, BlockHeader, Event, Hash, Receipt};
+use timerhost_types::{Block, BlockHeader, Hash, Receipt};
 
 use crate::backend::{KvBackend, WriteBatch};
 use crate::commitment::{NodeCache, StateCommitment};
 use crate::error::{Result, StorageError};
-use crate::overlay::{hex_key, ChangeSet, StateRead};
+use crate::history::{self, corrupt, ns_key};
+pub use crate::history::{EventFilter, EventRecord, TxLocation};
+use crate::overlay::{ChangeSet, StateRead};
 
 const STATE: u8 = b'S';
 const BLOCK: u8 = b'B';
-const RECEIPTS: u8 = b'R';
 const HASH_INDEX: u8 = b'H';
-const TX_INDEX: u8 = b'X';
-const EVENT_INDEX: u8 = b'E';
 const META: u8 = b'M';
 /// Per-block summaries the chain computes at commit (#33), by height.
 const SUMMARY: u8 = b'Y';
@@ -62,7 +60,10 @@ const SUMMARY: u8 = b'Y';
 /// 8: every due bucket keeps a stored form (`u l`/`u m`): its record
 /// hashes while small, else its lattice until it empties (#29), so that a
 /// bucket changes without reading a record.
-pub const STORE_FORMAT: u32 = 8;
+/// 9: events are stored apart from their receipts in chunks (`V`), event
+/// postings are positions in the block's events, and events that name a
+/// timer are indexed by it (`E t`).
+pub const STORE_FORMAT: u32 = 9;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -87,53 +88,6 @@ impl StoreSnapshot {
     }
 }
 
-/// Where a transaction's receipt lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
-pub struct TxLocation {
-    /// Block height.
-    pub height: u64,
-    /// Index into that block's receipts (user transactions first, then deferred).
-    pub index: u32,
-}
-
-/// The receipts of one block, stored as one record.
-#[derive(BorshSerialize, BorshDeserialize)]
-struct BlockReceipts(Vec<Receipt>);
-
-impl Canonical for BlockReceipts {
-    const NAME: &'static str = "block receipts";
-}
-
-/// An event with its position in the chain.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventRecord {
-    /// Block height.
-    pub height: u64,
-    /// Receipt index within the block.
-    pub receipt_index: u32,
-    /// Event index within the receipt.
-    pub event_index: u32,
-    /// Hash of the transaction that emitted it.
-    pub tx_hash: Hash,
-    /// The event.
-    pub event: Event,
-}
-
-/// Which events to return.
-#[derive(Clone, Debug, Default)]
-pub struct EventFilter {
-    /// Only events with this name.
-    pub name: Option<String>,
-    /// Only events emitted by this address.
-    pub emitter: Option<Address>,
-    /// Lowest height (inclusive).
-    pub from_height: Option<u64>,
-    /// Highest height (inclusive).
-    pub to_height: Option<u64>,
-    /// Most events to return (0 = no limit).
-    pub limit: usize,
-}
-
 /// Everything one block commits.
 pub struct CommitRequest<'a> {
     /// The block, with its final header (state root included).
@@ -155,38 +109,6 @@ pub struct ChainStore<B: KvBackend> {
     backend: B,
     /// Decoded upper levels of the state tree (see [`NodeCache`]).
     nodes: NodeCache,
-}
-
-fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + rest.len());
-    k.push(ns);
-    k.extend_from_slice(rest);
-    k
-}
-
-/// `E n ‖ len ‖ name`: the by-name event index of `name`, which commit and
-/// query must build alike. Names longer than 255 bytes are indexed by their
-/// first 255 (the query then filters on the whole name).
-fn events_by_name_prefix(name: &str) -> Vec<u8> {
-    let name = &name.as_bytes()[..name.len().min(255)];
-    let mut prefix = vec![EVENT_INDEX, b'n', name.len() as u8];
-    prefix.extend_from_slice(name);
-    prefix
-}
-
-/// `E a ‖ address`: the by-emitter event index of `emitter`.
-fn events_by_emitter_prefix(emitter: &Address) -> Vec<u8> {
-    let mut prefix = vec![EVENT_INDEX, b'a'];
-    prefix.extend_from_slice(emitter.as_bytes());
-    prefix
-}
-
-fn corrupt(what: &'static str, key: &[u8], reason: impl ToString) -> StorageError {
-    StorageError::Corrupt {
-        what,
-        key: hex_key(key),
-        reason: reason.to_string(),
-    }
 }
 
 /// Read-only view of committed consensus state.
@@ -318,10 +240,7 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// The receipts of the block at `height` (empty if none).
     pub fn receipts(&self, height: u64) -> Result<Vec<Receipt>> {
-        Ok(self
-            .get_decoded::<BlockReceipts>(&ns_key(RECEIPTS, &height.to_be_bytes()))?
-            .map(|r| r.0)
-            .unwrap_or_default())
+        history::receipts(&self.backend, height)
     }
 
     /// The summary committed with block `height`, if one was.
@@ -331,25 +250,17 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Where the receipt of transaction `tx_hash` lives.
     pub fn tx_location(&self, tx_hash: &Hash) -> Result<Option<TxLocation>> {
-        let key = ns_key(TX_INDEX, tx_hash.as_bytes());
-        match self.backend.get(&key)? {
-            None => Ok(None),
-            Some(bytes) => encoding::decode_raw("tx location", &bytes)
-                .map(Some)
-                .map_err(|e| corrupt("tx location", &key, e)),
-        }
+        history::tx_location(&self.backend, tx_hash)
     }
 
-    /// The receipt of transaction `tx_hash`, with its location.
+    /// The receipt of transaction `tx_hash`, with its location (reading only
+    /// the events of that receipt, however large its block).
     pub fn receipt(&self, tx_hash: &Hash) -> Result<Option<(TxLocation, Receipt)>> {
         let Some(loc) = self.tx_location(tx_hash)? else {
             return Ok(None);
         };
-        let receipts = self.receipts(loc.height)?;
-        let receipt = receipts
-            .into_iter()
-            .nth(loc.index as usize)
-            .ok_or_else(|| {
+        let receipt =
+            history::receipt_at(&self.backend, loc.height, loc.index)?.ok_or_else(|| {
                 corrupt(
                     "receipt",
                     tx_hash.as_bytes(),
@@ -366,103 +277,17 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Events matching `filter`, in chain order.
     pub fn events(&self, filter: &EventFilter) -> Result<Vec<EventRecord>> {
-        let Some(head) = self.head_height()? else {
-            return Ok(Vec::new());
-        };
-        let from = filter.from_height.unwrap_or(0);
-        let to = filter.to_height.unwrap_or(head).min(head);
-        let limit = if filter.limit == 0 {
-            usize::MAX
-        } else {
-            filter.limit
-        };
-        let mut out = Vec::new();
-        if from > to {
-            return Ok(out);
+        match self.head_height()? {
+            None => Ok(Vec::new()),
+            Some(head) => history::events(&self.backend, head, filter),
         }
-        let matches = |e: &Event| {
-            filter.name.as_ref().is_none_or(|n| *n == e.name)
-                && filter.emitter.is_none_or(|a| a == e.emitter)
-        };
-        // With a name or emitter, walk that index; otherwise walk the blocks.
-        let index_prefix = match &filter.name {
-            Some(name) => Some(events_by_name_prefix(name)),
-            None => filter.emitter.as_ref().map(events_by_emitter_prefix),
-        };
-        match index_prefix {
-            Some(prefix) => {
-                let mut start = prefix.clone();
-                start.extend_from_slice(&from.to_be_bytes());
-                let mut end = prefix.clone();
-                end.extend_from_slice(&(to.saturating_add(1)).to_be_bytes());
-                let mut cursor = start;
-                'outer: loop {
-                    let entries = self.backend.scan(&cursor, Some(&end), 64)?;
-                    let exhausted = entries.len() < 64;
-                    for (key, positions) in &entries {
-                        let height = key[prefix.len()..]
-                            .try_into()
-                            .map(u64::from_be_bytes)
-                            .map_err(|_| corrupt("event index", key, "bad height length"))?;
-                        if positions.len() % 8 != 0 {
-                            return Err(corrupt(
-                                "event index",
-                                key,
-                                "positions not 8-byte aligned",
-                            ));
-                        }
-                        let receipts = self.receipts(height)?;
-                        for pos in positions.chunks_exact(8) {
-                            let ri = u32::from_be_bytes(pos[..4].try_into().expect("4 bytes"));
-                            let ei = u32::from_be_bytes(pos[4..].try_into().expect("4 bytes"));
-                            let receipt = receipts.get(ri as usize).ok_or_else(|| {
-                                corrupt("event index", key, "points past the block's receipts")
-                            })?;
-                            let event = receipt.events.get(ei as usize).ok_or_else(|| {
-                                corrupt("event index", key, "points past the receipt's events")
-                            })?;
-                            if matches(event) {
-                                out.push(EventRecord {
-                                    height,
-                                    receipt_index: ri,
-                                    event_index: ei,
-                                    tx_hash: receipt.tx_hash,
-                                    event: event.clone(),
-                                });
-                                if out.len() >= limit {
-                                    break 'outer;
-                                }
-                            }
-                        }
-                    }
-                    if exhausted {
-                        break;
-                    }
-                    let mut next = entries.last().expect("non-empty").0.clone();
-                    next.push(0);
-                    cursor = next;
-                }
-            }
-            None => {
-                'blocks: for height in from..=to {
-                    for (ri, receipt) in self.receipts(height)?.into_iter().enumerate() {
-                        for (ei, event) in receipt.events.iter().enumerate() {
-                            out.push(EventRecord {
-                                height,
-                                receipt_index: ri as u32,
-                                event_index: ei as u32,
-                                tx_hash: receipt.tx_hash,
-                                event: event.clone(),
-                            });
-                            if out.len() >= limit {
-                                break 'blocks;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Ok(out)
+    }
+
+    /// The events that name timer `timer_id` in their data (scheduled,
+    /// fired, deferred, cancelled, …), in chain order, at most `limit`;
+    /// read through their own index, whatever else the actor emitted.
+    pub fn timer_events(&self, timer_id: &Hash, limit: usize) -> Result<Vec<EventRecord>> {
+        history::timer_events(&self.backend, timer_id, limit)
     }
 
     /// The root and tree update for `changes` applied at `height`.
@@ -501,42 +326,10 @@ impl<B: KvBackend> ChainStore<B> {
             batch.put(ns_key(SUMMARY, &height_be), summary.to_vec());
         }
         batch.put(
-            ns_key(RECEIPTS, &height_be),
-            encoding::encode(&BlockReceipts(req.receipts.to_vec())),
-        );
-        batch.put(
             ns_key(HASH_INDEX, header.hash().as_bytes()),
             height_be.to_vec(),
         );
-        // Posting lists of this block, keyed by index key (see the module docs).
-        let mut postings: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = Default::default();
-        for (ri, receipt) in req.receipts.iter().enumerate() {
-            let loc = TxLocation {
-                height: header.height,
-                index: ri as u32,
-            };
-            batch.put(
-                ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
-                encoding::encode_raw(&loc),
-            );
-            for (ei, event) in receipt.events.iter().enumerate() {
-                let mut pos = [0u8; 8];
-                pos[..4].copy_from_slice(&(ri as u32).to_be_bytes());
-                pos[4..].copy_from_slice(&(ei as u32).to_be_bytes());
-                let mut by_name = events_by_name_prefix(&event.name);
-                by_name.extend_from_slice(&height_be);
-                postings.entry(by_name).or_default().extend_from_slice(&pos);
-                let mut by_emitter = events_by_emitter_prefix(&event.emitter);
-                by_emitter.extend_from_slice(&height_be);
-                postings
-                    .entry(by_emitter)
-                    .or_default()
-                    .extend_from_slice(&pos);
-            }
-        }
-        for (key, positions) in postings {
-            batch.put(key, positions);
-        }
+        history::stage(&mut batch, header.height, req.receipts);
         batch.put(ns_key(META, b"head"), height_be.to_vec());
         if header.height == 0 {
             batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
@@ -852,7 +645,11 @@ mod tests {
         // One posting list per (name, block) and (emitter, block), not per event.
         let index_entries = store
             .backend()
-            .scan(&[EVENT_INDEX], Some(&[EVENT_INDEX + 1]), usize::MAX)
+            .scan(
+                &[history::EVENT_INDEX],
+                Some(&[history::EVENT_INDEX + 1]),
+                usize::MAX,
+            )
             .unwrap()
             .len();
         // Block 1: names Fired, Other and emitters 1, 2; blocks 2 and 3: one name and one emitter.

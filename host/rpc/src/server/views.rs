@@ -6,10 +6,10 @@
 //! so a chain with a million pending timers answers as fast as an empty one.
 
 use serde_json::{json, Value as Json};
-use timerhost_state::{EventFilter, KvBackend, StateRead};
+use timerhost_state::{KvBackend, StateRead};
 use timerhost_timers::store::{self, PageCursor};
 use timerhost_timers::{bucket, control, globalbox, keys as tkeys, queue};
-use timerhost_types::{Address, TimerKind, TimerOrdering, Value, CRON_REGISTRY_ADDRESS};
+use timerhost_types::{TimerKind, TimerOrdering, Value, CRON_REGISTRY_ADDRESS};
 
 use super::{filter_obj, u64_of, RpcContext};
 use crate::error::{Result, RpcError};
@@ -21,10 +21,9 @@ pub const MAX_STATS_BLOCKS: u64 = 240;
 pub const MAX_PAGE: usize = 100;
 /// Most due timers counted as carried over (the count says "at least" past it).
 pub const CARRIED_COUNT_LIMIT: usize = 10_000;
-/// Blocks of an actor's events one step of a timer's life reads.
-pub const LIFE_WINDOW_BLOCKS: u64 = 256;
-/// Most of an actor's events a timer's life reads.
-pub const LIFE_EVENTS_READ: usize = 20_000;
+/// Most events of one timer's life listed (a timer has a handful: a cron
+/// job's lives are separate timers).
+pub const LIFE_EVENTS: usize = 1_000;
 /// Most bucket leaves one `th_getAhead` reads per queue.
 pub const MAX_AHEAD_LEAVES: usize = 2_000;
 
@@ -255,27 +254,16 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         }))
     }
 
-    /// `th_getTimerLife [timer_id, actor?]`: the timer if pending, where it
-    /// waits, in plain words why it has not fired yet, and the events of its
-    /// life (found among its actor's, newest first, back to its
-    /// `TimerScheduled` or 20,000 of them).
+    /// `th_getTimerLife [timer_id]`: the timer if pending, where it waits,
+    /// in plain words why it has not fired yet, and the events of its life
+    /// (read through the store's index of events by timer id, so a gone
+    /// timer's life is found as readily as a pending one's).
     pub(super) fn timer_life(&self, a: &[Json]) -> Result<Json> {
         let id = parse_hash("timer id", super::arg_str(a, 0, "timer id")?)?;
-        let given_actor = match a.get(1) {
-            None | Some(Json::Null) => None,
-            Some(v) => Some(parse_address(v.as_str().unwrap_or_default())?),
-        };
         let head = self.chain.head()?;
         let state = self.chain.store().state();
         let record = timerhost_timers::record::get_record(&state, &id)?;
-        let actor = record
-            .as_ref()
-            .map(|r| r.timer.actor_address)
-            .or(given_actor);
-        let (events, searched_from) = match actor {
-            None => (Vec::new(), head.height),
-            Some(actor) => self.life_events(&id, actor)?,
-        };
+        let events = self.life_events(&id)?;
         let (timer, queued, why) = match &record {
             None => (Json::Null, Json::Null, json!(ended_why(&events))),
             Some(r) => {
@@ -296,53 +284,25 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "queued": queued,
             "why": why,
             "events": events,
-            "events_searched_from": searched_from,
             "head": head.height,
         }))
     }
 
-    /// The events of timer `id` among `actor`'s, newest blocks first, in
-    /// windows of [`LIFE_WINDOW_BLOCKS`] back from the head until its
-    /// `TimerScheduled` is found — at most [`LIFE_EVENTS_READ`] of the
-    /// actor's events read (an actor may have scheduled a million timers) —
-    /// then in chain order; and the lowest height searched.
-    fn life_events(&self, id: &timerhost_types::Hash, actor: Address) -> Result<(Vec<Json>, u64)> {
-        let wanted = Value::Bytes(id.0.to_vec());
-        let store = self.chain.store();
-        let head = self.chain.head()?.height;
-        let mut found = Vec::new();
-        let mut read = 0usize;
-        let mut to = head;
-        loop {
-            let from = to.saturating_sub(LIFE_WINDOW_BLOCKS - 1);
-            let records = store.events(&EventFilter {
-                emitter: Some(actor),
-                from_height: Some(from),
-                to_height: Some(to),
-                limit: LIFE_EVENTS_READ - read,
-                ..EventFilter::default()
-            })?;
-            read += records.len();
-            let mut window: Vec<Json> = records
-                .iter()
-                .filter(|r| r.event.data.get("timer_id") == Some(&wanted))
-                .map(|r| {
-                    json!({
-                        "name": r.event.name,
-                        "height": r.height,
-                        "tx_hash": r.tx_hash,
-                        "data": value_to_json(&r.event.data),
-                    })
+    /// The events of timer `id` (its own index: nothing else its actor
+    /// emitted is read), in chain order, the first [`LIFE_EVENTS`].
+    fn life_events(&self, id: &timerhost_types::Hash) -> Result<Vec<Json>> {
+        let records = self.chain.store().timer_events(id, LIFE_EVENTS)?;
+        Ok(records
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.event.name,
+                    "height": r.height,
+                    "tx_hash": r.tx_hash,
+                    "data": value_to_json(&r.event.data),
                 })
-                .collect();
-            let born = window.iter().any(|e| e["name"] == "TimerScheduled");
-            window.extend(found);
-            found = window;
-            if born || from == 0 || read >= LIFE_EVENTS_READ {
-                return Ok((found, from));
-            }
-            to = from - 1;
-        }
+            })
+            .collect())
     }
 
     /// `th_getWatches [{cursor?, limit?}]`: state watches, a page at a time.
@@ -430,10 +390,8 @@ fn ended_why(events: &[Json]) -> String {
             "its fee payer revoked it; it was removed without running".into()
         }
         Some("TimerCancelled") => "it was cancelled".into(),
-        _ => {
-            "no pending timer has this id (for one that is gone, give its actor to find its events)"
-                .into()
-        }
+        Some(_) => "it is no longer pending".into(),
+        None => "no timer with this id was ever scheduled".into(),
     }
 }
 

@@ -1,0 +1,646 @@
+//! How a block's receipts and events are laid out in the backend, and the
+//! queries over them (the `R`, `V`, `X` and `E` namespaces of
+//! [`crate::store`]).
+//!
+//! A block's receipts are one record without their events (`R ‖ height`);
+//! the events are kept apart, in the block's order, in chunks of
+//! [`EVENTS_PER_CHUNK`] (`V ‖ height ‖ chunk`). Reading one event then
+//! decodes one chunk, not the block: a transaction that schedules 100,000
+//! timers emits 100,000 events, and the dashboard's views of one timer or
+//! of an actor's latest events read a few of them (#33: 388 ms → well under
+//! a millisecond with 1,000,000 pending timers).
+//!
+//! Three indexes point at events by their position in the block's order
+//! (a big-endian u32, so a posting list is four bytes per event):
+//! - `E n ‖ len ‖ name ‖ height` and `E a ‖ address ‖ height`: one posting
+//!   list per (name, block) and (emitter, block), not one entry per event —
+//!   a block of 20,000 timer fires emits 20,000 `TimerFired` events, and one
+//!   index write per event was a sixth of that block's sled writes;
+//! - `E t ‖ timer id[..8] ‖ height ‖ position`: every event whose data
+//!   names a `timer_id`, so a timer's life is found without reading its
+//!   actor's other events. One small key per such event, the price of
+//!   answering "what happened to this timer" on a chain of millions.
+
+use std::collections::BTreeMap;
+
+use borsh::{BorshDeserialize, BorshSerialize};
+use timerhost_types::encoding::{self, Canonical};
+use timerhost_types::{Address, Event, Hash, Receipt, Value};
+
+use crate::backend::{KvBackend, WriteBatch};
+use crate::error::{Result, StorageError};
+use crate::overlay::hex_key;
+
+/// `R ‖ height`: the block's receipts without their events.
+pub(crate) const RECEIPTS: u8 = b'R';
+/// `V ‖ height ‖ chunk`: the block's events, [`EVENTS_PER_CHUNK`] a record.
+pub(crate) const EVENT_CHUNKS: u8 = b'V';
+/// `X ‖ tx hash`: where a transaction's receipt lives.
+pub(crate) const TX_INDEX: u8 = b'X';
+/// `E …`: the event indexes (module docs).
+pub(crate) const EVENT_INDEX: u8 = b'E';
+
+/// Events per stored chunk: small enough that reading one event is cheap,
+/// large enough that a block of 20,000 fires adds under a hundred keys.
+pub const EVENTS_PER_CHUNK: usize = 256;
+
+/// Bytes of a timer id its index keeps (the query compares the whole id).
+const TIMER_ID_PREFIX: usize = 8;
+
+/// Where a transaction's receipt lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+pub struct TxLocation {
+    /// Block height.
+    pub height: u64,
+    /// Index into that block's receipts (user transactions first, then deferred).
+    pub index: u32,
+}
+
+/// An event with its position in the chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    /// Block height.
+    pub height: u64,
+    /// Receipt index within the block.
+    pub receipt_index: u32,
+    /// Event index within the receipt.
+    pub event_index: u32,
+    /// Hash of the transaction that emitted it.
+    pub tx_hash: Hash,
+    /// The event.
+    pub event: Event,
+}
+
+/// Which events to return.
+#[derive(Clone, Debug, Default)]
+pub struct EventFilter {
+    /// Only events with this name.
+    pub name: Option<String>,
+    /// Only events emitted by this address.
+    pub emitter: Option<Address>,
+    /// Lowest height (inclusive).
+    pub from_height: Option<u64>,
+    /// Highest height (inclusive).
+    pub to_height: Option<u64>,
+    /// Most events to return (0 = no limit).
+    pub limit: usize,
+}
+
+/// A block's receipts as stored: each without its events, and how many it had.
+#[derive(BorshSerialize, BorshDeserialize)]
+struct StoredReceipts {
+    receipts: Vec<Receipt>,
+    event_counts: Vec<u32>,
+}
+
+impl Canonical for StoredReceipts {
+    const NAME: &'static str = "block receipts";
+}
+
+/// [`EVENTS_PER_CHUNK`] consecutive events of a block.
+#[derive(BorshSerialize, BorshDeserialize)]
+struct EventChunk(Vec<Event>);
+
+impl Canonical for EventChunk {
+    const NAME: &'static str = "event chunk";
+}
+
+pub(crate) fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + rest.len());
+    k.push(ns);
+    k.extend_from_slice(rest);
+    k
+}
+
+pub(crate) fn corrupt(what: &'static str, key: &[u8], reason: impl ToString) -> StorageError {
+    StorageError::Corrupt {
+        what,
+        key: hex_key(key),
+        reason: reason.to_string(),
+    }
+}
+
+fn chunk_key(height: u64, chunk: u32) -> Vec<u8> {
+    let mut k = ns_key(EVENT_CHUNKS, &height.to_be_bytes());
+    k.extend_from_slice(&chunk.to_be_bytes());
+    k
+}
+
+/// `E n ‖ len ‖ name`: the by-name event index of `name`, which commit and
+/// query must build alike. Names longer than 255 bytes are indexed by their
+/// first 255 (the query then filters on the whole name).
+fn events_by_name_prefix(name: &str) -> Vec<u8> {
+    let name = &name.as_bytes()[..name.len().min(255)];
+    let mut prefix = vec![EVENT_INDEX, b'n', name.len() as u8];
+    prefix.extend_from_slice(name);
+    prefix
+}
+
+/// `E a ‖ address`: the by-emitter event index of `emitter`.
+fn events_by_emitter_prefix(emitter: &Address) -> Vec<u8> {
+    let mut prefix = vec![EVENT_INDEX, b'a'];
+    prefix.extend_from_slice(emitter.as_bytes());
+    prefix
+}
+
+/// `E t ‖ timer id[..8]`: the by-timer event index.
+fn events_by_timer_prefix(timer_id: &[u8]) -> Vec<u8> {
+    let mut prefix = vec![EVENT_INDEX, b't'];
+    prefix.extend_from_slice(&timer_id[..TIMER_ID_PREFIX]);
+    prefix
+}
+
+/// The timer id an event's data names, if it names one.
+fn timer_id_of(event: &Event) -> Option<&[u8]> {
+    match event.data.get("timer_id") {
+        Some(Value::Bytes(id)) if id.len() == 32 => Some(id),
+        _ => None,
+    }
+}
+
+/// Adds block `height`'s receipts, events and indexes to `batch`.
+pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
+    let height_be = height.to_be_bytes();
+    let mut postings: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut stripped = Vec::with_capacity(receipts.len());
+    let mut event_counts = Vec::with_capacity(receipts.len());
+    let mut chunk: Vec<Event> = Vec::new();
+    let mut chunk_index = 0u32;
+    let mut position = 0u32;
+    for (ri, receipt) in receipts.iter().enumerate() {
+        let loc = TxLocation {
+            height,
+            index: ri as u32,
+        };
+        batch.put(
+            ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
+            encoding::encode_raw(&loc),
+        );
+        for event in &receipt.events {
+            let pos = position.to_be_bytes();
+            let mut by_name = events_by_name_prefix(&event.name);
+            by_name.extend_from_slice(&height_be);
+            postings.entry(by_name).or_default().extend_from_slice(&pos);
+            let mut by_emitter = events_by_emitter_prefix(&event.emitter);
+            by_emitter.extend_from_slice(&height_be);
+            postings
+                .entry(by_emitter)
+                .or_default()
+                .extend_from_slice(&pos);
+            if let Some(id) = timer_id_of(event) {
+                let mut key = events_by_timer_prefix(id);
+                key.extend_from_slice(&height_be);
+                key.extend_from_slice(&pos);
+                batch.put(key, Vec::new());
+            }
+            chunk.push(event.clone());
+            if chunk.len() == EVENTS_PER_CHUNK {
+                let full = EventChunk(std::mem::take(&mut chunk));
+                batch.put(chunk_key(height, chunk_index), encoding::encode(&full));
+                chunk_index += 1;
+            }
+            position += 1;
+        }
+        event_counts.push(receipt.events.len() as u32);
+        stripped.push(Receipt {
+            tx_hash: receipt.tx_hash,
+            sender: receipt.sender,
+            source: receipt.source.clone(),
+            status: receipt.status,
+            error: receipt.error.clone(),
+            cycles_used: receipt.cycles_used,
+            cells_used: receipt.cells_used,
+            fee_paid: receipt.fee_paid,
+            burned: receipt.burned,
+            tip: receipt.tip,
+            events: Vec::new(),
+            return_value: receipt.return_value.clone(),
+            created_actor: receipt.created_actor,
+        });
+    }
+    if !chunk.is_empty() {
+        batch.put(
+            chunk_key(height, chunk_index),
+            encoding::encode(&EventChunk(chunk)),
+        );
+    }
+    batch.put(
+        ns_key(RECEIPTS, &height_be),
+        encoding::encode(&StoredReceipts {
+            receipts: stripped,
+            event_counts,
+        }),
+    );
+    for (key, positions) in postings {
+        batch.put(key, positions);
+    }
+}
+
+fn get_decoded<T: Canonical>(backend: &dyn KvBackend, key: &[u8]) -> Result<Option<T>> {
+    match backend.get(key)? {
+        None => Ok(None),
+        Some(bytes) => encoding::decode(&bytes)
+            .map(Some)
+            .map_err(|e| corrupt(T::NAME, key, e)),
+    }
+}
+
+/// One block's receipts and events, read as needed: the receipts record
+/// once, and one chunk of events at a time.
+struct BlockEvents<'a> {
+    backend: &'a dyn KvBackend,
+    height: u64,
+    receipts: Vec<Receipt>,
+    /// `starts[i]`: position of receipt i's first event; one past the end last.
+    starts: Vec<u32>,
+    chunk: Option<(u32, Vec<Event>)>,
+}
+
+impl<'a> BlockEvents<'a> {
+    fn open(backend: &'a dyn KvBackend, height: u64) -> Result<Self> {
+        let stored =
+            get_decoded::<StoredReceipts>(backend, &ns_key(RECEIPTS, &height.to_be_bytes()))?
+                .unwrap_or(StoredReceipts {
+                    receipts: Vec::new(),
+                    event_counts: Vec::new(),
+                });
+        if stored.event_counts.len() != stored.receipts.len() {
+            return Err(corrupt(
+                "block receipts",
+                &ns_key(RECEIPTS, &height.to_be_bytes()),
+                "event counts do not match the receipts",
+            ));
+        }
+        let mut starts = Vec::with_capacity(stored.receipts.len() + 1);
+        let mut at = 0u32;
+        starts.push(0);
+        for n in &stored.event_counts {
+            at = at.saturating_add(*n);
+            starts.push(at);
+        }
+        Ok(Self {
+            backend,
+            height,
+            receipts: stored.receipts,
+            starts,
+            chunk: None,
+        })
+    }
+
+    fn event_total(&self) -> u32 {
+        *self.starts.last().expect("starts has a final entry")
+    }
+
+    /// The event at `position` in the block's order.
+    fn event(&mut self, position: u32) -> Result<EventRecord> {
+        let key = || chunk_key(self.height, position / EVENTS_PER_CHUNK as u32);
+        if position >= self.event_total() {
+            return Err(corrupt(
+                "event index",
+                &key(),
+                "points past the block's events",
+            ));
+        }
+        let chunk_index = position / EVENTS_PER_CHUNK as u32;
+        if self.chunk.as_ref().map(|(i, _)| *i) != Some(chunk_index) {
+            let chunk = get_decoded::<EventChunk>(self.backend, &key())?
+                .ok_or_else(|| corrupt("event chunk", &key(), "missing"))?;
+            self.chunk = Some((chunk_index, chunk.0));
+        }
+        let (_, events) = self.chunk.as_ref().expect("loaded above");
+        let event = events
+            .get(position as usize % EVENTS_PER_CHUNK)
+            .ok_or_else(|| corrupt("event chunk", &key(), "shorter than the receipts say"))?
+            .clone();
+        // The receipt whose range holds `position`.
+        let ri = self.starts.partition_point(|s| *s <= position) - 1;
+        Ok(EventRecord {
+            height: self.height,
+            receipt_index: ri as u32,
+            event_index: position - self.starts[ri],
+            tx_hash: self.receipts[ri].tx_hash,
+            event,
+        })
+    }
+
+    /// The events of receipts `range`, in order.
+    fn events_of(&mut self, first: u32, end: u32) -> Result<Vec<Event>> {
+        (first..end)
+            .map(|p| self.event(p).map(|r| r.event))
+            .collect()
+    }
+}
+
+/// The receipts of block `height` with their events (empty if none).
+pub(crate) fn receipts(backend: &dyn KvBackend, height: u64) -> Result<Vec<Receipt>> {
+    let block = BlockEvents::open(backend, height)?;
+    let start = chunk_key(height, 0);
+    let end = ns_key(EVENT_CHUNKS, &(height.saturating_add(1)).to_be_bytes());
+    let mut events = Vec::with_capacity(block.event_total() as usize);
+    for (key, bytes) in backend.scan(&start, Some(&end), usize::MAX)? {
+        let chunk: EventChunk =
+            encoding::decode(&bytes).map_err(|e| corrupt(EventChunk::NAME, &key, e))?;
+        events.extend(chunk.0);
+    }
+    if events.len() != block.event_total() as usize {
+        return Err(corrupt(
+            "event chunk",
+            &start,
+            "the block's chunks hold another number of events than its receipts",
+        ));
+    }
+    let mut events = events.into_iter();
+    let mut out = block.receipts;
+    for (ri, receipt) in out.iter_mut().enumerate() {
+        let n = (block.starts[ri + 1] - block.starts[ri]) as usize;
+        receipt.events = events.by_ref().take(n).collect();
+    }
+    Ok(out)
+}
+
+/// Receipt `index` of block `height` with its events, reading only the
+/// chunks that hold them.
+pub(crate) fn receipt_at(
+    backend: &dyn KvBackend,
+    height: u64,
+    index: u32,
+) -> Result<Option<Receipt>> {
+    let mut block = BlockEvents::open(backend, height)?;
+    let i = index as usize;
+    if i >= block.receipts.len() {
+        return Ok(None);
+    }
+    let events = block.events_of(block.starts[i], block.starts[i + 1])?;
+    let mut receipt = block.receipts.swap_remove(i);
+    receipt.events = events;
+    Ok(Some(receipt))
+}
+
+/// Where the receipt of transaction `tx_hash` lives.
+pub(crate) fn tx_location(backend: &dyn KvBackend, tx_hash: &Hash) -> Result<Option<TxLocation>> {
+    let key = ns_key(TX_INDEX, tx_hash.as_bytes());
+    match backend.get(&key)? {
+        None => Ok(None),
+        Some(bytes) => encoding::decode_raw("tx location", &bytes)
+            .map(Some)
+            .map_err(|e| corrupt("tx location", &key, e)),
+    }
+}
+
+fn height_in(key: &[u8], at: usize) -> Result<u64> {
+    key.get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| corrupt("event index", key, "bad height length"))
+}
+
+/// Events matching `filter`, in chain order, up to the head `head`.
+pub(crate) fn events(
+    backend: &dyn KvBackend,
+    head: u64,
+    filter: &EventFilter,
+) -> Result<Vec<EventRecord>> {
+    let from = filter.from_height.unwrap_or(0);
+    let to = filter.to_height.unwrap_or(head).min(head);
+    let limit = if filter.limit == 0 {
+        usize::MAX
+    } else {
+        filter.limit
+    };
+    let mut out = Vec::new();
+    if from > to {
+        return Ok(out);
+    }
+    let matches = |e: &Event| {
+        filter.name.as_ref().is_none_or(|n| *n == e.name)
+            && filter.emitter.is_none_or(|a| a == e.emitter)
+    };
+    // With a name or emitter, walk that index; otherwise walk the blocks.
+    let index_prefix = match &filter.name {
+        Some(name) => Some(events_by_name_prefix(name)),
+        None => filter.emitter.as_ref().map(events_by_emitter_prefix),
+    };
+    let Some(prefix) = index_prefix else {
+        for height in from..=to {
+            let mut block = BlockEvents::open(backend, height)?;
+            for position in 0..block.event_total() {
+                out.push(block.event(position)?);
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+            }
+        }
+        return Ok(out);
+    };
+    let mut cursor = prefix.clone();
+    cursor.extend_from_slice(&from.to_be_bytes());
+    let mut end = prefix.clone();
+    end.extend_from_slice(&(to.saturating_add(1)).to_be_bytes());
+    loop {
+        let entries = backend.scan(&cursor, Some(&end), 64)?;
+        let exhausted = entries.len() < 64;
+        for (key, positions) in &entries {
+            let height = height_in(key, prefix.len())?;
+            if positions.len() % 4 != 0 {
+                return Err(corrupt("event index", key, "positions not 4-byte aligned"));
+            }
+            let mut block = BlockEvents::open(backend, height)?;
+            for pos in positions.chunks_exact(4) {
+                let record = block.event(u32::from_be_bytes(pos.try_into().expect("4 bytes")))?;
+                if matches(&record.event) {
+                    out.push(record);
+                    if out.len() >= limit {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+        if exhausted {
+            return Ok(out);
+        }
+        let mut next = entries.last().expect("non-empty").0.clone();
+        next.push(0);
+        cursor = next;
+    }
+}
+
+/// The events that name timer `timer_id`, in chain order, at most `limit`.
+pub(crate) fn timer_events(
+    backend: &dyn KvBackend,
+    timer_id: &Hash,
+    limit: usize,
+) -> Result<Vec<EventRecord>> {
+    let prefix = events_by_timer_prefix(timer_id.as_bytes());
+    let mut end = prefix.clone();
+    end.push(0xff);
+    end.extend_from_slice(&[0xff; 12]);
+    let wanted = Value::Bytes(timer_id.0.to_vec());
+    let mut out = Vec::new();
+    let mut cursor = prefix.clone();
+    // A timer's events often share a block (scheduled and deferred, say).
+    let mut block: Option<BlockEvents<'_>> = None;
+    loop {
+        let keys = backend.scan_keys(&cursor, Some(&end), 64)?;
+        let exhausted = keys.len() < 64;
+        for key in &keys {
+            let height = height_in(key, prefix.len())?;
+            let position = key
+                .get(prefix.len() + 8..)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_be_bytes)
+                .ok_or_else(|| corrupt("timer event index", key, "bad position"))?;
+            if block.as_ref().map(|b| b.height) != Some(height) {
+                block = Some(BlockEvents::open(backend, height)?);
+            }
+            let record = block.as_mut().expect("opened above").event(position)?;
+            // The index keeps eight bytes of the id; another timer may share them.
+            if record.event.data.get("timer_id") == Some(&wanted) {
+                out.push(record);
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+            }
+        }
+        if exhausted {
+            return Ok(out);
+        }
+        let mut next = keys.last().expect("non-empty").clone();
+        next.push(0);
+        cursor = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::MemoryBackend;
+    use timerhost_types::{ReceiptStatus, TxSource};
+
+    fn event(name: &str, who: u8, timer: Option<[u8; 32]>) -> Event {
+        let data = match timer {
+            Some(id) => Value::Dict(vec![(Value::str("timer_id"), Value::Bytes(id.to_vec()))]),
+            None => Value::None,
+        };
+        Event {
+            name: name.to_string(),
+            emitter: Address([who; 20]),
+            data,
+        }
+    }
+
+    fn receipt(tag: u8, events: Vec<Event>) -> Receipt {
+        Receipt {
+            tx_hash: Hash([tag; 32]),
+            sender: Address::ZERO,
+            source: TxSource::User,
+            status: ReceiptStatus::Success,
+            error: None,
+            cycles_used: 0,
+            cells_used: 0,
+            fee_paid: 0,
+            burned: 0,
+            tip: 0,
+            events,
+            return_value: None,
+            created_actor: None,
+        }
+    }
+
+    fn commit(backend: &MemoryBackend, height: u64, receipts: &[Receipt]) {
+        let mut batch = WriteBatch::new();
+        stage(&mut batch, height, receipts);
+        backend.write(batch).unwrap();
+    }
+
+    /// Timer ids that share the eight bytes the index keeps.
+    fn timer(n: u8) -> [u8; 32] {
+        let mut id = [7u8; 32];
+        id[31] = n;
+        id
+    }
+
+    #[test]
+    fn receipts_and_events_read_back_whole_across_chunk_boundaries() {
+        let backend = MemoryBackend::new();
+        // 600 events: three chunks, the middle receipt straddling two of them.
+        let written = vec![
+            receipt(
+                1,
+                (0..200).map(|i| event(&format!("a{i}"), 1, None)).collect(),
+            ),
+            receipt(2, Vec::new()),
+            receipt(
+                3,
+                (0..400).map(|i| event(&format!("b{i}"), 2, None)).collect(),
+            ),
+        ];
+        commit(&backend, 5, &written);
+        assert_eq!(receipts(&backend, 5).unwrap(), written);
+        assert_eq!(receipts(&backend, 6).unwrap(), Vec::new());
+        assert_eq!(receipt_at(&backend, 5, 2).unwrap().unwrap(), written[2]);
+        assert_eq!(receipt_at(&backend, 5, 1).unwrap().unwrap(), written[1]);
+        assert_eq!(receipt_at(&backend, 5, 3).unwrap(), None);
+        let chunks = backend
+            .scan(&[EVENT_CHUNKS], Some(&[EVENT_CHUNKS + 1]), usize::MAX)
+            .unwrap();
+        assert_eq!(chunks.len(), 3);
+        // The 301st event of the block is the 101st of the third receipt.
+        let found = events(
+            &backend,
+            5,
+            &EventFilter {
+                emitter: Some(Address([2; 20])),
+                from_height: Some(5),
+                limit: 101,
+                ..EventFilter::default()
+            },
+        )
+        .unwrap();
+        let last = found.last().unwrap();
+        assert_eq!((last.receipt_index, last.event_index), (2, 100));
+        assert_eq!(last.event.name, "b100");
+        assert_eq!(last.tx_hash, Hash([3; 32]));
+    }
+
+    #[test]
+    fn a_timers_events_are_found_by_its_id_and_not_by_a_neighbours() {
+        let backend = MemoryBackend::new();
+        commit(
+            &backend,
+            1,
+            &[receipt(
+                1,
+                vec![
+                    event("TimerScheduled", 9, Some(timer(1))),
+                    event("Noise", 9, None),
+                    event("TimerScheduled", 9, Some(timer(2))),
+                ],
+            )],
+        );
+        commit(
+            &backend,
+            4,
+            &[
+                receipt(2, vec![event("TimerFired", 9, Some(timer(2)))]),
+                receipt(3, vec![event("TimerFired", 9, Some(timer(1)))]),
+            ],
+        );
+        let life = |n: u8, limit: usize| -> Vec<(u64, u32, String)> {
+            timer_events(&backend, &Hash(timer(n)), limit)
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.height, r.receipt_index, r.event.name))
+                .collect()
+        };
+        assert_eq!(
+            life(1, 10),
+            [(1, 0, "TimerScheduled".into()), (4, 1, "TimerFired".into())]
+        );
+        assert_eq!(
+            life(2, 10),
+            [(1, 0, "TimerScheduled".into()), (4, 0, "TimerFired".into())]
+        );
+        assert_eq!(life(2, 1).len(), 1);
+        assert!(life(3, 10).is_empty());
+    }
+}
