@@ -227,7 +227,7 @@ impl<B: KvBackend> Chain<B> {
     pub fn check_tx(&self, tx: &SignedTransaction) -> Result<Address> {
         let params = self.params()?;
         let basefee = self.basefee_config()?;
-        let sender = check_static(tx, tx.to_bytes().len(), &params, &basefee)?;
+        let sender = check_static(tx, tx.to_bytes().len(), &params, &basefee, None)?;
         let account = self.account(&sender)?;
         check_against_state(tx, sender, account.nonce, account.balance, &basefee)?;
         Ok(sender)
@@ -297,6 +297,27 @@ impl<B: KvBackend> Chain<B> {
         timestamp_ms: u64,
         proposer: Address,
     ) -> Result<ProposedBlock> {
+        let senders = crate::senders::recover_all(candidates);
+        self.propose_recovered(candidates, &senders, timestamp_ms, proposer)
+    }
+
+    /// [`Self::propose`] with each candidate's sender recovered already
+    /// (`senders[i]` for `candidates[i]`, as [`crate::senders::recover_all`]
+    /// gives them): a mempool recovers them at admission.
+    pub fn propose_recovered(
+        &self,
+        candidates: &[SignedTransaction],
+        senders: &[crate::senders::Recovered],
+        timestamp_ms: u64,
+        proposer: Address,
+    ) -> Result<ProposedBlock> {
+        if senders.len() != candidates.len() {
+            return Err(ChainError::Internal(format!(
+                "{} senders given for {} candidates",
+                senders.len(),
+                candidates.len()
+            )));
+        }
         let (parent, env) = self.next_env(timestamp_ms, proposer)?;
         let state = self.store.state();
         let mut executor = BlockExecutor::new(
@@ -308,8 +329,8 @@ impl<B: KvBackend> Chain<B> {
         executor.begin_block()?;
         let mut included = Vec::with_capacity(candidates.len());
         let mut rejected = Vec::new();
-        for (i, tx) in candidates.iter().enumerate() {
-            match executor.apply_tx(tx)? {
+        for (i, (tx, sender)) in candidates.iter().zip(senders).enumerate() {
+            match executor.apply_tx(tx, Some(sender))? {
                 Ok(_) => included.push(tx.clone()),
                 Err(e) => rejected.push((i, tx.hash(), e)),
             }
@@ -331,6 +352,19 @@ impl<B: KvBackend> Chain<B> {
         now_ms: u64,
         max_future_drift_ms: u64,
     ) -> Result<ExecutedBlock> {
+        self.accept_known(block, now_ms, max_future_drift_ms, Vec::new())
+    }
+
+    /// [`Self::accept`] with the senders the caller already knows
+    /// (`known[i]` for transaction i, `None` or absent where it does not):
+    /// a node's mempool recovered them when it admitted the transactions.
+    pub fn accept_known(
+        &self,
+        block: &Block,
+        now_ms: u64,
+        max_future_drift_ms: u64,
+        known: Vec<Option<Address>>,
+    ) -> Result<ExecutedBlock> {
         let h = &block.header;
         let ahead_ms = h.timestamp_ms.saturating_sub(now_ms);
         if ahead_ms > max_future_drift_ms {
@@ -343,11 +377,21 @@ impl<B: KvBackend> Chain<B> {
             }
             .into());
         }
-        self.execute(block)
+        self.execute_known(block, known)
     }
 
     /// Strictly re-executes a block proposed elsewhere and checks its header.
     pub fn execute(&self, block: &Block) -> Result<ExecutedBlock> {
+        self.execute_known(block, Vec::new())
+    }
+
+    /// [`Self::execute`] with the senders the caller already knows (see
+    /// [`Self::accept_known`]); the others are recovered on every core.
+    pub fn execute_known(
+        &self,
+        block: &Block,
+        known: Vec<Option<Address>>,
+    ) -> Result<ExecutedBlock> {
         let h = &block.header;
         if h.chain_id != self.genesis.chain_id {
             return Err(BlockError::WrongChain {
@@ -384,8 +428,9 @@ impl<B: KvBackend> Chain<B> {
             self.hooks.as_ref(),
         )?;
         executor.begin_block()?;
-        for (index, tx) in block.txs.iter().enumerate() {
-            if let Err(error) = executor.apply_tx(tx)? {
+        let senders = crate::senders::recover_missing(&block.txs, known);
+        for (index, (tx, sender)) in block.txs.iter().zip(&senders).enumerate() {
+            if let Err(error) = executor.apply_tx(tx, Some(sender))? {
                 return Err(BlockError::InvalidTx {
                     index,
                     hash: tx.hash(),

@@ -266,15 +266,18 @@ impl<'a> BlockExecutor<'a> {
         }
     }
 
-    /// Applies a user transaction. `Ok(Err(_))`: the transaction is invalid
-    /// and nothing was applied; `Err(_)`: the node failed (storage).
+    /// Applies a user transaction, whose sender the caller may have
+    /// recovered already (`recovered`, [`crate::senders`]). `Ok(Err(_))`:
+    /// the transaction is invalid and nothing was applied; `Err(_)`: the node
+    /// failed (storage).
     pub fn apply_tx(
         &mut self,
         tx: &SignedTransaction,
+        recovered: Option<&crate::senders::Recovered>,
     ) -> Result<std::result::Result<&Receipt, TxError>> {
         let encoded = tx.to_bytes();
         let tx_hash = keccak256(&encoded);
-        let sender = match check_static(tx, encoded.len(), &self.params, &self.basefee) {
+        let sender = match check_static(tx, encoded.len(), &self.params, &self.basefee, recovered) {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };

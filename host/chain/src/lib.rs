@@ -17,6 +17,7 @@
 //! - [`vm_runtime`]: the Python actor VM ([`VmRuntime`]) behind [`ActorRuntime`].
 //! - [`governance`]: the validator set in state and proposals voted by the
 //!   validators' operators (#32).
+//! - [`senders`]: a block's senders recovered on every core before it runs.
 //! - [`summary`]: what each block did with timers, kept beside it (#33).
 //! - [`system_actors`]: the actors every genesis installs (ARC-21's cron
 //!   registry at `0x…06`).
@@ -31,6 +32,7 @@ pub mod fees;
 pub mod genesis;
 pub mod governance;
 pub mod runtime;
+pub mod senders;
 pub mod summary;
 pub mod system_actors;
 pub mod testing;

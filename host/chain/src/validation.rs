@@ -146,6 +146,30 @@ pub enum TxError {
     },
 }
 
+impl TxError {
+    /// A short machine-readable name of the reason (`snake_case`), which
+    /// the RPC puts in a refusal's error data and `timerhost load` counts.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            TxError::Malformed(_) => "malformed",
+            TxError::TooLarge { .. } => "too_large",
+            TxError::BadSignature(_) => "bad_signature",
+            TxError::WrongChainId { .. } => "wrong_chain_id",
+            TxError::DevKeyOnNonDevChain { .. } => "dev_key_on_non_dev_chain",
+            TxError::NonceTooLow { .. } => "nonce_too_low",
+            TxError::NonceTooHigh { .. } => "nonce_too_high",
+            TxError::InsufficientBalance { .. } => "insufficient_balance",
+            TxError::FeeCapBelowBasefee { .. } => "fee_cap_below_basefee",
+            TxError::LimitAboveBlockLimit { .. } => "limit_above_block_limit",
+            TxError::LimitBelowIntrinsic { .. } => "limit_below_intrinsic",
+            TxError::BlockFull { .. } => "block_full",
+            TxError::FeeOverflow(_) => "fee_overflow",
+            TxError::NotGovernance { .. } => "not_governance",
+            TxError::InvalidField { .. } => "invalid_field",
+        }
+    }
+}
+
 /// Decodes a transaction received from outside (RPC, a peer), checking its
 /// size before touching its content.
 pub fn decode_tx(bytes: &[u8]) -> Result<SignedTransaction, TxError> {
@@ -163,12 +187,14 @@ pub fn intrinsic(encoded_len: usize) -> (u64, u64) {
     (TX_BASE_CYCLES, encoded_len as u64)
 }
 
-/// Checks that need no state. Returns the recovered sender.
+/// Checks that need no state. Returns the sender: `recovered` when the
+/// caller recovered it already ([`crate::senders`]), else recovered here.
 pub fn check_static(
     tx: &SignedTransaction,
     encoded_len: usize,
     params: &ChainParams,
     basefee: &BasefeeConfig,
+    recovered: Option<&crate::senders::Recovered>,
 ) -> Result<Address, TxError> {
     if encoded_len > MAX_TX_BYTES {
         return Err(TxError::TooLarge {
@@ -183,9 +209,11 @@ pub fn check_static(
             got: t.chain_id,
         });
     }
-    let sender = tx
-        .recover_sender()
-        .map_err(|e| TxError::BadSignature(e.to_string()))?;
+    let sender = match recovered {
+        Some(r) => r.clone(),
+        None => tx.recover_sender().map_err(|e| e.to_string()),
+    }
+    .map_err(TxError::BadSignature)?;
     if !params.is_dev() && is_dev_account(&sender) {
         return Err(TxError::DevKeyOnNonDevChain {
             sender,

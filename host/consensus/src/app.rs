@@ -66,10 +66,16 @@ pub const MAX_FUTURE_PROPOSALS: usize = 64;
 /// What the node plugs into the app: its transaction pool, its log and its
 /// metrics.
 pub trait AppHooks: Send + Sync + 'static {
-    /// Transactions to propose, in the pool's deterministic order.
-    fn candidates(&self) -> Vec<SignedTransaction>;
+    /// Transactions to propose, in the pool's deterministic order, each
+    /// with the sender the pool recovered when it admitted it.
+    fn candidates(&self) -> Vec<(SignedTransaction, Address)>;
     /// The block this node just built refused these candidates.
     fn refused(&self, rejected: &[(usize, Hash, TxError)]);
+    /// The senders of `txs` this node already recovered (its pool's), or
+    /// `None` each: a peer's block then recovers only the others.
+    fn known_senders(&self, txs: &[SignedTransaction]) -> Vec<Option<Address>> {
+        vec![None; txs.len()]
+    }
     /// A block was committed (decided by the network, or synced).
     fn committed(&self, executed: &ExecutedBlock, round: Round, started: Instant);
 }
@@ -449,10 +455,19 @@ impl<B: KvBackend + 'static> App<B> {
         }
         let head = self.chain.head().map_err(chain_err)?;
         let timestamp = now_ms().max(head.timestamp_ms + 1);
-        let candidates = self.hooks.candidates();
+        let (candidates, senders): (Vec<_>, Vec<_>) = self
+            .hooks
+            .candidates()
+            .into_iter()
+            .map(|(tx, sender)| (tx, Ok(sender)))
+            .unzip();
         let proposed = blocking(|| {
-            self.chain
-                .propose(&candidates, timestamp, self.settings.tip_recipient)
+            self.chain.propose_recovered(
+                &candidates,
+                &senders,
+                timestamp,
+                self.settings.tip_recipient,
+            )
         })
         .map_err(chain_err)?;
         self.hooks.refused(&proposed.rejected);
@@ -618,7 +633,11 @@ impl<B: KvBackend + 'static> App<B> {
             return value;
         }
         let drift = self.settings.max_future_drift_ms;
-        match blocking(|| self.chain.accept(&streamed.block, now_ms(), drift)) {
+        let known = self.hooks.known_senders(&streamed.block.txs);
+        match blocking(|| {
+            self.chain
+                .accept_known(&streamed.block, now_ms(), drift, known)
+        }) {
             Ok(executed) => {
                 if let Err(e) = self.store.put_stream(streamed.height.0, &hash, parts) {
                     tracing::warn!(error = %e, "could not record a proposal");
@@ -784,7 +803,7 @@ mod tests {
     struct Quiet;
 
     impl AppHooks for Quiet {
-        fn candidates(&self) -> Vec<SignedTransaction> {
+        fn candidates(&self) -> Vec<(SignedTransaction, Address)> {
             Vec::new()
         }
         fn refused(&self, _: &[(usize, Hash, TxError)]) {}

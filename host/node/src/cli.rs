@@ -70,6 +70,10 @@ pub enum Command {
     /// Run a local validator network in one command: keys, genesis and a
     /// home per validator, every node started on loopback ports.
     Testnet(crate::testnet::TestnetArgs),
+    /// Send transactions to one node or a network at a steady rate and
+    /// report committed tx/s, latency and refusals (fresh funded accounts;
+    /// transfers, actor calls, timers or a mix).
+    Load(crate::load::LoadArgs),
     /// A local devnet in one command: dev genesis, funded dev accounts, the
     /// example actors deployed, a block every --block-time.
     Dev {
@@ -417,6 +421,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Replay { home } => crate::home_cmds::replay(cli.json, home),
         Command::Node(args) => args.execute(cli.json),
         Command::Testnet(args) => args.execute(cli.json),
+        Command::Load(args) => args.execute(cli.json),
         Command::Dev {
             home,
             block_time,

@@ -24,6 +24,7 @@
 //! - [`dev`]: `timerhost dev`, the one-command devnet and its examples.
 //! - [`follow`]: `events --follow`, streaming events as blocks arrive.
 //! - [`keys`]: `keys new|list`, key files for `--key FILE`.
+//! - [`load`]: `timerhost load`, a load generator with a latency report.
 
 pub mod cli;
 pub mod client;
@@ -38,6 +39,7 @@ pub mod gov;
 pub mod home;
 pub mod home_cmds;
 pub mod keys;
+pub mod load;
 pub mod metrics;
 pub mod network_node;
 pub mod node_cmd;

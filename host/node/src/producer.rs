@@ -32,9 +32,6 @@ use timerhost_types::{Address, Receipt, TimerConfig, TxSource};
 use crate::error::Result;
 use crate::metrics::Metrics;
 
-/// Most transactions taken from the mempool for one block.
-pub const MAX_BLOCK_TXS: usize = 1_000;
-
 /// Most due timers and GC backlog entries counted after each block for the
 /// carry-over metrics: the count scans the queue, so it is capped to keep a
 /// timer storm from slowing every block (the gauges then read this value).
@@ -439,14 +436,18 @@ impl<B: KvBackend> Producer<B> {
             .take()
             .unwrap_or_else(|| now_ms().max(head.timestamp_ms + 1));
         let chain = &self.chain;
-        let candidates = self
-            .pool
-            .lock()
-            .candidates(|a| Ok(chain.account(a)?.nonce), MAX_BLOCK_TXS)
-            .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?;
+        let (candidates, senders): (Vec<_>, Vec<_>) = {
+            let pool = self.pool.lock();
+            let max = pool.config().max_block_txs;
+            pool.candidates_with_senders(|a| Ok(chain.account(a)?.nonce), max)
+                .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?
+                .into_iter()
+                .map(|(tx, sender)| (tx, Ok(sender)))
+                .unzip()
+        };
         // The config in force for this block: changes apply from the next one.
         let timers = timer_config(&chain.store().state())?;
-        let proposed = chain.propose(&candidates, timestamp, self.proposer)?;
+        let proposed = chain.propose_recovered(&candidates, &senders, timestamp, self.proposer)?;
         chain.commit(&proposed.executed)?;
         let mut refused = 0;
         {

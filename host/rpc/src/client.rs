@@ -51,15 +51,73 @@ impl Client {
         let reply: Json = resp
             .into_json()
             .map_err(|e| transport(format!("the answer is not JSON: {e}")))?;
+        self.answer(reply)
+    }
+
+    /// One answer's result, or its error as [`RpcError::Remote`].
+    fn answer(&self, reply: Json) -> Result<Json> {
         if let Some(err) = reply.get("error") {
             return Err(RpcError::Remote {
                 code: err["code"].as_i64().unwrap_or(0),
                 message: err["message"].as_str().unwrap_or("no message").to_string(),
+                reason: err["data"]["reason"].as_str().map(str::to_string),
             });
         }
         reply
             .get("result")
             .cloned()
-            .ok_or_else(|| transport(format!("the answer has neither result nor error: {reply}")))
+            .ok_or_else(|| RpcError::Transport {
+                url: self.url.clone(),
+                reason: format!("the answer has neither result nor error: {reply}"),
+            })
+    }
+
+    /// Sends `calls` as one JSON-RPC batch (one HTTP request) and returns
+    /// each call's answer in order. `Err` only when the batch as a whole
+    /// failed (transport, or an answer that is not a batch).
+    pub fn call_batch(&self, calls: &[(&str, Json)]) -> Result<Vec<Result<Json>>> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
+        let body: Vec<Json> = calls
+            .iter()
+            .enumerate()
+            .map(|(id, (method, params))| {
+                json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+            })
+            .collect();
+        let transport = |reason: String| RpcError::Transport {
+            url: self.url.clone(),
+            reason,
+        };
+        let resp = match self.agent.post(&self.url).send_json(Json::Array(body)) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => return Err(transport(e.to_string())),
+        };
+        let reply: Json = resp
+            .into_json()
+            .map_err(|e| transport(format!("the answer is not JSON: {e}")))?;
+        let Json::Array(items) = reply else {
+            // A batch refused whole (too large, say) answers with one error.
+            return Err(self
+                .answer(reply)
+                .err()
+                .unwrap_or_else(|| transport("a batch was answered with a single result".into())));
+        };
+        // Answers may come in any order: place each by its id.
+        let mut out: Vec<Option<Result<Json>>> = (0..calls.len()).map(|_| None).collect();
+        for item in items {
+            let Some(id) = item["id"].as_u64().map(|i| i as usize) else {
+                continue;
+            };
+            if id < out.len() {
+                out[id] = Some(self.answer(item));
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(transport("the batch answer lacks this call".into()))))
+            .collect())
     }
 }

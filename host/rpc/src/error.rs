@@ -27,8 +27,15 @@ pub enum RpcError {
     #[error("invalid params: {0}")]
     InvalidParams(String),
     /// A submitted transaction was refused.
-    #[error("transaction rejected: {0}")]
-    TxRejected(String),
+    #[error("transaction rejected: {message}")]
+    TxRejected {
+        /// A short machine-readable reason (`nonce_too_low`,
+        /// `nonce_too_far_ahead`, `sender_full`, … — docs/RPC.md), sent as
+        /// the error's `data.reason`.
+        reason: &'static str,
+        /// What was wrong, in words.
+        message: String,
+    },
     /// The mempool holds as many transactions as it may.
     #[error("mempool full: it holds {capacity} transactions; retry after the next block")]
     MempoolFull {
@@ -77,6 +84,8 @@ pub enum RpcError {
         code: i64,
         /// Message.
         message: String,
+        /// The machine-readable reason of a refusal (`data.reason`), if given.
+        reason: Option<String>,
     },
 }
 
@@ -85,7 +94,7 @@ impl RpcError {
     pub fn code(&self) -> i32 {
         match self {
             RpcError::InvalidParams(_) => codes::INVALID_PARAMS,
-            RpcError::TxRejected(_) => codes::TX_REJECTED,
+            RpcError::TxRejected { .. } => codes::TX_REJECTED,
             RpcError::MempoolFull { .. } => codes::MEMPOOL_FULL,
             RpcError::DevOnly { .. } => codes::DEV_ONLY,
             RpcError::Producer(_) => codes::PRODUCER,
@@ -94,9 +103,31 @@ impl RpcError {
     }
 }
 
+impl RpcError {
+    /// A transaction refused by validation, with its reason.
+    pub fn rejected(e: &timerhost_chain::validation::TxError) -> Self {
+        RpcError::TxRejected {
+            reason: e.reason(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The machine-readable reason of a refusal: a rejected transaction's,
+    /// `mempool_full`, or `None` for any other error.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            RpcError::TxRejected { reason, .. } => Some(reason),
+            RpcError::MempoolFull { .. } => Some("mempool_full"),
+            RpcError::Remote { reason, .. } => reason.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
-        ErrorObjectOwned::owned(e.code(), e.to_string(), None::<()>)
+        let data = e.reason().map(|r| serde_json::json!({ "reason": r }));
+        ErrorObjectOwned::owned(e.code(), e.to_string(), data)
     }
 }
 

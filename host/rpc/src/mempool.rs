@@ -35,14 +35,18 @@ pub struct MempoolConfig {
     pub max_per_sender: usize,
     /// How far a nonce may run ahead of the sender's account nonce.
     pub max_nonce_gap: u64,
+    /// Most transactions handed to one block (its cycle and cell limits
+    /// may fit fewer).
+    pub max_block_txs: usize,
 }
 
 impl Default for MempoolConfig {
     fn default() -> Self {
         Self {
-            max_txs: 10_000,
-            max_per_sender: 64,
-            max_nonce_gap: 64,
+            max_txs: 20_000,
+            max_per_sender: 256,
+            max_nonce_gap: 256,
+            max_block_txs: 5_000,
         }
     }
 }
@@ -56,8 +60,8 @@ pub fn validate<B: KvBackend>(
 ) -> Result<(Address, u64)> {
     let params = chain.params()?;
     let basefee = chain.basefee_config()?;
-    let reject = |e: TxError| RpcError::TxRejected(e.to_string());
-    let sender = check_static(tx, tx.to_bytes().len(), &params, &basefee).map_err(reject)?;
+    let reject = |e: TxError| RpcError::rejected(&e);
+    let sender = check_static(tx, tx.to_bytes().len(), &params, &basefee, None).map_err(reject)?;
     let account = chain.account(&sender)?;
     let nonce = tx.tx.nonce;
     if nonce < account.nonce {
@@ -68,10 +72,13 @@ pub fn validate<B: KvBackend>(
         }));
     }
     if nonce - account.nonce > max_nonce_gap {
-        return Err(RpcError::TxRejected(format!(
-            "nonce too far ahead: account {sender} expects nonce {}, transaction has {nonce}; the mempool accepts at most {max_nonce_gap} ahead",
-            account.nonce
-        )));
+        return Err(RpcError::TxRejected {
+            reason: "nonce_too_far_ahead",
+            message: format!(
+                "nonce too far ahead: account {sender} expects nonce {}, transaction has {nonce}; the mempool accepts at most {max_nonce_gap} ahead (node.toml [mempool] max_nonce_gap)",
+                account.nonce
+            ),
+        });
     }
     // Check fees and funds as if the nonce were next.
     check_against_state(tx, sender, nonce, account.balance, &basefee).map_err(reject)?;
@@ -116,6 +123,15 @@ impl Mempool {
         self.hashes.contains_key(hash)
     }
 
+    /// The sender of each of `txs` that is pending here (recovered when it
+    /// was admitted), `None` for the others: what a node executing a peer's
+    /// block need not recover again.
+    pub fn known_senders(&self, txs: &[SignedTransaction]) -> Vec<Option<Address>> {
+        txs.iter()
+            .map(|tx| self.hashes.get(&tx.hash()).map(|(sender, _)| *sender))
+            .collect()
+    }
+
     /// The next nonce `sender` should use given its account nonce: one past
     /// the contiguous run of pending transactions.
     pub fn pending_nonce(&self, sender: &Address, account_nonce: u64) -> u64 {
@@ -132,9 +148,10 @@ impl Mempool {
     pub fn insert(&mut self, tx: SignedTransaction, sender: Address) -> Result<Hash> {
         let hash = tx.hash();
         if self.hashes.contains_key(&hash) {
-            return Err(RpcError::TxRejected(format!(
-                "transaction {hash} is already in the mempool"
-            )));
+            return Err(RpcError::TxRejected {
+                reason: "already_pending",
+                message: format!("transaction {hash} is already in the mempool"),
+            });
         }
         if self.len() >= self.config.max_txs {
             return Err(RpcError::MempoolFull {
@@ -144,15 +161,21 @@ impl Mempool {
         let nonce = tx.tx.nonce;
         let queue = self.queues.entry(sender).or_default();
         if queue.contains_key(&nonce) {
-            return Err(RpcError::TxRejected(format!(
-                "another transaction from {sender} with nonce {nonce} is already pending"
-            )));
+            return Err(RpcError::TxRejected {
+                reason: "nonce_already_pending",
+                message: format!(
+                    "another transaction from {sender} with nonce {nonce} is already pending"
+                ),
+            });
         }
         if queue.len() >= self.config.max_per_sender {
-            return Err(RpcError::TxRejected(format!(
-                "{sender} already has {} pending transactions, the most one sender may have",
-                queue.len()
-            )));
+            return Err(RpcError::TxRejected {
+                reason: "sender_full",
+                message: format!(
+                    "{sender} already has {} pending transactions, the most one sender may have (node.toml [mempool] max_per_sender)",
+                    queue.len()
+                ),
+            });
         }
         if queue.is_empty() {
             self.order.push(sender);
@@ -165,9 +188,23 @@ impl Mempool {
     /// Up to `max` transactions ready for the next block, in inclusion order.
     pub fn candidates(
         &self,
-        mut account_nonce: impl FnMut(&Address) -> Result<u64>,
+        account_nonce: impl FnMut(&Address) -> Result<u64>,
         max: usize,
     ) -> Result<Vec<SignedTransaction>> {
+        Ok(self
+            .candidates_with_senders(account_nonce, max)?
+            .into_iter()
+            .map(|(tx, _)| tx)
+            .collect())
+    }
+
+    /// [`Self::candidates`] with each one's sender, recovered at admission
+    /// (for [`timerhost_chain::Chain::propose_recovered`]).
+    pub fn candidates_with_senders(
+        &self,
+        mut account_nonce: impl FnMut(&Address) -> Result<u64>,
+        max: usize,
+    ) -> Result<Vec<(SignedTransaction, Address)>> {
         let mut out = Vec::new();
         for sender in &self.order {
             let Some(queue) = self.queues.get(sender) else {
@@ -178,7 +215,7 @@ impl Mempool {
                 if out.len() >= max {
                     return Ok(out);
                 }
-                out.push(tx.clone());
+                out.push((tx.clone(), *sender));
                 next += 1;
             }
         }
@@ -214,7 +251,7 @@ impl Mempool {
             for tx in self.queues.get(sender).into_iter().flat_map(|q| q.values()) {
                 match validate(chain, tx, self.config.max_nonce_gap) {
                     Ok(_) => {}
-                    Err(RpcError::TxRejected(reason)) => dropped.push((tx.hash(), reason)),
+                    Err(RpcError::TxRejected { message, .. }) => dropped.push((tx.hash(), message)),
                     // A storage failure says nothing about the transaction.
                     Err(e) => return Err(e),
                 }
@@ -283,6 +320,7 @@ mod tests {
             max_txs: 2,
             max_per_sender: 10,
             max_nonce_gap: 4,
+            max_block_txs: 100,
         });
         let t0 = b[1].transfer(to, 1);
         pool.insert(t0.clone(), a).unwrap();

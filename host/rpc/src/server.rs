@@ -245,7 +245,16 @@ impl<B: KvBackend + 'static> RpcContext<B> {
 
     fn send_raw(&self, a: &[Json]) -> Result<Json> {
         let bytes = parse_hex("transaction", arg_str(a, 0, "raw transaction hex")?)?;
-        let tx = decode_tx(&bytes).map_err(|e| RpcError::TxRejected(e.to_string()))?;
+        let tx = decode_tx(&bytes).map_err(|e| RpcError::rejected(&e))?;
+        // A transaction already held (a peer's gossip, a client's retry) is
+        // refused by its hash before its signature is checked.
+        let hash = tx.hash();
+        if self.mempool.lock().contains(&hash) {
+            return Err(RpcError::TxRejected {
+                reason: "already_pending",
+                message: format!("transaction {hash} is already in the mempool"),
+            });
+        }
         let gap = self.mempool.lock().config().max_nonce_gap;
         let (sender, _) = validate(&self.chain, &tx, gap)?;
         let hash = self.mempool.lock().insert(tx, sender)?;
@@ -996,6 +1005,52 @@ mod tests {
         )
         .await
         .unwrap()
+    }
+
+    /// A refusal's `data.reason`, read from the raw JSON-RPC answer.
+    async fn refusal_reason(
+        m: &RpcModule<RpcContext<MemoryBackend>>,
+        tx: &SignedTransaction,
+    ) -> Json {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "th_sendRawTransaction",
+            "params": [crate::json::hex0x(&tx.to_bytes())],
+        });
+        let (answer, _) = m.raw_json_request(&body.to_string(), 1).await.unwrap();
+        let answer: Json = serde_json::from_str(&answer).unwrap();
+        answer["error"]["data"]["reason"].clone()
+    }
+
+    /// Every refusal names its reason for programs (`timerhost load` counts
+    /// them): a duplicate is found by hash, a nonce past the window and a
+    /// stranger's bad signature each by their own name.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn refusals_carry_a_machine_readable_reason() {
+        let (m, _chain) = module();
+        let mut b = dev_builders();
+        let to = b[9].address();
+        let first = b[1].transfer(to, 1);
+        send(&m, &first).await;
+        assert_eq!(refusal_reason(&m, &first).await, "already_pending");
+        let mut far = b[1].clone();
+        far.nonce = 10_000;
+        assert_eq!(
+            refusal_reason(&m, &far.transfer(to, 1)).await,
+            "nonce_too_far_ahead"
+        );
+        let mut forged = b[2].transfer(to, 1);
+        forged.signature[64] = 9;
+        assert_eq!(refusal_reason(&m, &forged).await, "bad_signature");
+        let mut poor = timerhost_chain::testing::TxBuilder::new(
+            timerhost_types::PrivateKey::from_bytes(&[7; 32]).unwrap(),
+            timerhost_types::DEV_CHAIN_ID,
+        );
+        assert_eq!(
+            refusal_reason(&m, &poor.transfer(to, 1)).await,
+            "insufficient_balance"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

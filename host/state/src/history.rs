@@ -17,9 +17,15 @@
 //!   a block of 20,000 timer fires emits 20,000 `TimerFired` events, and one
 //!   index write per event was a sixth of that block's sled writes;
 //! - `E t ‖ timer id[..8] ‖ height ‖ position`: every event whose data
-//!   names a `timer_id`, so a timer's life is found without reading its
-//!   actor's other events. One small key per such event, the price of
-//!   answering "what happened to this timer" on a chain of millions.
+//!   names a `timer_id` — but the fires of height and time timers — so a
+//!   timer's life is found without reading its actor's other events;
+//! - `E f ‖ height`: the fires of height and time timers in that block, one
+//!   sorted list of `(timer id[..8] ‖ position)` per block. A fire block
+//!   holds up to tens of thousands of fires, and one key per fire cost 12%
+//!   of the fire path (sled's cost is per key: #34); a fire is found from
+//!   its timer's `TimerScheduled` instead, which says when it was due: the
+//!   search reads the fire lists from the due block on (a carried-over
+//!   timer fires a few blocks later), binary-searching each.
 
 use std::collections::BTreeMap;
 
@@ -46,6 +52,12 @@ pub const EVENTS_PER_CHUNK: usize = 256;
 
 /// Bytes of a timer id its index keeps (the query compares the whole id).
 const TIMER_ID_PREFIX: usize = 8;
+
+/// Bytes of one entry of a block's fire list: timer id prefix ‖ position.
+const FIRE_ENTRY: usize = TIMER_ID_PREFIX + 4;
+
+/// Most fire blocks a search for one timer's fire reads past its due block.
+pub const FIRE_SEARCH_BLOCKS: usize = 2_048;
 
 /// Where a transaction's receipt lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -150,12 +162,26 @@ fn events_by_timer_prefix(timer_id: &[u8]) -> Vec<u8> {
     prefix
 }
 
+/// `E f ‖ height`: the fire list of block `height`.
+fn fires_key(height: u64) -> Vec<u8> {
+    let mut key = vec![EVENT_INDEX, b'f'];
+    key.extend_from_slice(&height.to_be_bytes());
+    key
+}
+
 /// The timer id an event's data names, if it names one.
 fn timer_id_of(event: &Event) -> Option<&[u8]> {
     match event.data.get("timer_id") {
         Some(Value::Bytes(id)) if id.len() == 32 => Some(id),
         _ => None,
     }
+}
+
+/// Is this the fire of a height or time timer (listed per block, found
+/// through when it was due)?
+fn is_scheduled_fire(event: &Event) -> bool {
+    event.name == "TimerFired"
+        && matches!(event.data.get("kind"), Some(Value::Str(k)) if k == "height" || k == "time")
 }
 
 /// Adds block `height`'s receipts, events and indexes to `batch`.
@@ -167,6 +193,7 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
     let mut chunk: Vec<Event> = Vec::new();
     let mut chunk_index = 0u32;
     let mut position = 0u32;
+    let mut fires: Vec<[u8; FIRE_ENTRY]> = Vec::new();
     for (ri, receipt) in receipts.iter().enumerate() {
         let loc = TxLocation {
             height,
@@ -188,10 +215,17 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
                 .or_default()
                 .extend_from_slice(&pos);
             if let Some(id) = timer_id_of(event) {
-                let mut key = events_by_timer_prefix(id);
-                key.extend_from_slice(&height_be);
-                key.extend_from_slice(&pos);
-                batch.put(key, Vec::new());
+                if is_scheduled_fire(event) {
+                    let mut entry = [0u8; FIRE_ENTRY];
+                    entry[..TIMER_ID_PREFIX].copy_from_slice(&id[..TIMER_ID_PREFIX]);
+                    entry[TIMER_ID_PREFIX..].copy_from_slice(&pos);
+                    fires.push(entry);
+                } else {
+                    let mut key = events_by_timer_prefix(id);
+                    key.extend_from_slice(&height_be);
+                    key.extend_from_slice(&pos);
+                    batch.put(key, Vec::new());
+                }
             }
             chunk.push(event.clone());
             if chunk.len() == EVENTS_PER_CHUNK {
@@ -233,6 +267,10 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
     );
     for (key, positions) in postings {
         batch.put(key, positions);
+    }
+    if !fires.is_empty() {
+        fires.sort_unstable();
+        batch.put(fires_key(height), fires.concat());
     }
 }
 
@@ -464,8 +502,142 @@ pub(crate) fn events(
     }
 }
 
-/// The events that name timer `timer_id`, in chain order, at most `limit`.
-pub(crate) fn timer_events(
+/// The fire of timer `timer_id` (due at height `due`), searched in the
+/// fire lists of blocks `due..=head`, at most [`FIRE_SEARCH_BLOCKS`] of them.
+fn find_fire(
+    backend: &dyn KvBackend,
+    timer_id: &Hash,
+    due: u64,
+    head: u64,
+) -> Result<Option<EventRecord>> {
+    let prefix = &timer_id.as_bytes()[..TIMER_ID_PREFIX];
+    let wanted = Value::Bytes(timer_id.0.to_vec());
+    let end = fires_key(head.saturating_add(1));
+    let mut cursor = fires_key(due);
+    let mut read = 0usize;
+    while read < FIRE_SEARCH_BLOCKS {
+        let lists = backend.scan(&cursor, Some(&end), 16)?;
+        let exhausted = lists.len() < 16;
+        for (key, list) in &lists {
+            read += 1;
+            let height = height_in(key, 2)?;
+            if list.len() % FIRE_ENTRY != 0 {
+                return Err(corrupt("fire list", key, "not whole entries"));
+            }
+            let entries: Vec<&[u8]> = list.chunks_exact(FIRE_ENTRY).collect();
+            let first = entries.partition_point(|e| &e[..TIMER_ID_PREFIX] < prefix);
+            let mut block: Option<BlockEvents<'_>> = None;
+            for entry in entries[first..]
+                .iter()
+                .take_while(|e| &e[..TIMER_ID_PREFIX] == prefix)
+            {
+                let position =
+                    u32::from_be_bytes(entry[TIMER_ID_PREFIX..].try_into().expect("4 bytes"));
+                if block.is_none() {
+                    block = Some(BlockEvents::open(backend, height)?);
+                }
+                let record = block.as_mut().expect("opened above").event(position)?;
+                if record.event.data.get("timer_id") == Some(&wanted) {
+                    return Ok(Some(record));
+                }
+            }
+        }
+        if exhausted {
+            break;
+        }
+        let mut next = lists.last().expect("non-empty").0.clone();
+        next.push(0);
+        cursor = next;
+    }
+    Ok(None)
+}
+
+/// The first height at or above `from` whose block's timestamp is at least
+/// `due_ms` (a binary search over block headers), or `head + 1`.
+fn first_block_at(backend: &dyn KvBackend, from: u64, head: u64, due_ms: u64) -> Result<u64> {
+    let timestamp = |h: u64| -> Result<u64> {
+        let key = ns_key(crate::store::BLOCK, &h.to_be_bytes());
+        let bytes = backend
+            .get(&key)?
+            .ok_or_else(|| corrupt("block", &key, "missing below the head"))?;
+        // `VERSION ‖ borsh(Block)`, whose header comes first.
+        let header = bytes
+            .get(1..)
+            .and_then(|mut rest| timerhost_types::BlockHeader::deserialize(&mut rest).ok())
+            .ok_or_else(|| corrupt("block", &key, "header does not decode"))?;
+        Ok(header.timestamp_ms)
+    };
+    let (mut lo, mut hi) = (from, head.saturating_add(1));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if timestamp(mid)? >= due_ms {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(lo)
+}
+
+/// When a scheduled height or time timer was due, from its `TimerScheduled`
+/// event's trigger: the first block at which it could fire.
+fn due_block(backend: &dyn KvBackend, scheduled: &EventRecord, head: u64) -> Result<Option<u64>> {
+    let Some(trigger) = scheduled.event.data.get("trigger") else {
+        return Ok(None);
+    };
+    let number = |key: &str| trigger.get(key).and_then(Value::as_u128).map(|n| n as u64);
+    match trigger.get("kind") {
+        Some(Value::Str(k)) if k == "height" => Ok(number("height")),
+        Some(Value::Str(k)) if k == "time" => match number("timestamp_ms") {
+            Some(due_ms) => first_block_at(backend, scheduled.height, head, due_ms).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// Events that end a timer.
+const ENDINGS: [&str; 5] = [
+    "TimerCancelled",
+    "TimerExpired",
+    "TimerCancelledInsufficientFunds",
+    "TimerCancelledPaymentRevoked",
+    "TimerFired",
+];
+
+/// The events that name timer `timer_id`, in chain order, at most `limit`:
+/// those of its own index, and its fire from the fire lists when it was a
+/// height or time timer that fired (`pending` says it has not).
+pub(crate) fn timer_life(
+    backend: &dyn KvBackend,
+    head: u64,
+    timer_id: &Hash,
+    pending: bool,
+    limit: usize,
+) -> Result<Vec<EventRecord>> {
+    let mut events = timer_events(backend, timer_id, limit)?;
+    let ended = events
+        .iter()
+        .any(|r| ENDINGS.contains(&r.event.name.as_str()));
+    let scheduled = events
+        .iter()
+        .find(|r| r.event.name == "TimerScheduled")
+        .cloned();
+    if let (false, false, Some(scheduled)) = (pending, ended, scheduled) {
+        if let Some(due) = due_block(backend, &scheduled, head)? {
+            if let Some(fire) = find_fire(backend, timer_id, due.max(scheduled.height), head)? {
+                events.push(fire);
+                events.sort_by_key(|r| (r.height, r.receipt_index, r.event_index));
+                events.truncate(limit);
+            }
+        }
+    }
+    Ok(events)
+}
+
+/// The events of timer `timer_id` in its own index (all but the fires of
+/// height and time timers), in chain order, at most `limit`.
+fn timer_events(
     backend: &dyn KvBackend,
     timer_id: &Hash,
     limit: usize,
@@ -642,5 +814,137 @@ mod tests {
         );
         assert_eq!(life(2, 1).len(), 1);
         assert!(life(3, 10).is_empty());
+    }
+
+    fn dict(entries: Vec<(&str, Value)>) -> Value {
+        Value::dict_from(entries.into_iter().map(|(k, v)| (Value::str(k), v))).unwrap()
+    }
+
+    fn scheduled(id: [u8; 32], trigger: Value) -> Event {
+        Event {
+            name: "TimerScheduled".into(),
+            emitter: Address([9; 20]),
+            data: dict(vec![
+                ("timer_id", Value::Bytes(id.to_vec())),
+                ("trigger", trigger),
+            ]),
+        }
+    }
+
+    fn fired(id: [u8; 32], kind: &str) -> Event {
+        Event {
+            name: "TimerFired".into(),
+            emitter: Address([9; 20]),
+            data: dict(vec![
+                ("timer_id", Value::Bytes(id.to_vec())),
+                ("kind", Value::str(kind)),
+            ]),
+        }
+    }
+
+    /// Writes block `height` with this timestamp and these receipts.
+    fn block_at(backend: &MemoryBackend, height: u64, timestamp_ms: u64, receipts: &[Receipt]) {
+        let block = timerhost_types::Block {
+            header: timerhost_types::BlockHeader {
+                chain_id: 1,
+                height,
+                timestamp_ms,
+                proposer: Address::ZERO,
+                parent_hash: Hash::ZERO,
+                tx_root: Hash::ZERO,
+                state_root: Hash::ZERO,
+                receipts_root: Hash::ZERO,
+                cycles_used: 0,
+                cells_used: 0,
+                lane_basefee: 0,
+            },
+            txs: Vec::new(),
+        };
+        let mut batch = WriteBatch::new();
+        batch.put(
+            ns_key(crate::store::BLOCK, &height.to_be_bytes()),
+            encoding::encode(&block),
+        );
+        stage(&mut batch, height, receipts);
+        backend.write(batch).unwrap();
+    }
+
+    #[test]
+    fn the_fire_of_a_height_or_time_timer_is_found_from_when_it_was_due() {
+        let backend = MemoryBackend::new();
+        let height_trigger = |h: u64| {
+            dict(vec![
+                ("kind", Value::str("height")),
+                ("height", Value::int(h)),
+            ])
+        };
+        let time_trigger = |ms: u64| {
+            dict(vec![
+                ("kind", Value::str("time")),
+                ("timestamp_ms", Value::int(ms)),
+            ])
+        };
+        block_at(
+            &backend,
+            1,
+            1_000,
+            &[receipt(
+                1,
+                vec![
+                    scheduled(timer(1), height_trigger(3)),
+                    scheduled(timer(2), height_trigger(3)),
+                    scheduled(timer(3), time_trigger(4_500)),
+                ],
+            )],
+        );
+        for h in 2..=4 {
+            block_at(&backend, h, h * 1_000, &[]);
+        }
+        // Height 5: timer 2 fires (two blocks late, carried over), then
+        // timer 3 (due at 4.5 s: the first block at or after it).
+        block_at(
+            &backend,
+            5,
+            5_000,
+            &[
+                receipt(2, vec![fired(timer(2), "height")]),
+                receipt(3, vec![fired(timer(3), "time")]),
+            ],
+        );
+        block_at(
+            &backend,
+            6,
+            6_000,
+            &[receipt(4, vec![fired(timer(1), "height")])],
+        );
+        // The fires are in the per-block lists, not in the per-timer keys.
+        assert_eq!(
+            timer_events(&backend, &Hash(timer(1)), 10).unwrap().len(),
+            1
+        );
+        let life = |n: u8, pending: bool| -> Vec<(u64, String)> {
+            timer_life(&backend, 6, &Hash(timer(n)), pending, 10)
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.height, r.event.name))
+                .collect()
+        };
+        assert_eq!(
+            life(1, false),
+            [(1, "TimerScheduled".into()), (6, "TimerFired".into())]
+        );
+        assert_eq!(
+            life(2, false),
+            [(1, "TimerScheduled".into()), (5, "TimerFired".into())]
+        );
+        assert_eq!(
+            life(3, false),
+            [(1, "TimerScheduled".into()), (5, "TimerFired".into())]
+        );
+        // A pending timer is not searched for (nor found).
+        assert_eq!(life(1, true), [(1, "TimerScheduled".into())]);
+        assert_eq!(first_block_at(&backend, 1, 6, 4_500).unwrap(), 5);
+        assert_eq!(first_block_at(&backend, 1, 6, 60_000).unwrap(), 7);
+        assert_eq!(first_block_at(&backend, 1, 6, 0).unwrap(), 1);
     }
 }

@@ -32,7 +32,7 @@ pub use crate::history::{EventFilter, EventRecord, TxLocation};
 use crate::overlay::{ChangeSet, StateRead};
 
 const STATE: u8 = b'S';
-const BLOCK: u8 = b'B';
+pub(crate) const BLOCK: u8 = b'B';
 const HASH_INDEX: u8 = b'H';
 const META: u8 = b'M';
 /// Per-block summaries the chain computes at commit (#33), by height.
@@ -285,9 +285,18 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// The events that name timer `timer_id` in their data (scheduled,
     /// fired, deferred, cancelled, …), in chain order, at most `limit`;
-    /// read through their own index, whatever else the actor emitted.
-    pub fn timer_events(&self, timer_id: &Hash, limit: usize) -> Result<Vec<EventRecord>> {
-        history::timer_events(&self.backend, timer_id, limit)
+    /// read through their own indexes, whatever else the actor emitted.
+    /// `pending`: the timer is still pending (so no fire is searched for).
+    pub fn timer_events(
+        &self,
+        timer_id: &Hash,
+        pending: bool,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>> {
+        match self.head_height()? {
+            None => Ok(Vec::new()),
+            Some(head) => history::timer_life(&self.backend, head, timer_id, pending, limit),
+        }
     }
 
     /// The root and tree update for `changes` applied at `height`.

@@ -115,9 +115,29 @@ pub fn recover_signer(digest: &Hash, signature: &[u8; 65]) -> Result<Address> {
                 signature[64]
             ))
         })?;
-    let key = VerifyingKey::recover_from_prehash(digest.as_bytes(), &sig, recid)
-        .map_err(|_| Error::BadSignature("no public key recovers from this signature".into()))?;
-    Ok(address_of(&key))
+    // The checks above are the consensus rules; the recovery itself runs in
+    // libsecp256k1, which gives the same key for every signature they pass
+    // (k256's recovery also re-verifies the key it found: twice the work).
+    let no_key = || Error::BadSignature("no public key recovers from this signature".into());
+    let recid =
+        secp256k1::ecdsa::RecoveryId::try_from(i32::from(recid.to_byte())).map_err(|_| no_key())?;
+    let sig = secp256k1::ecdsa::RecoverableSignature::from_compact(&signature[..64], recid)
+        .map_err(|_| no_key())?;
+    let message = secp256k1::Message::from_digest(digest.0);
+    let key = verifier()
+        .recover_ecdsa(&message, &sig)
+        .map_err(|_| no_key())?;
+    let point = key.serialize_uncompressed();
+    // Skip the 0x04 uncompressed-point tag.
+    let hashed = keccak256(&point[1..]);
+    Ok(Address::from_slice(&hashed.as_bytes()[12..]).expect("20 bytes"))
+}
+
+/// libsecp256k1's context for recovery, made once.
+fn verifier() -> &'static secp256k1::Secp256k1<secp256k1::VerifyOnly> {
+    static CONTEXT: std::sync::OnceLock<secp256k1::Secp256k1<secp256k1::VerifyOnly>> =
+        std::sync::OnceLock::new();
+    CONTEXT.get_or_init(secp256k1::Secp256k1::verification_only)
 }
 
 /// The private key of dev account `index` (0-based).
@@ -201,6 +221,48 @@ mod tests {
         // A different message recovers a different (or no) signer.
         let other = keccak256(b"hellp");
         assert_ne!(recover_signer(&other, &sig).ok(), Some(key.address()));
+    }
+
+    /// What k256 alone recovers (the recovery before #34), for comparison.
+    fn k256_recover(digest: &Hash, signature: &[u8; 65]) -> Option<Address> {
+        let sig = Signature::from_slice(&signature[..64]).ok()?;
+        if sig.normalize_s().is_some() {
+            return None;
+        }
+        let recid = RecoveryId::from_byte(signature[64]).filter(|r| !r.is_x_reduced())?;
+        let key = VerifyingKey::recover_from_prehash(digest.as_bytes(), &sig, recid).ok()?;
+        Some(address_of(&key))
+    }
+
+    proptest::proptest! {
+        /// libsecp256k1 accepts exactly the signatures k256 accepted and
+        /// recovers the same signer from each: real signatures, and
+        /// arbitrary bytes (which mostly recover *some* key, or none).
+        #[test]
+        fn libsecp256k1_recovers_what_k256_recovered(
+            secret in proptest::array::uniform32(1u8..),
+            digest in proptest::array::uniform32(proptest::num::u8::ANY),
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 65),
+            tamper in 0usize..66,
+        ) {
+            let digest = Hash(digest);
+            if let Ok(key) = PrivateKey::from_bytes(&secret) {
+                let mut sig = key.sign_digest(&digest);
+                proptest::prop_assert_eq!(recover_signer(&digest, &sig).ok(), Some(key.address()));
+                if tamper < 65 {
+                    sig[tamper] ^= 0x5a;
+                }
+                proptest::prop_assert_eq!(recover_signer(&digest, &sig).ok(), k256_recover(&digest, &sig));
+            }
+            let mut arbitrary = [0u8; 65];
+            arbitrary.copy_from_slice(&noise);
+            arbitrary[64] &= 1;
+            // Half the time in the lower half of the order, so some pass the s check.
+            if tamper % 2 == 0 {
+                arbitrary[32] &= 0x7f;
+            }
+            proptest::prop_assert_eq!(recover_signer(&digest, &arbitrary).ok(), k256_recover(&digest, &arbitrary));
+        }
     }
 
     #[test]

@@ -263,7 +263,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let head = self.chain.head()?;
         let state = self.chain.store().state();
         let record = timerhost_timers::record::get_record(&state, &id)?;
-        let events = self.life_events(&id)?;
+        let events = self.life_events(&id, record.is_some())?;
         let (timer, queued, why) = match &record {
             None => (Json::Null, Json::Null, json!(ended_why(&events))),
             Some(r) => {
@@ -290,8 +290,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
 
     /// The events of timer `id` (its own index: nothing else its actor
     /// emitted is read), in chain order, the first [`LIFE_EVENTS`].
-    fn life_events(&self, id: &timerhost_types::Hash) -> Result<Vec<Json>> {
-        let records = self.chain.store().timer_events(id, LIFE_EVENTS)?;
+    fn life_events(&self, id: &timerhost_types::Hash, pending: bool) -> Result<Vec<Json>> {
+        let records = self.chain.store().timer_events(id, pending, LIFE_EVENTS)?;
         Ok(records
             .iter()
             .map(|r| {
