@@ -37,21 +37,28 @@ impl Client {
     /// Calls `method` with positional `params` and returns its result.
     pub fn call(&self, method: &str, params: Json) -> Result<Json> {
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-        let transport = |reason: String| RpcError::Transport {
+        let reply = self.post(body)?;
+        self.answer(reply)
+    }
+
+    fn transport(&self, reason: String) -> RpcError {
+        RpcError::Transport {
             url: self.url.clone(),
             reason,
-        };
+        }
+    }
+
+    /// Posts one JSON-RPC body and reads the JSON answer.
+    fn post(&self, body: Json) -> Result<Json> {
         let resp = match self.agent.post(&self.url).send_json(body) {
             Ok(r) => r,
             // jsonrpsee answers JSON-RPC errors with HTTP 200; other statuses
             // still carry a JSON body worth reading when there is one.
             Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => return Err(transport(e.to_string())),
+            Err(e) => return Err(self.transport(e.to_string())),
         };
-        let reply: Json = resp
-            .into_json()
-            .map_err(|e| transport(format!("the answer is not JSON: {e}")))?;
-        self.answer(reply)
+        resp.into_json()
+            .map_err(|e| self.transport(format!("the answer is not JSON: {e}")))
     }
 
     /// One answer's result, or its error as [`RpcError::Remote`].
@@ -63,13 +70,9 @@ impl Client {
                 reason: err["data"]["reason"].as_str().map(str::to_string),
             });
         }
-        reply
-            .get("result")
-            .cloned()
-            .ok_or_else(|| RpcError::Transport {
-                url: self.url.clone(),
-                reason: format!("the answer has neither result nor error: {reply}"),
-            })
+        reply.get("result").cloned().ok_or_else(|| {
+            self.transport(format!("the answer has neither result nor error: {reply}"))
+        })
     }
 
     /// Sends `calls` as one JSON-RPC batch (one HTTP request) and returns
@@ -86,24 +89,12 @@ impl Client {
                 json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
             })
             .collect();
-        let transport = |reason: String| RpcError::Transport {
-            url: self.url.clone(),
-            reason,
-        };
-        let resp = match self.agent.post(&self.url).send_json(Json::Array(body)) {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => return Err(transport(e.to_string())),
-        };
-        let reply: Json = resp
-            .into_json()
-            .map_err(|e| transport(format!("the answer is not JSON: {e}")))?;
+        let reply = self.post(Json::Array(body))?;
         let Json::Array(items) = reply else {
             // A batch refused whole (too large, say) answers with one error.
-            return Err(self
-                .answer(reply)
-                .err()
-                .unwrap_or_else(|| transport("a batch was answered with a single result".into())));
+            return Err(self.answer(reply).err().unwrap_or_else(|| {
+                self.transport("a batch was answered with a single result".into())
+            }));
         };
         // Answers may come in any order: place each by its id.
         let mut out: Vec<Option<Result<Json>>> = (0..calls.len()).map(|_| None).collect();
@@ -117,7 +108,9 @@ impl Client {
         }
         Ok(out
             .into_iter()
-            .map(|a| a.unwrap_or_else(|| Err(transport("the batch answer lacks this call".into()))))
+            .map(|a| {
+                a.unwrap_or_else(|| Err(self.transport("the batch answer lacks this call".into())))
+            })
             .collect())
     }
 }

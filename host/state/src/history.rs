@@ -683,7 +683,7 @@ fn timer_events(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backend::MemoryBackend;
     use timerhost_types::{ReceiptStatus, TxSource};
@@ -700,7 +700,8 @@ mod tests {
         }
     }
 
-    fn receipt(tag: u8, events: Vec<Event>) -> Receipt {
+    /// A successful user receipt with these events (shared with the store's tests).
+    pub(crate) fn receipt(tag: u8, events: Vec<Event>) -> Receipt {
         Receipt {
             tx_hash: Hash([tag; 32]),
             sender: Address::ZERO,

@@ -445,7 +445,7 @@ impl<B: KvBackend> ChainStore<B> {
 mod tests {
     use super::*;
     use crate::backend::MemoryBackend;
-    use timerhost_types::{Address, BlockHeader, Event, Receipt, ReceiptStatus, TxSource, Value};
+    use timerhost_types::{Address, BlockHeader, Event, Receipt, Value};
 
     fn block(height: u64, root: Hash) -> Block {
         Block {
@@ -553,18 +553,9 @@ mod tests {
     }
 
     fn receipt_with(events: &[(&str, u8)]) -> Receipt {
-        Receipt {
-            tx_hash: Hash([events.len() as u8; 32]),
-            sender: Address::ZERO,
-            source: TxSource::User,
-            status: ReceiptStatus::Success,
-            error: None,
-            cycles_used: 0,
-            cells_used: 0,
-            fee_paid: 0,
-            burned: 0,
-            tip: 0,
-            events: events
+        crate::history::tests::receipt(
+            events.len() as u8,
+            events
                 .iter()
                 .map(|(name, who)| Event {
                     name: name.to_string(),
@@ -572,9 +563,7 @@ mod tests {
                     data: Value::None,
                 })
                 .collect(),
-            return_value: None,
-            created_actor: None,
-        }
+        )
     }
 
     #[test]
