@@ -65,6 +65,18 @@ impl Gov {
         self.block(vec![tx]).remove(0)
     }
 
+    /// How many of `who`'s `instruction` the next block refused outright
+    /// (0 or 1): refused before any fee, unlike a failed receipt.
+    fn refused(&mut self, who: usize, instruction: SystemInstruction) -> usize {
+        let tx = self.b[who].system(instruction);
+        let height = self.height() + 1;
+        self.chain
+            .produce_block(&[tx], T + height * 1_000, PROPOSER)
+            .unwrap()
+            .rejected
+            .len()
+    }
+
     /// Proposal `action` by dev account `who`; its id.
     fn propose(&mut self, who: usize, action: ProposalAction) -> u64 {
         let r = self.send(who, SystemInstruction::SubmitProposal(action));
@@ -267,12 +279,11 @@ fn the_emergency_path_stays_direct_and_config_updates_need_a_proposal() {
     let e = r.error.expect("refused").message;
     assert!(e.contains("go through proposals"), "{e}");
     // A stranger cannot pause timers.
-    let tx = g.b[6].system(SystemInstruction::PauseTimers);
-    let p = g
-        .chain
-        .produce_block(&[tx], T + (g.height() + 1) * 1_000, PROPOSER)
-        .unwrap();
-    assert_eq!(p.rejected.len(), 1, "not a system deployer");
+    assert_eq!(
+        g.refused(6, SystemInstruction::PauseTimers),
+        1,
+        "not a system deployer"
+    );
 }
 
 #[test]
@@ -363,12 +374,11 @@ fn set_system_deployers_replaces_who_may_send_emergency_instructions() {
     }
     assert!(g.execute(5, id).is_success());
     assert!(g.send(7, SystemInstruction::PauseTimers).is_success());
-    let tx = g.b[0].system(SystemInstruction::ResumeTimers);
-    let p = g
-        .chain
-        .produce_block(&[tx], T + (g.height() + 1) * 1_000, PROPOSER)
-        .unwrap();
-    assert_eq!(p.rejected.len(), 1, "the old deployer is no longer one");
+    assert_eq!(
+        g.refused(0, SystemInstruction::ResumeTimers),
+        1,
+        "the old deployer is no longer one"
+    );
 }
 
 #[test]
@@ -378,12 +388,11 @@ fn a_malformed_action_is_refused_before_any_deposit_and_a_stale_one_fails_at_exe
         public_key: dev_validator_public_key(0),
         power: 0,
     };
-    let tx = g.b[5].system(SystemInstruction::SubmitProposal(bad));
-    let p = g
-        .chain
-        .produce_block(&[tx], T + (g.height() + 1) * 1_000, PROPOSER)
-        .unwrap();
-    assert_eq!(p.rejected.len(), 1, "malformed: refused before any deposit");
+    assert_eq!(
+        g.refused(5, SystemInstruction::SubmitProposal(bad)),
+        1,
+        "malformed: refused before any deposit"
+    );
     g.b[5].nonce -= 1;
     // Removing a validator that is not in the set fails at execution.
     let id = g.propose(

@@ -123,6 +123,19 @@ impl Mempool {
         self.hashes.contains_key(hash)
     }
 
+    /// Refuses transaction `hash` if the pool holds it already
+    /// (`already_pending`): checked at insertion, and by the RPC before it
+    /// spends a signature recovery on a peer's repeated gossip.
+    pub fn refuse_held(&self, hash: &Hash) -> Result<()> {
+        if self.contains(hash) {
+            return Err(RpcError::TxRejected {
+                reason: "already_pending",
+                message: format!("transaction {hash} is already in the mempool"),
+            });
+        }
+        Ok(())
+    }
+
     /// The sender of each of `txs` that is pending here (recovered when it
     /// was admitted), `None` for the others: what a node executing a peer's
     /// block need not recover again.
@@ -147,12 +160,7 @@ impl Mempool {
     /// Adds an already validated transaction from `sender`.
     pub fn insert(&mut self, tx: SignedTransaction, sender: Address) -> Result<Hash> {
         let hash = tx.hash();
-        if self.hashes.contains_key(&hash) {
-            return Err(RpcError::TxRejected {
-                reason: "already_pending",
-                message: format!("transaction {hash} is already in the mempool"),
-            });
-        }
+        self.refuse_held(&hash)?;
         if self.len() >= self.config.max_txs {
             return Err(RpcError::MempoolFull {
                 capacity: self.config.max_txs,

@@ -248,14 +248,11 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let tx = decode_tx(&bytes).map_err(|e| RpcError::rejected(&e))?;
         // A transaction already held (a peer's gossip, a client's retry) is
         // refused by its hash before its signature is checked.
-        let hash = tx.hash();
-        if self.mempool.lock().contains(&hash) {
-            return Err(RpcError::TxRejected {
-                reason: "already_pending",
-                message: format!("transaction {hash} is already in the mempool"),
-            });
-        }
-        let gap = self.mempool.lock().config().max_nonce_gap;
+        let gap = {
+            let pool = self.mempool.lock();
+            pool.refuse_held(&tx.hash())?;
+            pool.config().max_nonce_gap
+        };
         let (sender, _) = validate(&self.chain, &tx, gap)?;
         let hash = self.mempool.lock().insert(tx, sender)?;
         tracing::debug!(%hash, %sender, "transaction accepted into the mempool");

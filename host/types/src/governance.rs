@@ -509,10 +509,9 @@ mod tests {
         panic!("no point")
     }
 
-    #[test]
-    fn quorum_is_more_than_two_thirds_of_the_power() {
-        let s = set(&[1, 1, 1]);
-        let mut p = Proposal {
+    /// A proposal open for votes, with none yet.
+    fn voting() -> Proposal {
+        Proposal {
             id: 1,
             proposer: Address([9; 20]),
             action: ProposalAction::SetSystemDeployers(vec![]),
@@ -521,7 +520,13 @@ mod tests {
             voting_ends_at: 10,
             votes: vec![],
             status: ProposalStatus::Voting,
-        };
+        }
+    }
+
+    #[test]
+    fn quorum_is_more_than_two_thirds_of_the_power() {
+        let s = set(&[1, 1, 1]);
+        let mut p = voting();
         p.vote(Address([1; 20]), true);
         p.vote(Address([2; 20]), true);
         assert!(!p.tally(&s).passes(), "exactly 2/3 is not more than 2/3");
@@ -535,16 +540,7 @@ mod tests {
     #[test]
     fn votes_weigh_by_power() {
         let s = set(&[7, 1, 1, 1]);
-        let mut p = Proposal {
-            id: 1,
-            proposer: Address([9; 20]),
-            action: ProposalAction::SetSystemDeployers(vec![]),
-            deposit: 0,
-            submitted_at: 1,
-            voting_ends_at: 10,
-            votes: vec![],
-            status: ProposalStatus::Voting,
-        };
+        let mut p = voting();
         p.vote(Address([1; 20]), true);
         assert!(p.tally(&s).passes(), "7 of 10 is more than 2/3");
         p.vote(Address([5; 20]), true);

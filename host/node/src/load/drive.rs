@@ -282,7 +282,6 @@ pub fn run(
         shared.stop.store(true, Ordering::Relaxed);
         tracker.join().expect("the tracker does not panic")
     })?;
-    let _ = duration;
     Ok(Outcome {
         sent_ns: shared
             .sent_ns

@@ -69,23 +69,6 @@ fn sign_one(load: LoadKind, i: usize, prepared: &Prepared) -> PlannedTx {
 /// Every transaction of the run, in sending order: the accounts take turns,
 /// so each sends in nonce order.
 pub fn sign_all(prepared: &Prepared, load: LoadKind, total: usize) -> Vec<PlannedTx> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = total.div_ceil(cores).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..total)
-            .step_by(per_thread)
-            .map(|start| {
-                let end = (start + per_thread).min(total);
-                scope.spawn(move || {
-                    (start..end)
-                        .map(|i| sign_one(load, i, prepared))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("signing does not panic"))
-            .collect()
-    })
+    let indexes: Vec<usize> = (0..total).collect();
+    timerhost_chain::senders::on_every_core(&indexes, |&i| sign_one(load, i, prepared))
 }

@@ -65,11 +65,11 @@ pub struct Prepared {
     pub accounts: Vec<(PrivateKey, u64)>,
     /// The load actor, for `call`, `timer` and `mixed`.
     pub actor: Option<Address>,
-    /// Fee caps per cycle and per cell.
+    /// Fee cap per cycle.
     pub max_fee_per_cycle: u128,
     /// Fee cap per cell.
     pub max_fee_per_cell: u128,
-    /// Limits of a transfer, a `hit` call and an `arm` call.
+    /// Limits of a transfer.
     pub transfer: Limits,
     /// Limits of a `hit` call.
     pub call: Limits,
@@ -90,7 +90,8 @@ fn fresh_key(seed: u64, i: u32) -> PrivateKey {
     })
 }
 
-/// Signs and sends one transaction of `key` at `nonce`; waits for its receipt.
+/// Sends one signed set-up transaction and waits for its receipt, which
+/// must be a success.
 fn send_and_wait(client: &Client, tx: &SignedTransaction) -> Result<Json> {
     let hash = client.call("th_sendRawTransaction", json!([hex0x(&tx.to_bytes())]))?;
     let hash: Hash = serde_json::from_value(hash)
