@@ -1,5 +1,5 @@
 //! The natives the instrumenter inserts ([`crate::guards`] names them):
-//! the block meter, guarded operators and comparisons, `in`, produced
+//! the block meter, guarded operators, `in`, produced
 //! results, materialisation and `**` splats — each charging the
 //! work its operation does before (or as) it runs.
 
@@ -9,7 +9,7 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
 use crate::exec::charge;
-use crate::guards::{CompareCode, OperatorCode};
+use crate::guards::OperatorCode;
 use crate::operator_costs::charge_operator;
 use crate::sizes::*;
 
@@ -255,24 +255,6 @@ pub(crate) fn binop_native(
     let result = apply_operator(op, &left, &right, vm)?;
     charge_size(&result, vm)?;
     Ok(result)
-}
-
-/// `a == b` (`code` 0) or `a != b` (1) through the types' comparison slots,
-/// which charge by size ([`crate::slot_meter`]); RustPython may otherwise
-/// compare two `str`s inline, uncharged, once the instruction is hot.
-pub(crate) fn compare_native(
-    code: u8,
-    left: PyObjectRef,
-    right: PyObjectRef,
-    vm: &VirtualMachine,
-) -> PyResult {
-    use rustpython_vm::types::PyComparisonOp;
-    let op = match CompareCode::from_code(code) {
-        Some(CompareCode::Eq) => PyComparisonOp::Eq,
-        Some(CompareCode::NotEq) => PyComparisonOp::Ne,
-        None => return Err(vm.new_runtime_error(format!("unknown comparison code {code}"))),
-    };
-    left.rich_compare(right, op, vm)
 }
 
 /// `x op= y`: pre-checks like `_pvm_binop`, then performs the in-place

@@ -3,8 +3,8 @@
 //! they receive. One definition both sides use — the instrumenter emits
 //! [`Guard::name`]s and operator codes from here, the runtime registers a
 //! native for every [`Guard::ALL`] and decodes the codes with
-//! [`OperatorCode::from_code`] and [`CompareCode::from_code`] — so neither
-//! side can name a guard or number an operator the other does not know.
+//! [`OperatorCode::from_code`] — so neither side can name a guard or number
+//! an operator the other does not know.
 //!
 //! Imports nothing from the rest of the crate.
 
@@ -14,12 +14,6 @@ use ruff_python_ast as ast;
 /// (`crate::sandbox`), so a call to such a name is always a guard.
 pub const GUARD_PREFIX: &str = "_pvm_";
 
-/// `str` comparisons up to this many bytes (of the shorter operand) are
-/// free in the runtime's comparison slots (`crate::slot_meter`); longer ones
-/// cost by their bytes. Also the longest string literal the instrumenter
-/// lets `==`/`!=` compare without `_pvm_cmp`.
-pub const FREE_STR_COMPARE_BYTES: u64 = 256;
-
 /// A guard native the instrumenter may insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Guard {
@@ -27,8 +21,6 @@ pub enum Guard {
     Meter,
     /// `_pvm_iter(it, n[, (c, …)])`: an iterator charging `n` per item.
     Iter,
-    /// `_pvm_cmp(code, a, b)`: `==`/`!=` through the charging slots ([`CompareCode`]).
-    Cmp,
     /// `_pvm_binop(code, a, b)`: a binary operator charged by size ([`OperatorCode`]).
     Binop,
     /// `_pvm_augop(code, current, value[, container])`: `x op= y`, charged
@@ -55,10 +47,9 @@ pub enum Guard {
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 12] = [
+    pub const ALL: [Guard; 11] = [
         Guard::Meter,
         Guard::Iter,
-        Guard::Cmp,
         Guard::Binop,
         Guard::Augop,
         Guard::Contains,
@@ -75,7 +66,6 @@ impl Guard {
         match self {
             Guard::Meter => "_pvm_meter",
             Guard::Iter => "_pvm_iter",
-            Guard::Cmp => "_pvm_cmp",
             Guard::Binop => "_pvm_binop",
             Guard::Augop => "_pvm_augop",
             Guard::Contains => "_pvm_contains",
@@ -190,32 +180,6 @@ impl OperatorCode {
     }
 }
 
-/// The comparison code `_pvm_cmp` receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum CompareCode {
-    /// `==`
-    Eq = 0,
-    /// `!=`
-    NotEq = 1,
-}
-
-impl CompareCode {
-    /// The number written into the rewritten code.
-    pub const fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// The comparison a code stands for, if it is one.
-    pub fn from_code(code: u8) -> Option<CompareCode> {
-        match code {
-            0 => Some(CompareCode::Eq),
-            1 => Some(CompareCode::NotEq),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,9 +201,5 @@ mod tests {
             assert_eq!(OperatorCode::from_code(op.code()), Some(*op));
         }
         assert_eq!(OperatorCode::from_code(13), None);
-        for c in [CompareCode::Eq, CompareCode::NotEq] {
-            assert_eq!(CompareCode::from_code(c.code()), Some(c));
-        }
-        assert_eq!(CompareCode::from_code(2), None);
     }
 }

@@ -23,11 +23,12 @@
 //! 2. **Size guards.** Operations whose work grows with their operands are
 //!    routed through guards that pre-check and charge by size: binary
 //!    operators (`_pvm_binop`), augmented assignment to any target
-//!    (`_pvm_augop`, [`stores`]), `==` that may compare long strings
-//!    (`_pvm_cmp`), the right side of `in` (`_pvm_contains`), starred
-//!    arguments and targets (`_pvm_materialize`, `_pvm_unpack`,
-//!    `_pvm_kwargs`), f-strings (`_pvm_result`) and their computed specs
-//!    (`_pvm_format`, [`fstrings`]).
+//!    (`_pvm_augop`, [`stores`]), the right side of `in`
+//!    (`_pvm_contains`), starred arguments and targets (`_pvm_materialize`,
+//!    `_pvm_unpack`, `_pvm_kwargs`), f-strings (`_pvm_result`) and their
+//!    computed specs (`_pvm_format`, [`fstrings`]). Comparisons are left as
+//!    written: they stay generic instructions ([`crate::generic_ops`]), so
+//!    the types' comparison slots charge them.
 //! 3. **Store guards.** `_pvm_mut[c]` on the container of every subscript
 //!    store ([`stores`]): values made at load are restored after a call that
 //!    wrote them ([`crate::constants`]).
@@ -52,7 +53,7 @@ mod fstrings;
 mod stores;
 
 use crate::costs::code as cost;
-use crate::guards::{CompareCode, Guard, OperatorCode, GUARD_PREFIX};
+use crate::guards::{Guard, OperatorCode, GUARD_PREFIX};
 
 /// Rewrites `module` in place.
 pub fn instrument(module: &mut ast::ModModule) {
@@ -304,29 +305,47 @@ fn take(expr: &mut Expr) -> Expr {
     std::mem::replace(expr, Expr::NoneLiteral(ast::ExprNoneLiteral::default()))
 }
 
-/// Whether `expr` (already rewritten) always evaluates to a built-in number
-/// or raises: number literals, `not x`, unary operators on numbers, and
-/// operators exempt from guards by [`is_exempt_with_number`]. Sound because
-/// actors cannot define operator methods (the validator rejects every dunder
-/// method), so only built-in types meet an operator, and no built-in type but
-/// the sequences' `*` (never exempt) and `str`/`bytes` `%` (removed from those
-/// types, `crate::runtime`) combines with a number into a non-number.
-fn is_numeric(expr: &Expr) -> bool {
+/// Whether `expr` (already rewritten) always evaluates to a *small* built-in
+/// number or raises: number literals, `not x`, unary operators on small
+/// numbers, exempt operators ([`is_exempt_with_number`]) between small
+/// numbers, and `x % m` for a small `m` (its result is smaller than `m`).
+/// Sound because actors cannot define operator methods (the validator
+/// rejects every dunder method), so only built-in types meet an operator,
+/// and no built-in type but the sequences' `*` (never exempt) and
+/// `str`/`bytes` `%` (removed from those types, `crate::runtime`) combines
+/// with a number into a non-number.
+///
+/// Small, not merely numeric: `x - 0` is a number whenever it is anything,
+/// but as large as `x`, and `x += x - 0` doubles `x` once per iteration. Had
+/// it counted (as it did until #30's review), that loop ran unguarded past
+/// the integer cap: 10,000,000 cycles bought 28 s of big-int additions.
+fn is_small_number(expr: &Expr) -> bool {
     match expr {
         Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
-        Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || is_numeric(&unary.operand),
-        Expr::BinOp(binop) => is_exempt_with_number(binop.op, &binop.left, &binop.right),
+        Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || is_small_number(&unary.operand),
+        Expr::BinOp(binop) if binop.op == ast::Operator::Mod => {
+            is_exempt_with_number(binop.op, &binop.left, &binop.right)
+                && is_small_number(&binop.right)
+        }
+        Expr::BinOp(binop) => {
+            is_exempt_with_number(binop.op, &binop.left, &binop.right)
+                && is_small_number(&binop.left)
+                && is_small_number(&binop.right)
+        }
         _ => false,
     }
 }
 
-/// Operators whose work is bounded when one operand is a number (a literal,
-/// or an expression [`is_numeric`] proves yields one): the other operand must
-/// then be a number too (str/list/set raise `TypeError`; `str % x` is
-/// disabled at the type level), and integers are capped at
-/// [`crate::sizes::MAX_INT_BITS`], so the operation is cheap. For augmented
-/// assignment the same holds of the target: `xs += 1` raises before any work.
-/// `*`, `**` and `<<` are never exempt: they amplify (`s * 2`, `2 ** n`).
+/// Operators whose work is bounded when one operand is a small number (a
+/// literal, or an expression [`is_small_number`] proves yields one): the
+/// other operand must then be a number too (str/list/set raise `TypeError`;
+/// `str % x` is disabled at the type level), the result has at most one bit
+/// more than the larger operand, and integers are capped at
+/// [`crate::sizes::MAX_INT_BITS`] by every guarded operation, so the
+/// operation is cheap and repeating it cannot grow an int past the cap. For
+/// augmented assignment the same holds of the target: `xs += 1` raises
+/// before any work. `*`, `**` and `<<` are never exempt: they amplify
+/// (`s * 2`, `2 ** n`).
 fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
     use ast::Operator::*;
     // `"%d items" % n` is formatting, which the operator guard checks.
@@ -341,76 +360,7 @@ fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
     matches!(
         op,
         Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
-    ) && (is_numeric(left) || is_numeric(right))
-}
-
-/// Whether `expr` is certainly not a `str` longer than
-/// [`crate::guards::FREE_STR_COMPARE_BYTES`]: a number, a constant, a
-/// short string literal, or a display that builds a list/tuple/dict/set.
-/// `==`/`!=` with such an operand costs the same whether RustPython inlines
-/// it or calls the type's slot, so it needs no `_pvm_cmp`.
-fn is_cheap_to_compare(expr: &Expr) -> bool {
-    match expr {
-        Expr::StringLiteral(literal) => {
-            literal.value.to_str().len() as u64 <= crate::guards::FREE_STR_COMPARE_BYTES
-        }
-        Expr::BytesLiteral(_)
-        | Expr::NoneLiteral(_)
-        | Expr::EllipsisLiteral(_)
-        | Expr::List(_)
-        | Expr::Tuple(_)
-        | Expr::Dict(_)
-        | Expr::Set(_)
-        | Expr::ListComp(_)
-        | Expr::SetComp(_)
-        | Expr::DictComp(_) => true,
-        other => is_numeric(other),
-    }
-}
-
-/// Whether the comparison `left op right` must go through `_pvm_cmp` (see
-/// [`crate::slot_meter`]): `==`/`!=` unless one side is cheap to compare.
-fn needs_compare_guard(op: ast::CmpOp, left: &Expr, right: &Expr) -> bool {
-    matches!(op, ast::CmpOp::Eq | ast::CmpOp::NotEq)
-        && !is_cheap_to_compare(left)
-        && !is_cheap_to_compare(right)
-}
-
-/// Whether any `==`/`!=` of the chain `operands[0] ops[0] operands[1] …`
-/// needs `_pvm_cmp`.
-fn chain_needs_compare_guard<E: std::borrow::Borrow<Expr>>(
-    ops: &[ast::CmpOp],
-    operands: &[E],
-) -> bool {
-    ops.iter()
-        .enumerate()
-        .any(|(i, op)| needs_compare_guard(*op, operands[i].borrow(), operands[i + 1].borrow()))
-}
-
-/// `a op b` as a guarded or plain comparison expression.
-fn comparison(op: ast::CmpOp, left: Expr, right: Expr, range: TextRange) -> Expr {
-    if needs_compare_guard(op, &left, &right) {
-        let code = if op == ast::CmpOp::NotEq {
-            CompareCode::NotEq
-        } else {
-            CompareCode::Eq
-        };
-        let code = u64::from(code.code());
-        return guard_call(
-            Guard::Cmp.name(),
-            vec![int_literal(code, range), left, right],
-            Vec::new(),
-            range,
-        );
-    }
-    Expr::Compare(ast::ExprCompare {
-        node_index: Default::default(),
-        range,
-        left: Box::new(left),
-        ops: vec![op].into_boxed_slice(),
-        comparators: vec![right].into_boxed_slice(),
-        runtime_comparators: None,
-    })
+    ) && (is_small_number(left) || is_small_number(right))
 }
 
 fn is_guard_name(expr: &Expr) -> bool {
@@ -702,73 +652,14 @@ impl Transformer for Rewriter {
                 );
             }
             Expr::Compare(compare) => {
-                let ops = compare.ops.clone();
-                for (op, comparator) in ops.iter().zip(compare.comparators.iter_mut()) {
+                // `==`/`!=` need no guard: comparisons stay generic
+                // (`crate::generic_ops`) and the types' slots charge by size.
+                for (op, comparator) in compare.ops.iter().zip(compare.comparators.iter_mut()) {
                     if matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn) {
                         let inner_range = comparator.range();
                         let container = take(comparator);
                         *comparator = guard_subscript(Guard::Contains, container, inner_range);
                     }
-                }
-                let guarded = {
-                    let operands: Vec<&Expr> = std::iter::once(compare.left.as_ref())
-                        .chain(compare.comparators.iter())
-                        .collect();
-                    chain_needs_compare_guard(&ops, &operands)
-                };
-                if !guarded {
-                    return;
-                }
-                let operands: Vec<Expr> = std::iter::once(take(&mut compare.left))
-                    .chain(compare.comparators.iter_mut().map(take))
-                    .collect();
-                if ops.len() == 1 {
-                    let mut operands = operands.into_iter();
-                    let left = operands.next().expect("left operand");
-                    let right = operands.next().expect("right operand");
-                    *expr = comparison(ops[0], left, right, range);
-                } else {
-                    // `a == b < c` → `a == b and b < c`. A shared operand that
-                    // is not a name or a constant is evaluated once, on its
-                    // first read, into a temporary the next pair reads:
-                    // `0 <= f(x) == n` → `0 <= (_pvm_c := f(x)) and _pvm_c == n`.
-                    let last = operands.len() - 1;
-                    let mut first_reads = Vec::with_capacity(operands.len());
-                    let mut second_reads = Vec::with_capacity(operands.len());
-                    for (index, operand) in operands.into_iter().enumerate() {
-                        if index == 0 || index == last || stores::is_pure(&operand) {
-                            second_reads.push(operand.clone());
-                            first_reads.push(operand);
-                        } else {
-                            let temporary = format!("_pvm_c{}_{index}", u32::from(range.start()));
-                            let operand_range = operand.range();
-                            second_reads.push(stores::name(
-                                &temporary,
-                                ast::ExprContext::Load,
-                                operand_range,
-                            ));
-                            first_reads.push(stores::bind(&temporary, operand, operand_range));
-                        }
-                    }
-                    let pairs: Vec<Expr> = ops
-                        .iter()
-                        .enumerate()
-                        .map(|(i, op)| {
-                            comparison(
-                                *op,
-                                second_reads[i].clone(),
-                                first_reads[i + 1].clone(),
-                                range,
-                            )
-                        })
-                        .collect();
-                    *expr = Expr::BoolOp(ast::ExprBoolOp {
-                        node_index: Default::default(),
-                        range,
-                        op: ast::BoolOp::And,
-                        values: pairs,
-                        runtime_values: None,
-                    });
                 }
             }
             Expr::Call(call) => {
@@ -1452,6 +1343,17 @@ mod tests {
         // `i * 2 % 7` is a number whatever `i` is (or a TypeError), so `t`
         // must be one too; `x` may be a list.
         assert_eq!(values, ["", Guard::Augop.name(), ""]);
+        // A number, but not a small one: `t += t - 0` doubles `t`.
+        let doubling =
+            rewritten("def f(t):\n    t += t - 0\n    t = t + (t - 0)\n    t += (t & 0) % 7\n");
+        let doubling = function_body(&doubling);
+        assert!(
+            matches!(&doubling[1], Stmt::Assign(a) if callee_name(&a.value) == Guard::Augop.name())
+        );
+        assert!(
+            matches!(&doubling[2], Stmt::Assign(a) if callee_name(&a.value) == Guard::Binop.name())
+        );
+        assert!(matches!(&doubling[3], Stmt::AugAssign(_)), "`% 7` is small");
         let Stmt::AugAssign(first) = &body[1] else {
             panic!()
         };
@@ -1466,9 +1368,11 @@ mod tests {
     }
 
     #[test]
-    fn equality_that_may_compare_long_strings_is_guarded() {
+    fn comparisons_stay_plain_and_chains_stay_chains() {
+        // The types' slots charge them (comparisons are never specialised:
+        // `crate::generic_ops`), so no comparison is rewritten but `in`.
         let module = rewritten(
-            "def f(a, b):\n    return a == b, a != b, a == 1, a == 'short', a == None, a < b, a is b\n",
+            "def f(a, b, c):\n    return a == b, a != b, a == 'x', a < b, a == b < c, a in b\n",
         );
         let Stmt::Return(ret) = &function_body(&module)[1] else {
             panic!()
@@ -1480,38 +1384,8 @@ mod tests {
         // ("in:" is how the helper names a plain comparison.)
         assert_eq!(
             names,
-            [
-                Guard::Cmp.name(),
-                Guard::Cmp.name(),
-                "in:",
-                "in:",
-                "in:",
-                "in:",
-                "in:"
-            ]
+            ["in:", "in:", "in:", "in:", "in:", "in:_pvm_contains"]
         );
-        let long_literal = format!("def f(a):\n    return a == '{}'\n", "x".repeat(300));
-        let module = rewritten(&long_literal);
-        let Stmt::Return(ret) = &function_body(&module)[1] else {
-            panic!()
-        };
-        assert_eq!(
-            callee_name(ret.value.as_deref().unwrap()),
-            Guard::Cmp.name()
-        );
-    }
-
-    #[test]
-    fn chained_equality_is_split_into_guarded_pairs() {
-        let module = rewritten("def f(a, b, c):\n    return a == b < c\n");
-        let Stmt::Return(ret) = &function_body(&module)[1] else {
-            panic!()
-        };
-        let Expr::BoolOp(and) = ret.value.as_deref().unwrap() else {
-            panic!("expected `and`")
-        };
-        let names: Vec<String> = and.values.iter().map(callee_name).collect();
-        assert_eq!(names, [Guard::Cmp.name(), "in:"]);
-        assert!(matches!(&and.values[1], Expr::Compare(c) if c.ops.len() == 1));
+        assert!(matches!(&tuple.elts[4], Expr::Compare(c) if c.ops.len() == 2));
     }
 }

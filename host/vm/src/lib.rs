@@ -34,6 +34,7 @@ pub mod error;
 mod exec;
 pub mod formatting;
 mod free_lists;
+mod generic_ops;
 mod guard_natives;
 pub mod guards;
 pub mod helpers;

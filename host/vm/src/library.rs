@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use ruff_python_ast as ast;
 use ruff_source_file::SourceFileBuilder;
 use rustpython_compiler_core::bytecode::CodeObject;
-use rustpython_vm::builtins::{PyCode, PyDictRef};
+use rustpython_vm::builtins::PyDictRef;
 use rustpython_vm::scope::Scope;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
@@ -149,7 +149,7 @@ fn load(
             .into(),
         vm,
     )?;
-    let code = PyCode::new_ref_from_bytecode(vm, code);
+    let code = crate::generic_ops::metered_code(vm, code);
     let ran = crate::load::run_load(invoke, LIBRARY_LOAD_CYCLES, || {
         vm.run_code_obj(code, Scope::new(None, globals.clone()))
     });
@@ -231,7 +231,7 @@ fn define_function(
     )
     .map_err(|error| vm.new_value_error(format!("_pvm_def: {}", error.error)))?;
     namespace.set_item("__builtins__", builtins.clone().into(), vm)?;
-    let code = PyCode::new_ref_from_bytecode(vm, code);
+    let code = crate::generic_ops::metered_code(vm, code);
     vm.run_code_obj(code, Scope::new(None, namespace.clone()))?;
     namespace.get_item(name.as_str(), vm)
 }

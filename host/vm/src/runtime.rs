@@ -405,7 +405,6 @@ impl Runtime {
                 | Guard::Materialize
                 | Guard::Kwargs => guard_natives::guard_object(guard, vm),
                 Guard::Iter => vm.new_function(name, crate::iteration::iter_native).into(),
-                Guard::Cmp => vm.new_function(name, guard_natives::compare_native).into(),
                 Guard::Binop => vm.new_function(name, guard_natives::binop_native).into(),
                 Guard::Augop => vm.new_function(name, guard_natives::augop_native).into(),
                 Guard::Unpack => vm.new_function(name, guard_natives::unpack_native).into(),
@@ -653,7 +652,7 @@ impl Runtime {
         globals.set_item("__name__", vm.ctx.new_str("actor").into(), vm)?;
         // Converting with the VM (not the bare context) is required for
         // constants such as frozensets that the compiler folds `in {…}` into.
-        let code = rustpython_vm::builtins::PyCode::new_ref_from_bytecode(vm, bytecode.clone());
+        let code = crate::generic_ops::metered_code(vm, bytecode.clone());
         let loaded = crate::load::run_load(invoke_handler, crate::load::LOAD_CYCLES, || {
             vm.run_code_obj(code, Scope::new(None, globals.clone()))
         });

@@ -17,14 +17,13 @@
 //! `f"{xs}"` format every element, through their own slots.
 //!
 //! Determinism: a slot charge is only sound where the interpreter always
-//! goes through the slot. RustPython's adaptive interpreter replaces a hot
-//! `==`/`!=` between two exact `str`s by an inline comparison (it does not
-//! specialise any other comparison of these types). So the `str` wrapper
-//! charges nothing for comparisons of at most [`FREE_STR_COMPARE_BYTES`]
-//! bytes, and the instrumenter routes every `==`/`!=` whose operands could
-//! both be longer strings through `_pvm_cmp` (which calls the slot), leaving
-//! as plain `==` only comparisons with a number or a short string literal —
-//! the ones the wrapper charges nothing for either way.
+//! goes through the slot. RustPython's adaptive interpreter would replace a
+//! hot `==`/`!=` between two exact `str`s by an inline comparison (it
+//! specialises no other comparison of these types); metered code never lets
+//! it ([`crate::generic_ops`] keeps every comparison generic). The `str`
+//! wrapper charges nothing for comparisons of at most
+//! [`FREE_STR_COMPARE_BYTES`] bytes: most comparisons are of short strings,
+//! and what they cost is in the comparison's static weight.
 //!
 //! Outside an execution (the host converting values, the prelude) nothing
 //! is charged.
@@ -39,8 +38,11 @@ use rustpython_vm::{Py, PyObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use crate::costs;
 use crate::exec::charge_if_executing;
-use crate::guards::FREE_STR_COMPARE_BYTES;
 use crate::sizes::{size_cycles, size_of};
+
+/// `str` comparisons up to this many bytes (of the shorter operand) are
+/// free in the comparison slots; longer ones cost by their bytes.
+pub(crate) const FREE_STR_COMPARE_BYTES: u64 = 256;
 
 type CompareSlot = fn(
     &PyObject,
