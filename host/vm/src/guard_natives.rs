@@ -80,12 +80,6 @@ fn meter_subscript(
     Ok(vm.ctx.true_value.clone().into())
 }
 
-/// The operator behind a guard's code; anything else is a VM bug.
-pub(crate) fn operator(code: u8, vm: &VirtualMachine) -> PyResult<OperatorCode> {
-    OperatorCode::from_code(code)
-        .ok_or_else(|| vm.new_runtime_error(format!("unknown operator code {code}")))
-}
-
 /// CPython's messages for an int divided by zero (RustPython's differ):
 /// the text an actor's `except ZeroDivisionError as e: str(e)` sees.
 fn int_division_by_zero(
@@ -244,31 +238,71 @@ fn printf_slot(left: &PyObjectRef, vm: &VirtualMachine) -> Option<PrintfSlot> {
     }
 }
 
-pub(crate) fn binop_native(
-    code: u8,
-    left: PyObjectRef,
-    right: PyObjectRef,
-    vm: &VirtualMachine,
-) -> PyResult {
-    let op = operator(code, vm)?;
+/// `_pvm_binop_<op>(a, b)`: pre-checks and charges `a op b` by size,
+/// performs it and charges its result.
+fn binop(op: OperatorCode, left: PyObjectRef, right: PyObjectRef, vm: &VirtualMachine) -> PyResult {
     charge_operator(op, &left, &right, vm)?;
     let result = apply_operator(op, &left, &right, vm)?;
     charge_size(&result, vm)?;
     Ok(result)
 }
 
+/// The `_pvm_augop_<op>` native of every operator
+/// ([`OperatorCode::augop_guard`]).
+pub(crate) fn augop_natives(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    macro_rules! natives {
+        ($($op:ident),* $(,)?) => {
+            vec![$({
+                fn native(
+                    current: PyObjectRef,
+                    value: PyObjectRef,
+                    container: OptionalArg<PyObjectRef>,
+                    vm: &VirtualMachine,
+                ) -> PyResult {
+                    augop(OperatorCode::$op, current, value, container, vm)
+                }
+                let name = OperatorCode::$op.augop_guard();
+                (name, vm.new_function(name, native).into())
+            }),*]
+        };
+    }
+    natives![
+        Add, Sub, Mult, MatMult, Div, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd, FloorDiv,
+    ]
+}
+
+/// The `_pvm_binop_<op>` native of every operator
+/// ([`OperatorCode::binop_guard`]).
+pub(crate) fn binop_natives(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    macro_rules! natives {
+        ($($op:ident),* $(,)?) => {
+            vec![$({
+                fn native(left: PyObjectRef, right: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+                    binop(OperatorCode::$op, left, right, vm)
+                }
+                let name = OperatorCode::$op.binop_guard();
+                (name, vm.new_function(name, native).into())
+            }),*]
+        };
+    }
+    let natives = natives![
+        Add, Sub, Mult, MatMult, Div, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd, FloorDiv,
+    ];
+    debug_assert_eq!(natives.len(), OperatorCode::ALL.len());
+    natives
+}
+
 /// `x op= y`: pre-checks like `_pvm_binop`, then performs the in-place
 /// operation and returns its result (which the rewritten statement stores).
 /// `container`: the list or dict a subscript target writes into, about to
 /// change ([`crate::constants::before_write`]).
-pub(crate) fn augop_native(
-    code: u8,
+fn augop(
+    op: OperatorCode,
     current: PyObjectRef,
     value: PyObjectRef,
     container: OptionalArg<PyObjectRef>,
     vm: &VirtualMachine,
 ) -> PyResult {
-    let op = operator(code, vm)?;
     if let OptionalArg::Present(container) = &container {
         crate::constants::before_write(container, vm)?;
     }
@@ -310,7 +344,7 @@ fn apply_in_place(
         OperatorCode::Mult => vm._imul(left, right),
         OperatorCode::MatMult => vm._imatmul(left, right),
         OperatorCode::Div => vm._itruediv(left, right),
-        // `%=` is rewritten to `_pvm_binop` (formatting is checked there).
+        // `%=` is rewritten to `_pvm_binop_mod` (formatting is checked there).
         OperatorCode::Mod => apply_operator(op, left, right, vm),
         OperatorCode::Pow => vm._ipow(left, right, vm.ctx.none.as_object()),
         OperatorCode::LShift => vm._ilshift(left, right),

@@ -22,7 +22,7 @@
 //!    fit — the same point on every run.
 //! 2. **Size guards.** Operations whose work grows with their operands are
 //!    routed through guards that pre-check and charge by size: binary
-//!    operators (`_pvm_binop`), augmented assignment to any target
+//!    operators (`_pvm_binop_add(a, b)`, …), augmented assignment to any target
 //!    (`_pvm_augop`, [`stores`]), the right side of `in`
 //!    (`_pvm_contains`), starred arguments and targets (`_pvm_materialize`,
 //!    `_pvm_unpack`, `_pvm_kwargs`), f-strings (`_pvm_result`) and their
@@ -607,7 +607,7 @@ impl Transformer for Rewriter {
             }
             // `s %= args` is formatting when `s` is a string: the `%` slots
             // only run inside the operator guard, so it becomes
-            // `s = _pvm_binop(MOD, s, args)` (the same for numbers).
+            // `s = _pvm_binop_mod(s, args)` (the same for numbers).
             Stmt::AugAssign(assign)
                 if assign.op == ast::Operator::Mod
                     && !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
@@ -641,15 +641,10 @@ impl Transformer for Rewriter {
                 if !is_exempt_with_number(binop.op, &binop.left, &binop.right)
                     && !self.exempt_products.borrow().contains(&range) =>
             {
-                let code = int_literal(u64::from(OperatorCode::of(binop.op).code()), range);
+                let guard = OperatorCode::of(binop.op).binop_guard();
                 let left = take(&mut binop.left);
                 let right = take(&mut binop.right);
-                *expr = guard_call(
-                    Guard::Binop.name(),
-                    vec![code, left, right],
-                    Vec::new(),
-                    range,
-                );
+                *expr = guard_call(guard, vec![left, right], Vec::new(), range);
             }
             Expr::Compare(compare) => {
                 // `==`/`!=` need no guard: comparisons stay generic
@@ -1180,7 +1175,16 @@ mod tests {
             panic!()
         };
         let names: Vec<String> = tuple.elts.iter().map(callee_name).collect();
-        assert_eq!(names, [Guard::Binop.name(), "in:_pvm_contains", "", "", ""]);
+        assert_eq!(
+            names,
+            [
+                OperatorCode::Mult.binop_guard(),
+                "in:_pvm_contains",
+                "",
+                "",
+                ""
+            ]
+        );
     }
 
     #[test]
@@ -1277,8 +1281,7 @@ mod tests {
                 _ => None,
             })
             .expect("a for loop");
-        let guarded =
-            format!("{:?}", for_stmt.body).contains(&format!("{:?}", Guard::Binop.name()));
+        let guarded = format!("{:?}", for_stmt.body).contains(Guard::Binop.name());
         let Expr::Call(call) = for_stmt.iter.as_ref() else {
             panic!()
         };
@@ -1342,16 +1345,16 @@ mod tests {
             .collect();
         // `i * 2 % 7` is a number whatever `i` is (or a TypeError), so `t`
         // must be one too; `x` may be a list.
-        assert_eq!(values, ["", Guard::Augop.name(), ""]);
+        assert_eq!(values, ["", OperatorCode::Add.augop_guard(), ""]);
         // A number, but not a small one: `t += t - 0` doubles `t`.
         let doubling =
             rewritten("def f(t):\n    t += t - 0\n    t = t + (t - 0)\n    t += (t & 0) % 7\n");
         let doubling = function_body(&doubling);
         assert!(
-            matches!(&doubling[1], Stmt::Assign(a) if callee_name(&a.value) == Guard::Augop.name())
+            matches!(&doubling[1], Stmt::Assign(a) if callee_name(&a.value) == OperatorCode::Add.augop_guard())
         );
         assert!(
-            matches!(&doubling[2], Stmt::Assign(a) if callee_name(&a.value) == Guard::Binop.name())
+            matches!(&doubling[2], Stmt::Assign(a) if callee_name(&a.value) == OperatorCode::Add.binop_guard())
         );
         assert!(matches!(&doubling[3], Stmt::AugAssign(_)), "`% 7` is small");
         let Stmt::AugAssign(first) = &body[1] else {
@@ -1362,7 +1365,7 @@ mod tests {
         };
         assert_eq!(
             callee_name(&modulo.left),
-            Guard::Binop.name(),
+            OperatorCode::Mult.binop_guard(),
             "`*` is still guarded"
         );
     }

@@ -405,8 +405,18 @@ impl Runtime {
                 | Guard::Materialize
                 | Guard::Kwargs => guard_natives::guard_object(guard, vm),
                 Guard::Iter => vm.new_function(name, crate::iteration::iter_native).into(),
-                Guard::Binop => vm.new_function(name, guard_natives::binop_native).into(),
-                Guard::Augop => vm.new_function(name, guard_natives::augop_native).into(),
+                Guard::Binop => {
+                    for (name, native) in guard_natives::binop_natives(vm) {
+                        set(name, native);
+                    }
+                    continue;
+                }
+                Guard::Augop => {
+                    for (name, native) in guard_natives::augop_natives(vm) {
+                        set(name, native);
+                    }
+                    continue;
+                }
                 Guard::Unpack => vm.new_function(name, guard_natives::unpack_native).into(),
                 Guard::Format => vm.new_function(name, guard_natives::format_native).into(),
             };
@@ -744,7 +754,19 @@ mod tests {
     fn every_guard_the_instrumenter_can_emit_is_a_builtin() {
         let runtime = runtime();
         runtime.interpreter.enter(|vm| {
-            for guard in Guard::ALL {
+            for op in crate::guards::OperatorCode::ALL {
+                for name in [op.binop_guard(), op.augop_guard()] {
+                    let native = runtime
+                        .builtins
+                        .get_item(name, vm)
+                        .unwrap_or_else(|_| panic!("{name} is not a builtin"));
+                    assert!(native.is_callable(), "{name}");
+                }
+            }
+            for guard in Guard::ALL
+                .into_iter()
+                .filter(|g| ![Guard::Binop, Guard::Augop].contains(g))
+            {
                 let native = runtime
                     .builtins
                     .get_item(guard.name(), vm)

@@ -17,7 +17,7 @@
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::{guard_call, int_literal, take};
+use super::{guard_call, take};
 
 use crate::guards::{Guard, OperatorCode};
 
@@ -217,9 +217,10 @@ fn split_target(target: Expr) -> SplitTarget {
     }
 }
 
-/// `target op= value` as `target = guard(code, <target loaded>, value[,
-/// container])`; `guard` is [`Guard::Augop`] (which performs the in-place
-/// operation) or [`Guard::Binop`] (`%=`, formatting).
+/// `target op= value` as `target = guard(<target loaded>, value[,
+/// container])`, `guard` the operator's native of the family `guard`:
+/// [`Guard::Augop`] (which performs the in-place operation) or
+/// [`Guard::Binop`] (`%=`, formatting).
 pub(super) fn rewrite_augmented(
     assign: &mut ast::StmtAugAssign,
     guard: Guard,
@@ -227,16 +228,25 @@ pub(super) fn rewrite_augmented(
 ) -> Stmt {
     let range = assign.range;
     let value_range = assign.value.range();
-    let code = int_literal(u64::from(OperatorCode::of(assign.op).code()), value_range);
+    let operator = OperatorCode::of(assign.op);
     let split = split_target(take(&mut assign.target));
     let value = take(&mut assign.value);
-    let mut args = vec![code, split.load, value];
-    if guard == Guard::Augop && guard_stores {
-        if let Some(container) = split.container {
-            args.push(container);
+    let call = if guard == Guard::Binop {
+        guard_call(
+            operator.binop_guard(),
+            vec![split.load, value],
+            Vec::new(),
+            value_range,
+        )
+    } else {
+        let mut args = vec![split.load, value];
+        if guard_stores {
+            if let Some(container) = split.container {
+                args.push(container);
+            }
         }
-    }
-    let call = guard_call(guard.name(), args, Vec::new(), value_range);
+        guard_call(operator.augop_guard(), args, Vec::new(), value_range)
+    };
     let mut assignment = ruff_python_parser::parse_module("_pvm = 0")
         .expect("template parses")
         .into_syntax()
