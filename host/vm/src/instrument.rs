@@ -305,64 +305,6 @@ fn take(expr: &mut Expr) -> Expr {
     std::mem::replace(expr, Expr::NoneLiteral(ast::ExprNoneLiteral::default()))
 }
 
-/// Whether `expr` (already rewritten) always evaluates to a *small* built-in
-/// number or raises: number literals, `not x`, unary operators on small
-/// numbers, exempt operators ([`is_exempt_with_number`]) between small
-/// numbers, and `x % m` for a small `m` (its result is smaller than `m`).
-/// Sound because actors cannot define operator methods (the validator
-/// rejects every dunder method), so only built-in types meet an operator,
-/// and no built-in type but the sequences' `*` (never exempt) and
-/// `str`/`bytes` `%` (removed from those types, `crate::runtime`) combines
-/// with a number into a non-number.
-///
-/// Small, not merely numeric: `x - 0` is a number whenever it is anything,
-/// but as large as `x`, and `x += x - 0` doubles `x` once per iteration. Had
-/// it counted (as it did until #30's review), that loop ran unguarded past
-/// the integer cap: 10,000,000 cycles bought 28 s of big-int additions.
-fn is_small_number(expr: &Expr) -> bool {
-    match expr {
-        Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
-        Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || is_small_number(&unary.operand),
-        Expr::BinOp(binop) if binop.op == ast::Operator::Mod => {
-            is_exempt_with_number(binop.op, &binop.left, &binop.right)
-                && is_small_number(&binop.right)
-        }
-        Expr::BinOp(binop) => {
-            is_exempt_with_number(binop.op, &binop.left, &binop.right)
-                && is_small_number(&binop.left)
-                && is_small_number(&binop.right)
-        }
-        _ => false,
-    }
-}
-
-/// Operators whose work is bounded when one operand is a small number (a
-/// literal, or an expression [`is_small_number`] proves yields one): the
-/// other operand must then be a number too (str/list/set raise `TypeError`;
-/// `str % x` is disabled at the type level), the result has at most one bit
-/// more than the larger operand, and integers are capped at
-/// [`crate::sizes::MAX_INT_BITS`] by every guarded operation, so the
-/// operation is cheap and repeating it cannot grow an int past the cap. For
-/// augmented assignment the same holds of the target: `xs += 1` raises
-/// before any work. `*`, `**` and `<<` are never exempt: they amplify
-/// (`s * 2`, `2 ** n`).
-fn is_exempt_with_number(op: ast::Operator, left: &Expr, right: &Expr) -> bool {
-    use ast::Operator::*;
-    // `"%d items" % n` is formatting, which the operator guard checks.
-    if op == Mod
-        && matches!(
-            left,
-            Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
-        )
-    {
-        return false;
-    }
-    matches!(
-        op,
-        Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
-    ) && (is_small_number(left) || is_small_number(right))
-}
-
 fn is_guard_name(expr: &Expr) -> bool {
     matches!(expr, Expr::Name(name) if name.id.as_str().starts_with(GUARD_PREFIX))
 }
@@ -445,6 +387,67 @@ fn rewrite_class_patterns(pattern: &mut ast::Pattern, types: &HashSet<&'static s
 }
 
 impl Rewriter {
+    /// Whether `expr` (already rewritten) always evaluates to a *small*
+    /// built-in number or raises: number literals, `not x`, unary operators
+    /// on small numbers, exempt operators ([`Rewriter::exempt`]) between
+    /// small numbers, and `y % m` for a small `m` when `y` is an int (a
+    /// product of a `range` loop index, [`Rewriter::exempt_index_products`]):
+    /// its result is smaller than `m`. Built-in types give a number or
+    /// raise: no built-in type but the sequences' `*` (never exempt) and
+    /// `str`/`bytes` `%` (removed from those types, `crate::runtime`)
+    /// combines with a number into a non-number.
+    ///
+    /// Small, not merely numeric: `x - 0` is a number whenever it is
+    /// anything, but as large as `x`, and `x += x - 0` doubles `x` once per
+    /// iteration. When it counted (until #30's last session), that loop ran
+    /// unguarded past the integer cap: 10,000,000 cycles bought 28 s of
+    /// big-int additions. And `y % 7` of an unknown `y` may run a class's
+    /// `__mod__`, which may return anything (a large set, which an
+    /// unguarded `s -= o % 7` would walk inside Rust).
+    fn is_small(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
+            Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || self.is_small(&unary.operand),
+            Expr::BinOp(binop) => {
+                let left_is_int = self.is_small(&binop.left)
+                    || (binop.op == ast::Operator::Mod
+                        && self.exempt_products.borrow().contains(&binop.left.range()));
+                self.exempt(binop.op, &binop.left, &binop.right)
+                    && left_is_int
+                    && self.is_small(&binop.right)
+            }
+            _ => false,
+        }
+    }
+
+    /// Operators whose work is bounded when one operand is a small number (a
+    /// literal, or an expression [`Rewriter::is_small`] proves yields one):
+    /// the other operand must then be a number too (str/list/set raise
+    /// `TypeError`; `str % x` is disabled at the type level) or an object
+    /// whose operator method runs as metered Python; the result has at most
+    /// one bit more than the larger operand, and integers are capped at
+    /// [`crate::sizes::MAX_INT_BITS`] by every guarded operation, so the
+    /// operation is cheap and repeating it cannot grow an int past the cap.
+    /// For augmented assignment the same holds of the target: `xs += 1`
+    /// raises before any work. `*`, `**` and `<<` are never exempt: they
+    /// amplify (`s * 2`, `2 ** n`).
+    fn exempt(&self, op: ast::Operator, left: &Expr, right: &Expr) -> bool {
+        use ast::Operator::*;
+        // `"%d items" % n` is formatting, which the operator guard checks.
+        if op == Mod
+            && matches!(
+                left,
+                Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
+            )
+        {
+            return false;
+        }
+        matches!(
+            op,
+            Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
+        ) && (self.is_small(left) || self.is_small(right))
+    }
+
     /// For `for i in range(…)` whose body never rebinds `i`: marks each
     /// `i * c` (`c` a literal ≤ 2³¹) that runs at most once per iteration as
     /// exempt from the `_pvm_binop` guard and returns the `c`s, which
@@ -610,16 +613,14 @@ impl Transformer for Rewriter {
             // `s = _pvm_binop_mod(s, args)` (the same for numbers).
             Stmt::AugAssign(assign)
                 if assign.op == ast::Operator::Mod
-                    && !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
+                    && !self.exempt(assign.op, &assign.target, &assign.value) =>
             {
                 *stmt = stores::rewrite_augmented(assign, Guard::Binop, self.guard_stores);
             }
             // `x op= y` becomes `x = _pvm_augop(code, x, y)`: the guard sees
             // both operands, charges and pre-checks, and performs the
             // in-place operation ([`stores`]).
-            Stmt::AugAssign(assign)
-                if !is_exempt_with_number(assign.op, &assign.target, &assign.value) =>
-            {
+            Stmt::AugAssign(assign) if !self.exempt(assign.op, &assign.target, &assign.value) => {
                 *stmt = stores::rewrite_augmented(assign, Guard::Augop, self.guard_stores);
             }
             // `xs[i] += 1`: the native operation (a number cannot grow a
@@ -638,7 +639,7 @@ impl Transformer for Rewriter {
             // Even two literals are guarded for `*`, `**`, `<<`: `2 ** 10**8`
             // is a bomb written entirely in constants.
             Expr::BinOp(binop)
-                if !is_exempt_with_number(binop.op, &binop.left, &binop.right)
+                if !self.exempt(binop.op, &binop.left, &binop.right)
                     && !self.exempt_products.borrow().contains(&range) =>
             {
                 let guard = OperatorCode::of(binop.op).binop_guard();
@@ -1331,43 +1332,50 @@ mod tests {
     }
 
     #[test]
-    fn augmented_assignment_of_a_number_needs_no_guard() {
-        let module = rewritten("def f(t, i, x):\n    t += i * 2 % 7\n    t += x\n    t -= -1\n");
+    fn augmented_assignment_of_a_small_number_needs_no_guard() {
+        let module = rewritten(
+            "def f(t, i, x):\n    t += 3 % 7\n    t += x\n    t -= -1\n    t += i * 2 % 7\n",
+        );
         let body = function_body(&module);
         let values: Vec<String> = body[1..]
             .iter()
             .map(|stmt| match stmt {
                 Stmt::AugAssign(assign) => callee_name(&assign.value),
-                // A guarded one is `t = _pvm_augop(code, t, x)`.
+                // A guarded one is `t = _pvm_augop_add(t, x)`.
                 Stmt::Assign(assign) => callee_name(&assign.value),
                 other => panic!("expected an augmented assignment, got {other:?}"),
             })
             .collect();
-        // `i * 2 % 7` is a number whatever `i` is (or a TypeError), so `t`
-        // must be one too; `x` may be a list.
-        assert_eq!(values, ["", OperatorCode::Add.augop_guard(), ""]);
+        // A small number on the right: `t` must be a number too (or the
+        // statement raises). `x` may be a list, and `i * 2` an object whose
+        // `__mod__` returns one.
+        let guarded = OperatorCode::Add.augop_guard();
+        assert_eq!(values, ["", guarded, "", guarded]);
         // A number, but not a small one: `t += t - 0` doubles `t`.
         let doubling =
             rewritten("def f(t):\n    t += t - 0\n    t = t + (t - 0)\n    t += (t & 0) % 7\n");
         let doubling = function_body(&doubling);
-        assert!(
-            matches!(&doubling[1], Stmt::Assign(a) if callee_name(&a.value) == OperatorCode::Add.augop_guard())
-        );
+        assert!(matches!(&doubling[1], Stmt::Assign(a) if callee_name(&a.value) == guarded));
         assert!(
             matches!(&doubling[2], Stmt::Assign(a) if callee_name(&a.value) == OperatorCode::Add.binop_guard())
         );
-        assert!(matches!(&doubling[3], Stmt::AugAssign(_)), "`% 7` is small");
-        let Stmt::AugAssign(first) = &body[1] else {
+        assert!(
+            matches!(&doubling[3], Stmt::Assign(a) if callee_name(&a.value) == guarded),
+            "`y % 7` of an unknown `y` may run a class's `__mod__`"
+        );
+        // `i * 2 % 7` of a range index is a small int: the product and the
+        // modulo stay plain operators and the statement needs no guard.
+        let index = rewritten("def f(n, t):\n    for i in range(n):\n        t += i * 2 % 7\n");
+        let Stmt::For(for_stmt) = &function_body(&index)[1] else {
             panic!()
+        };
+        let Stmt::AugAssign(first) = &for_stmt.body[0] else {
+            panic!("no guard: {:?}", for_stmt.body[0])
         };
         let Expr::BinOp(modulo) = first.value.as_ref() else {
             panic!("`% 7` stays a plain operator")
         };
-        assert_eq!(
-            callee_name(&modulo.left),
-            OperatorCode::Mult.binop_guard(),
-            "`*` is still guarded"
-        );
+        assert!(matches!(modulo.left.as_ref(), Expr::BinOp(_)));
     }
 
     #[test]

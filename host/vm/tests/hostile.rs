@@ -1322,3 +1322,19 @@ fn h55_doubling_through_a_numeric_expression_is_charged_by_size() {
         );
     }
 }
+
+/// `y % 7` is small only when `y` is known to be an int: a class of the
+/// actor's may define `__mod__` to return anything, here a large set, which
+/// an unguarded `s |= o % 7` would walk inside Rust on every iteration for
+/// the price of the loop's statements.
+#[test]
+fn h56_an_operator_method_cannot_feed_an_unguarded_in_place_operation() {
+    let body = "        big = set(range(200000))\n        class O:\n            def __mod__(self, m):\n                return big\n        o = O()\n        s = set()\n        while True:\n            s |= o % 7\n";
+    let started = Instant::now();
+    expect_runtime(ErrorKind::OutOfCycles, body);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
