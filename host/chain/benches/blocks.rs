@@ -19,8 +19,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use timerhost_chain::testing::{bench_builders, bench_genesis};
-use timerhost_chain::{ActorRuntime, Chain, NoHooks, VmRuntime};
+use timerhost_chain::testing::{bench_builders, bench_chain};
+use timerhost_chain::{Chain, VmRuntime};
 use timerhost_state::MemoryBackend;
 use timerhost_types::{Address, Value};
 
@@ -63,14 +63,10 @@ const CYCLES_PER_TX: u64 = 2_000_000;
 const ROUNDS: usize = 5;
 
 fn main() {
-    let runtime: Arc<dyn ActorRuntime> = Arc::new(VmRuntime::new().unwrap());
-    let chain = Chain::open(
+    let chain = bench_chain(
         MemoryBackend::default(),
-        bench_genesis(),
-        runtime,
-        Arc::new(NoHooks),
-    )
-    .unwrap();
+        Arc::new(VmRuntime::new().unwrap()),
+    );
     let mut b = bench_builders();
     let builders = b.len();
     let produce = |chain: &Chain<MemoryBackend>, txs: Vec<timerhost_types::SignedTransaction>| {

@@ -37,9 +37,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use timerhost_chain::testing::{
-    bench_builders, bench_genesis, MockRuntime, TxBuilder, BENCH_TICK_ACTOR,
+    bench_builders, bench_chain, bench_genesis, MockRuntime, TxBuilder, BENCH_TICK_ACTOR,
 };
-use timerhost_chain::{ActorRuntime, Chain, NoHooks, VmRuntime};
+use timerhost_chain::{Chain, NoHooks, VmRuntime};
 use timerhost_state::{KvBackend, MemoryBackend, SledBackend};
 use timerhost_types::{Address, Genesis, SignedTransaction, Value};
 
@@ -103,14 +103,10 @@ fn median(mut xs: Vec<Duration>) -> Duration {
 /// timers with a trivial Python handler on a sled store.
 fn fires_per_second() -> (usize, Duration) {
     let dir = tempfile::tempdir().unwrap();
-    let runtime: Arc<dyn ActorRuntime> = Arc::new(VmRuntime::new().unwrap());
-    let chain = Chain::open(
+    let chain = bench_chain(
         SledBackend::open(dir.path()).unwrap(),
-        genesis(),
-        runtime,
-        Arc::new(NoHooks),
-    )
-    .unwrap();
+        Arc::new(VmRuntime::new().unwrap()),
+    );
     let mut b = builders();
     let (_, r) = produce(&chain, vec![b[0].deploy(TICK, vec![], 10u128.pow(23))]);
     let actor = r[0].created_actor.unwrap();

@@ -16,8 +16,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use timerhost_chain::testing::{bench_builders, bench_genesis};
-use timerhost_chain::{ActorRuntime, Chain, NoHooks, VmRuntime};
+use timerhost_chain::testing::{bench_builders, bench_chain};
+use timerhost_chain::VmRuntime;
 use timerhost_state::SledBackend;
 use timerhost_types::{Address, SignedTransaction};
 
@@ -61,14 +61,10 @@ impl Figure {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let runtime: Arc<dyn ActorRuntime> = Arc::new(VmRuntime::new().unwrap());
-    let chain = Chain::open(
+    let chain = bench_chain(
         SledBackend::open(dir.path()).unwrap(),
-        bench_genesis(),
-        runtime,
-        Arc::new(NoHooks),
-    )
-    .unwrap();
+        Arc::new(VmRuntime::new().unwrap()),
+    );
     let mut b = bench_builders();
     for x in &mut b {
         // An ordinary transaction's limits, not a bench load's.

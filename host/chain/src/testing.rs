@@ -649,6 +649,15 @@ pub fn bench_genesis() -> timerhost_types::Genesis {
     g
 }
 
+/// A chain on `backend` at [`bench_genesis`], running `runtime` with no
+/// hooks: what the benchmarks load.
+pub fn bench_chain<B: timerhost_state::KvBackend>(
+    backend: B,
+    runtime: Arc<dyn ActorRuntime>,
+) -> Chain<B> {
+    Chain::open(backend, bench_genesis(), runtime, Arc::new(NoHooks)).expect("bench genesis opens")
+}
+
 /// The dev builders with limits and fee caps for [`bench_genesis`] loads.
 pub fn bench_builders() -> Vec<TxBuilder> {
     let mut b = dev_builders();

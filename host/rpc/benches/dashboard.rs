@@ -24,8 +24,8 @@ use jsonrpsee::core::params::ArrayParams;
 use jsonrpsee::RpcModule;
 use parking_lot::Mutex;
 use serde_json::{json, Value as Json};
-use timerhost_chain::testing::{bench_builders, bench_genesis, MockRuntime};
-use timerhost_chain::{Chain, NoHooks};
+use timerhost_chain::testing::{bench_builders, bench_chain, MockRuntime};
+use timerhost_chain::Chain;
 use timerhost_rpc::{methods, Mempool, MempoolConfig, NodeControl, RpcContext};
 use timerhost_state::SledBackend;
 use timerhost_types::{Address, Value};
@@ -65,13 +65,10 @@ struct Built {
 /// A chain with `pending` far timers of one actor and a few due soon.
 fn chain_with(pending: u64) -> Built {
     let home = tempfile::tempdir().unwrap();
-    let chain = Chain::open(
+    let chain = bench_chain(
         SledBackend::open(home.path()).unwrap(),
-        bench_genesis(),
         Arc::new(MockRuntime),
-        Arc::new(NoHooks),
-    )
-    .unwrap();
+    );
     let mut b = bench_builders();
     let mut height = 0u64;
     let mut produce = |txs: Vec<timerhost_types::SignedTransaction>| {

@@ -57,51 +57,64 @@ pub(crate) fn metered_code(vm: &VirtualMachine, bytecode: CodeObject) -> PyRef<P
 }
 
 fn pin(code: &PyCode) {
-    // Quicken before the first RESUME would, which then leaves the counters
-    // written here alone (it quickens only a code object not yet quickened).
-    if !code.quickened.swap(true, Ordering::Relaxed) {
-        code.instructions.quicken();
-    }
-    let units = &code.instructions;
-    let mut index = 0;
-    while index < units.len() {
-        let instruction = units.read_op(index);
-        let caches = instruction.cache_entries();
-        if caches > 0 && pinned(instruction) {
-            // SAFETY: `index + 1` is the instruction's first cache entry,
-            // inside the code (`caches > 0` entries follow it).
-            unsafe { units.write_adaptive_counter(index + 1, NEVER_SPECIALISE) };
+    each_code(code, &mut |code| {
+        // Quicken before the first RESUME would, which then leaves the
+        // counters written here alone (it quickens only a code object not
+        // yet quickened).
+        if !code.quickened.swap(true, Ordering::Relaxed) {
+            code.instructions.quicken();
         }
-        index += 1 + caches;
-    }
+        for cache in pinned_caches(code) {
+            // SAFETY: `cache` is the first cache entry of an instruction
+            // that has one, inside the code.
+            unsafe {
+                code.instructions
+                    .write_adaptive_counter(cache, NEVER_SPECIALISE)
+            };
+        }
+    });
+}
+
+/// Calls `visit` on `code` and on every code object nested in it.
+fn each_code(code: &PyCode, visit: &mut impl FnMut(&PyCode)) {
+    visit(code);
     for constant in code.constants.iter() {
         let constant: &PyObject = std::borrow::Borrow::borrow(constant);
         if let Some(nested) = constant.downcast_ref::<PyCode>() {
-            pin(nested);
+            each_code(nested, visit);
         }
     }
+}
+
+/// The first cache entry of each of `code`'s own pinned instructions: where
+/// its adaptive counter lives.
+fn pinned_caches(code: &PyCode) -> impl Iterator<Item = usize> + '_ {
+    let units = &code.instructions;
+    let mut index = 0;
+    std::iter::from_fn(move || {
+        while index < units.len() {
+            let instruction = units.read_op(index);
+            let caches = instruction.cache_entries();
+            let at = index;
+            index += 1 + caches;
+            if caches > 0 && pinned(instruction) {
+                return Some(at + 1);
+            }
+        }
+        None
+    })
 }
 
 /// Is every comparison of `code` (nested code included) pinned? For tests.
 #[cfg(test)]
 pub(crate) fn all_pinned(code: &PyCode) -> bool {
-    let units = &code.instructions;
-    let mut index = 0;
-    while index < units.len() {
-        let instruction = units.read_op(index);
-        let caches = instruction.cache_entries();
+    let mut all = true;
+    each_code(code, &mut |code| {
         // Counting down keeps the backoff bits (see [`NEVER_SPECIALISE`]).
-        if pinned(instruction) && units.read_adaptive_counter(index + 1) & 0xf != 0xf {
-            return false;
-        }
-        index += 1 + caches;
-    }
-    code.constants.iter().all(|constant| {
-        let constant: &PyObject = std::borrow::Borrow::borrow(constant);
-        constant
-            .downcast_ref::<PyCode>()
-            .is_none_or(|code| all_pinned(code))
-    })
+        all &= pinned_caches(code)
+            .all(|cache| code.instructions.read_adaptive_counter(cache) & 0xf == 0xf);
+    });
+    all
 }
 
 #[cfg(test)]
@@ -126,21 +139,17 @@ mod tests {
             vm.run_code_obj(code.clone(), scope).expect("runs");
             // After 100 hot runs, no comparison was specialised.
             assert!(all_pinned(&code));
-            fn specialised(code: &PyCode) -> bool {
+            let mut specialised = false;
+            each_code(&code, &mut |code| {
                 let units = &code.instructions;
-                (0..units.len()).any(|i| {
+                specialised |= (0..units.len()).any(|i| {
                     matches!(
                         units.read_op(i),
                         Instruction::CompareOpStr | Instruction::CompareOpInt
                     )
-                }) || code.constants.iter().any(|constant| {
-                    let constant: &PyObject = std::borrow::Borrow::borrow(constant);
-                    constant
-                        .downcast_ref::<PyCode>()
-                        .is_some_and(|code| specialised(code))
-                })
-            }
-            assert!(!specialised(&code));
+                });
+            });
+            assert!(!specialised);
         });
     }
 }

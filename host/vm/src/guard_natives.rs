@@ -247,13 +247,20 @@ fn binop(op: OperatorCode, left: PyObjectRef, right: PyObjectRef, vm: &VirtualMa
     Ok(result)
 }
 
-/// The `_pvm_augop_<op>` native of every operator
-/// ([`OperatorCode::augop_guard`]).
-pub(crate) fn augop_natives(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+/// The `_pvm_binop_<op>` and `_pvm_augop_<op>` natives of every operator
+/// ([`OperatorCode::binop_guard`], [`OperatorCode::augop_guard`]).
+pub(crate) fn operator_natives(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     macro_rules! natives {
         ($($op:ident),* $(,)?) => {
-            vec![$({
-                fn native(
+            [$({
+                fn binop_native(
+                    left: PyObjectRef,
+                    right: PyObjectRef,
+                    vm: &VirtualMachine,
+                ) -> PyResult {
+                    binop(OperatorCode::$op, left, right, vm)
+                }
+                fn augop_native(
                     current: PyObjectRef,
                     value: PyObjectRef,
                     container: OptionalArg<PyObjectRef>,
@@ -261,34 +268,22 @@ pub(crate) fn augop_natives(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectR
                 ) -> PyResult {
                     augop(OperatorCode::$op, current, value, container, vm)
                 }
-                let name = OperatorCode::$op.augop_guard();
-                (name, vm.new_function(name, native).into())
+                let (binop_name, augop_name) =
+                    (OperatorCode::$op.binop_guard(), OperatorCode::$op.augop_guard());
+                [
+                    (binop_name, vm.new_function(binop_name, binop_native).into()),
+                    (augop_name, vm.new_function(augop_name, augop_native).into()),
+                ]
             }),*]
         };
     }
-    natives![
+    let natives: Vec<_> = natives![
         Add, Sub, Mult, MatMult, Div, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd, FloorDiv,
     ]
-}
-
-/// The `_pvm_binop_<op>` native of every operator
-/// ([`OperatorCode::binop_guard`]).
-pub(crate) fn binop_natives(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
-    macro_rules! natives {
-        ($($op:ident),* $(,)?) => {
-            vec![$({
-                fn native(left: PyObjectRef, right: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-                    binop(OperatorCode::$op, left, right, vm)
-                }
-                let name = OperatorCode::$op.binop_guard();
-                (name, vm.new_function(name, native).into())
-            }),*]
-        };
-    }
-    let natives = natives![
-        Add, Sub, Mult, MatMult, Div, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd, FloorDiv,
-    ];
-    debug_assert_eq!(natives.len(), OperatorCode::ALL.len());
+    .into_iter()
+    .flatten()
+    .collect();
+    debug_assert_eq!(natives.len(), 2 * OperatorCode::ALL.len());
     natives
 }
 

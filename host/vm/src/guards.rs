@@ -171,47 +171,43 @@ impl OperatorCode {
         }
     }
 
-    /// The guard native that performs and charges `x op= y` in place,
-    /// `_pvm_augop_<op>(x, y[, container])` (one per operator, as
-    /// [`OperatorCode::binop_guard`]).
-    pub const fn augop_guard(self) -> &'static str {
-        match self {
-            OperatorCode::Add => "_pvm_augop_add",
-            OperatorCode::Sub => "_pvm_augop_sub",
-            OperatorCode::Mult => "_pvm_augop_mul",
-            OperatorCode::MatMult => "_pvm_augop_matmul",
-            OperatorCode::Div => "_pvm_augop_truediv",
-            OperatorCode::Mod => "_pvm_augop_mod",
-            OperatorCode::Pow => "_pvm_augop_pow",
-            OperatorCode::LShift => "_pvm_augop_lshift",
-            OperatorCode::RShift => "_pvm_augop_rshift",
-            OperatorCode::BitOr => "_pvm_augop_or",
-            OperatorCode::BitXor => "_pvm_augop_xor",
-            OperatorCode::BitAnd => "_pvm_augop_and",
-            OperatorCode::FloorDiv => "_pvm_augop_floordiv",
-        }
-    }
-
     /// The guard native that performs and charges this operator,
     /// `_pvm_binop_<op>(a, b)`. One per operator rather than one taking the
     /// operator's code: a two-argument call costs ~20 ns less than a
     /// three-argument one (127 against 148 ns per guarded statement, release
     /// build), on every guarded operator.
     pub const fn binop_guard(self) -> &'static str {
+        self.guard_names().0
+    }
+
+    /// The guard native that performs and charges `x op= y` in place,
+    /// `_pvm_augop_<op>(x, y[, container])` (one per operator, as
+    /// [`OperatorCode::binop_guard`]).
+    pub const fn augop_guard(self) -> &'static str {
+        self.guard_names().1
+    }
+
+    /// The operator's `_pvm_binop_` and `_pvm_augop_` names, from one stem.
+    const fn guard_names(self) -> (&'static str, &'static str) {
+        macro_rules! names {
+            ($stem:literal) => {
+                (concat!("_pvm_binop_", $stem), concat!("_pvm_augop_", $stem))
+            };
+        }
         match self {
-            OperatorCode::Add => "_pvm_binop_add",
-            OperatorCode::Sub => "_pvm_binop_sub",
-            OperatorCode::Mult => "_pvm_binop_mul",
-            OperatorCode::MatMult => "_pvm_binop_matmul",
-            OperatorCode::Div => "_pvm_binop_truediv",
-            OperatorCode::Mod => "_pvm_binop_mod",
-            OperatorCode::Pow => "_pvm_binop_pow",
-            OperatorCode::LShift => "_pvm_binop_lshift",
-            OperatorCode::RShift => "_pvm_binop_rshift",
-            OperatorCode::BitOr => "_pvm_binop_or",
-            OperatorCode::BitXor => "_pvm_binop_xor",
-            OperatorCode::BitAnd => "_pvm_binop_and",
-            OperatorCode::FloorDiv => "_pvm_binop_floordiv",
+            OperatorCode::Add => names!("add"),
+            OperatorCode::Sub => names!("sub"),
+            OperatorCode::Mult => names!("mul"),
+            OperatorCode::MatMult => names!("matmul"),
+            OperatorCode::Div => names!("truediv"),
+            OperatorCode::Mod => names!("mod"),
+            OperatorCode::Pow => names!("pow"),
+            OperatorCode::LShift => names!("lshift"),
+            OperatorCode::RShift => names!("rshift"),
+            OperatorCode::BitOr => names!("or"),
+            OperatorCode::BitXor => names!("xor"),
+            OperatorCode::BitAnd => names!("and"),
+            OperatorCode::FloorDiv => names!("floordiv"),
         }
     }
 }

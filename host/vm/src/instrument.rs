@@ -305,6 +305,16 @@ fn take(expr: &mut Expr) -> Expr {
     std::mem::replace(expr, Expr::NoneLiteral(ast::ExprNoneLiteral::default()))
 }
 
+/// The operators [`Rewriter::exempt`] may leave unguarded: `*`, `**` and
+/// `<<` amplify, `@` is never a number's.
+fn is_exempt_kind(op: ast::Operator) -> bool {
+    use ast::Operator::*;
+    matches!(
+        op,
+        Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
+    )
+}
+
 fn is_guard_name(expr: &Expr) -> bool {
     matches!(expr, Expr::Name(name) if name.id.as_str().starts_with(GUARD_PREFIX))
 }
@@ -403,18 +413,20 @@ impl Rewriter {
     /// unguarded past the integer cap: 10,000,000 cycles bought 28 s of
     /// big-int additions. And `y % 7` of an unknown `y` may run a class's
     /// `__mod__`, which may return anything (a large set, which an
-    /// unguarded `s -= o % 7` would walk inside Rust).
+    /// unguarded `s |= o % 7` would walk inside Rust).
     fn is_small(&self, expr: &Expr) -> bool {
         match expr {
             Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
             Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || self.is_small(&unary.operand),
+            // Each operand is looked at once (a chain `1 + 1 + … + 1` is a
+            // left spine as deep as it is long). With both operands small,
+            // the operator is exempt iff it is one of the exempt kinds.
             Expr::BinOp(binop) => {
-                let left_is_int = self.is_small(&binop.left)
-                    || (binop.op == ast::Operator::Mod
-                        && self.exempt_products.borrow().contains(&binop.left.range()));
-                self.exempt(binop.op, &binop.left, &binop.right)
-                    && left_is_int
+                is_exempt_kind(binop.op)
                     && self.is_small(&binop.right)
+                    && (self.is_small(&binop.left)
+                        || (binop.op == ast::Operator::Mod
+                            && self.exempt_products.borrow().contains(&binop.left.range())))
             }
             _ => false,
         }
@@ -432,7 +444,7 @@ impl Rewriter {
     /// raises before any work. `*`, `**` and `<<` are never exempt: they
     /// amplify (`s * 2`, `2 ** n`).
     fn exempt(&self, op: ast::Operator, left: &Expr, right: &Expr) -> bool {
-        use ast::Operator::*;
+        use ast::Operator::Mod;
         // `"%d items" % n` is formatting, which the operator guard checks.
         if op == Mod
             && matches!(
@@ -442,10 +454,9 @@ impl Rewriter {
         {
             return false;
         }
-        matches!(
-            op,
-            Add | Sub | Div | FloorDiv | Mod | BitAnd | BitOr | BitXor | RShift
-        ) && (self.is_small(left) || self.is_small(right))
+        // The right side first: in a chain `x + 1 + 1 + …` it is the literal,
+        // and the left spine is not walked again for every node.
+        is_exempt_kind(op) && (self.is_small(right) || self.is_small(left))
     }
 
     /// For `for i in range(…)` whose body never rebinds `i`: marks each

@@ -405,21 +405,14 @@ impl Runtime {
                 | Guard::Materialize
                 | Guard::Kwargs => guard_natives::guard_object(guard, vm),
                 Guard::Iter => vm.new_function(name, crate::iteration::iter_native).into(),
-                Guard::Binop => {
-                    for (name, native) in guard_natives::binop_natives(vm) {
-                        set(name, native);
-                    }
-                    continue;
-                }
-                Guard::Augop => {
-                    for (name, native) in guard_natives::augop_natives(vm) {
-                        set(name, native);
-                    }
-                    continue;
-                }
+                // One native per operator, registered below.
+                Guard::Binop | Guard::Augop => continue,
                 Guard::Unpack => vm.new_function(name, guard_natives::unpack_native).into(),
                 Guard::Format => vm.new_function(name, guard_natives::format_native).into(),
             };
+            set(name, native);
+        }
+        for (name, native) in guard_natives::operator_natives(vm) {
             set(name, native);
         }
 

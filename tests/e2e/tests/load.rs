@@ -6,23 +6,14 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::{home_arg, Node};
+use common::Node;
 use serde_json::json;
 
 #[test]
 fn load_commits_every_accepted_transaction_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("dev");
-    let node = Node::start(&[
-        "dev",
-        "--home",
-        home_arg(&home),
-        "--block-time",
-        "200ms",
-        "--rpc",
-        "127.0.0.1:0",
-        "--no-examples",
-    ]);
+    let node = Node::dev(&home, &["--block-time", "200ms", "--no-examples"]);
     let before = node.rpc("th_getBlock", json!(["latest"]))["height"]
         .as_u64()
         .unwrap();

@@ -16,15 +16,7 @@ use serde_json::{json, Value};
 fn dev_node_heartbeat_fires_for_20_blocks_over_rpc_and_cli() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("dev");
-    let node = Node::start(&[
-        "dev",
-        "--home",
-        home_arg(&home),
-        "--manual",
-        "--rpc",
-        "127.0.0.1:0",
-        "--no-examples",
-    ]);
+    let node = Node::dev(&home, &["--manual", "--no-examples"]);
     let out = node.out.lock().unwrap().clone();
     assert_eq!(out.matches("key 0x").count(), 10, "{out}");
 
@@ -308,15 +300,7 @@ fn non_dev_node_produces_blocks_refuses_dev_methods_and_serves_metrics() {
 fn dev_examples_and_governance_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("dev");
-    let node = Node::start(&[
-        "dev",
-        "--home",
-        home_arg(&home),
-        "--manual",
-        "--rpc",
-        "127.0.0.1:0",
-        "--json",
-    ]);
+    let node = Node::dev(&home, &["--manual", "--json"]);
     let out = node.out.lock().unwrap().clone();
     let banner: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     let examples = banner["examples"].as_array().unwrap().clone();

@@ -27,6 +27,14 @@ pub struct Node {
 }
 
 impl Node {
+    /// Starts `timerhost dev` in `home` on a free loopback port, with
+    /// `extra` arguments.
+    pub fn dev(home: &Path, extra: &[&str]) -> Node {
+        let mut args = vec!["dev", "--home", home_arg(home), "--rpc", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        Node::start(&args)
+    }
+
     /// Starts `timerhost ARGS` and waits for its `rpc:` line.
     pub fn start(args: &[&str]) -> Node {
         let mut child = Command::new(TIMERHOST)
