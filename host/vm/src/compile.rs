@@ -60,8 +60,34 @@ fn rejection(line: usize, construct: &str, reason: impl Into<String>) -> DeployR
     }
 }
 
-/// Validates and compiles actor source.
+/// The native stack deploy-time compilation runs on. The parsed tree of a
+/// source of [`MAX_CODE_BYTES`] can be ~130,000 nodes deep (`x + 1 + 1 +
+/// …`); the validator refuses it at depth 1,000 (`crate::sandbox`), but the
+/// parser's tree is dropped recursively, one frame per level: on an 8 MiB
+/// stack (a Python process's main thread, where the in-process chain
+/// deploys) that overflowed and aborted the process; 64 MiB holds it
+/// (release build, measured). Reserved, committed only where touched.
+const COMPILE_STACK_BYTES: usize = 64 << 20;
+
+/// Validates and compiles actor source, on a thread of its own with
+/// [`COMPILE_STACK_BYTES`] of stack whatever the caller's (inline if no
+/// thread can be started).
 pub fn validate_and_compile(source: &str) -> Result<CompiledActor, DeployRejection> {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("compile".to_owned())
+            .stack_size(COMPILE_STACK_BYTES)
+            .spawn_scoped(scope, || validate_and_compile_here(source))
+        {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => validate_and_compile_here(source),
+        }
+    })
+}
+
+fn validate_and_compile_here(source: &str) -> Result<CompiledActor, DeployRejection> {
     if source.len() > MAX_CODE_BYTES {
         return Err(rejection(
             0,

@@ -22,7 +22,9 @@
 //!   (`metaclass=`), `__del__` and the other dunders
 //!   [`crate::names::REFUSED_DUNDER_METHODS`] lists; module level holds
 //!   definitions and assignments, not control flow;
-//! - f-string format specs are literal and cannot request huge widths.
+//! - f-string format specs are literal and cannot request huge widths;
+//! - statements and expressions nest less deep than the compiler allows
+//!   ([`check_nesting`]), checked before any other pass walks the tree.
 use std::fmt;
 
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
@@ -129,6 +131,7 @@ impl fmt::Display for DeployRejection {
 
 /// Checks a parsed module; returns the first violation in source order.
 pub fn validate(source: &str, module: &ast::ModModule) -> Result<(), DeployRejection> {
+    check_nesting(source, module)?;
     let mut validator = Validator {
         lines: LineIndex::from_source_text(source),
         source,
@@ -143,6 +146,69 @@ pub fn validate(source: &str, module: &ast::ModModule) -> Result<(), DeployRejec
         }
     }
     Ok(())
+}
+
+/// Refuses a module whose statements and expressions nest as deep as
+/// RustPython's compiler allows (its symbol table counts both, and refuses
+/// depth `CompileOpts::recursion_limit`, 1,000). The instrumenter only
+/// wraps nodes, so such a module could never compile; refusing it here,
+/// first, keeps the passes that follow — the binding scan, this validator,
+/// the instrumenter, each recursive — from walking it at all. They did:
+/// `t += x + 1 + 1 + … + 1` of 60,000 terms (120 KB of source) was walked
+/// for 55–81 s by the instrumenter's number analysis before the compiler
+/// refused it, and overflowed a 64 MiB stack in an earlier version.
+fn check_nesting(source: &str, module: &ast::ModModule) -> Result<(), DeployRejection> {
+    struct Depth {
+        depth: usize,
+        limit: usize,
+        deepest: Option<TextSize>,
+    }
+    impl Depth {
+        fn enter(&mut self, at: TextSize) -> bool {
+            if self.deepest.is_some() {
+                return false;
+            }
+            if self.depth + 1 >= self.limit {
+                self.deepest = Some(at);
+                return false;
+            }
+            self.depth += 1;
+            true
+        }
+    }
+    impl<'a> Visitor<'a> for Depth {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if self.enter(stmt.start()) {
+                walk_stmt(self, stmt);
+                self.depth -= 1;
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if self.enter(expr.start()) {
+                walk_expr(self, expr);
+                self.depth -= 1;
+            }
+        }
+    }
+    let limit = rustpython_codegen::CompileOpts::default().recursion_limit;
+    let mut depth = Depth {
+        depth: 0,
+        limit,
+        deepest: None,
+    };
+    depth.visit_body(&module.body);
+    match depth.deepest {
+        None => Ok(()),
+        Some(at) => Err(DeployRejection {
+            line: LineIndex::from_source_text(source).line_index(at).get(),
+            construct: "nesting".to_owned(),
+            reason: format!(
+                "statements and expressions may nest at most {} deep (the compiler's limit); \
+                 split the expression into named parts",
+                limit - 1
+            ),
+        }),
+    }
 }
 
 struct Validator<'s> {

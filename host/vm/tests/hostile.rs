@@ -1338,3 +1338,37 @@ fn expect_out_of_cycles_quickly(body: &str) {
 fn h56_an_operator_method_cannot_feed_an_unguarded_in_place_operation() {
     expect_out_of_cycles_quickly("        big = set(range(200000))\n        class O:\n            def __mod__(self, m):\n                return big\n        o = O()\n        s = set()\n        while True:\n            s |= o % 7\n");
 }
+
+/// A source nested as deep as the compiler allows could never compile, but
+/// every pass before the compiler walked it, recursively: `t += x + 1 + …`
+/// of 60,000 terms (120 KB) kept the instrumenter busy for 55–81 s, and
+/// overflowed a 64 MiB stack in an earlier version. The validator refuses
+/// it first, naming the limit, in milliseconds and on a small stack.
+#[test]
+fn h57_deeply_nested_source_is_refused_before_any_pass_walks_it() {
+    let vm = Vm::new().unwrap();
+    let chain = vec!["1"; 60_000].join("+");
+    let source = format!(
+        "class Hostile:\n    def run(self, x):\n        t = 0\n        t += x + {chain}\n        return t\n"
+    );
+    let started = Instant::now();
+    let rejection = vm.validate_and_compile(&source).expect_err("too deep");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(rejection.construct, "nesting");
+    assert_eq!(rejection.line, 4);
+    assert!(
+        rejection.reason.contains("at most 999 deep"),
+        "{}",
+        rejection.reason
+    );
+    // A chain just under the limit still deploys.
+    let chain = vec!["1"; 900].join("+");
+    let source = format!(
+        "class Hostile:\n    def run(self, x):\n        t = 0\n        t += x + {chain}\n        return t\n"
+    );
+    vm.validate_and_compile(&source).expect("900 terms compile");
+}
