@@ -2895,6 +2895,35 @@ MORE_REAL = {
 # Everyday Python the issue's list does not name, which the VM refuses today
 # (listed in FOUND below).
 BEYOND_THE_ISSUE = {
+    "guarded_int_arithmetic_signs_and_word_edges": """
+        def table(values, ops):
+            out = []
+            for a in values:
+                for b in values:
+                    for op in ops:
+                        try:
+                            out.append(op(a, b))
+                        except ZeroDivisionError as error:
+                            out.append(str(error))
+            return out
+
+        def run():
+            edge = 2 ** 63
+            values = [-7, -3, -1, 0, 1, 3, 7, edge - 1, -edge, edge, -edge - 1]
+            ops = [
+                lambda a, b: a + b,
+                lambda a, b: a - b,
+                lambda a, b: a * b,
+                lambda a, b: a // b,
+                lambda a, b: a % b,
+            ]
+            total = 0
+            for a in values:
+                total += a
+                total -= a // 3 if a else 1
+                total *= -1
+            return [table(values, ops), total]
+    """,
     "deadline_timeout_error": """
         def run_until(deadline, steps):
             done = []

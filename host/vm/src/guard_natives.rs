@@ -241,10 +241,79 @@ fn printf_slot(left: &PyObjectRef, vm: &VirtualMachine) -> Option<PrintfSlot> {
 /// `_pvm_binop_<op>(a, b)`: pre-checks and charges `a op b` by size,
 /// performs it and charges its result.
 fn binop(op: OperatorCode, left: PyObjectRef, right: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    if let Some(result) = machine_int_operation(op, &left, &right, vm) {
+        return Ok(result);
+    }
     charge_operator(op, &left, &right, vm)?;
     let result = apply_operator(op, &left, &right, vm)?;
     charge_size(&result, vm)?;
     Ok(result)
+}
+
+/// `left op right` for two exact ints that fit a machine word, when the
+/// result does too: what [`charge_operator`] and the result's charge
+/// would charge for them is zero cycles (a sum or difference walks at most
+/// two limbs, a product or quotient multiplies at most a few — below one
+/// cycle at [`costs::size::INT_BYTES_PER_CYCLE`] and
+/// [`int_product_cycles`]; the unit test `machine_ints_are_charged_nothing`
+/// pins it), so the guard computes them without the size checks and the
+/// interpreter's generic dispatch: most guarded operators of ordinary code
+/// meet two such ints (`row - c`, `total * 31 % m`). `None` for everything
+/// else, which the general path prices. The memory budget's flag is still
+/// observed here, as the general path's charge would.
+fn machine_int_operation(
+    op: OperatorCode,
+    left: &PyObjectRef,
+    right: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> Option<PyObjectRef> {
+    use num_traits::ToPrimitive;
+    use rustpython_vm::builtins::PyInt;
+    if !matches!(
+        op,
+        OperatorCode::Add
+            | OperatorCode::Sub
+            | OperatorCode::Mult
+            | OperatorCode::FloorDiv
+            | OperatorCode::Mod
+    ) || crate::alloc::MemoryBudget::exceeded()
+    {
+        return None;
+    }
+    let a = left
+        .downcast_ref_if_exact::<PyInt>(vm)?
+        .as_bigint()
+        .to_i64()?;
+    let b = right
+        .downcast_ref_if_exact::<PyInt>(vm)?
+        .as_bigint()
+        .to_i64()?;
+    let result = match op {
+        OperatorCode::Add => a.checked_add(b)?,
+        OperatorCode::Sub => a.checked_sub(b)?,
+        OperatorCode::Mult => a.checked_mul(b)?,
+        // Python rounds a quotient toward negative infinity and gives a
+        // remainder the divisor's sign; a zero divisor (CPython's message)
+        // and `i64::MIN // -1` take the general path.
+        OperatorCode::FloorDiv => {
+            let quotient = a.checked_div(b)?;
+            if a % b != 0 && ((a < 0) != (b < 0)) {
+                quotient - 1
+            } else {
+                quotient
+            }
+        }
+        OperatorCode::Mod => {
+            let remainder = a.checked_rem(b)?;
+            if remainder != 0 && ((remainder < 0) != (b < 0)) {
+                remainder + b
+            } else {
+                remainder
+            }
+        }
+        _ => return None,
+    };
+    Some(vm.ctx.new_int(result).into())
 }
 
 /// The `_pvm_binop_<op>` and `_pvm_augop_<op>` natives of every operator
@@ -300,6 +369,10 @@ fn augop(
 ) -> PyResult {
     if let OptionalArg::Present(container) = &container {
         crate::constants::before_write(container, vm)?;
+    }
+    // An int changes by rebinding, never in place.
+    if let Some(result) = machine_int_operation(op, &current, &value, vm) {
+        return Ok(result);
     }
     // In-place growth walks only the right side ([`grow_in_place`]): `xs +=
     // ys` extends `xs` (charging `xs` too made a loop of `xs += [x]`

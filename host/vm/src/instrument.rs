@@ -49,6 +49,7 @@ use ruff_python_ast::visitor::{self as read, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
+mod bounded;
 mod fstrings;
 mod stores;
 
@@ -73,6 +74,8 @@ fn instrument_with(module: &mut ast::ModModule, guard_stores: bool) {
     bindings.visit_body(&module.body);
     let rewriter = Rewriter {
         range_rebound: bindings.binds("range"),
+        len_rebound: bindings.binds("len"),
+        small_names: RefCell::new(HashSet::new()),
         pattern_types: PATTERN_TYPES
             .iter()
             .copied()
@@ -315,6 +318,18 @@ fn is_exempt_kind(op: ast::Operator) -> bool {
     )
 }
 
+/// An int literal of at most [`MAX_INDEX_MULTIPLIER`] (see
+/// [`Rewriter::exempt`]).
+fn is_multiplier(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::NumberLiteral(ast::ExprNumberLiteral {
+            value: ast::Number::Int(int),
+            ..
+        }) if int.as_u64().is_some_and(|c| c <= MAX_INDEX_MULTIPLIER)
+    )
+}
+
 fn is_guard_name(expr: &Expr) -> bool {
     matches!(expr, Expr::Name(name) if name.id.as_str().starts_with(GUARD_PREFIX))
 }
@@ -325,6 +340,11 @@ struct Rewriter {
     /// Does the module bind the name `range` anywhere? Then no loop index is
     /// known to be an int.
     range_rebound: bool,
+    /// Does the module bind the name `len` anywhere?
+    len_rebound: bool,
+    /// Locals of the function being rewritten that hold small numbers
+    /// ([`bounded`]); empty outside functions and inside nested scopes.
+    small_names: RefCell<HashSet<String>>,
     /// Names declared `global`/`nonlocal` anywhere in the module: a call in
     /// a loop body could rebind them.
     declared: HashSet<String>,
@@ -398,11 +418,15 @@ fn rewrite_class_patterns(pattern: &mut ast::Pattern, types: &HashSet<&'static s
 
 impl Rewriter {
     /// Whether `expr` (already rewritten) always evaluates to a *small*
-    /// built-in number or raises: number literals, `not x`, unary operators
-    /// on small numbers, exempt operators ([`Rewriter::exempt`]) between
-    /// small numbers, and `y % m` for a small `m` when `y` is an int (a
-    /// product of a `range` loop index, [`Rewriter::exempt_index_products`]):
-    /// its result is smaller than `m`. Built-in types give a number or
+    /// built-in number or raises: number literals below 2⁶⁴ (a longer int
+    /// literal costs by its length: `t = BIG + 1` of a 200,000-digit
+    /// literal walks its limbs on every use), `len(…)` of the builtin, the
+    /// function's small locals ([`bounded`]), `not x`, unary operators on
+    /// small numbers, exempt operators ([`Rewriter::exempt`]) between small
+    /// numbers, a small name or literal times a small literal, and `y % m`
+    /// for a small `m` when `y` is an int (a product of a `range` loop
+    /// index, [`Rewriter::exempt_index_products`]): its result is smaller
+    /// than `m`. Built-in types give a number or
     /// raise: no built-in type but the sequences' `*` (never exempt) and
     /// `str`/`bytes` `%` (removed from those types, `crate::runtime`)
     /// combines with a number into a non-number.
@@ -416,11 +440,17 @@ impl Rewriter {
     /// unguarded `s |= o % 7` would walk inside Rust).
     fn is_small(&self, expr: &Expr) -> bool {
         match expr {
-            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
+            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => bounded::is_small_literal(expr),
+            Expr::Name(name) => self.small_names.borrow().contains(name.id.as_str()),
+            Expr::Call(_) => bounded::is_len_call(expr, !self.len_rebound),
             Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || self.is_small(&unary.operand),
             // Each operand is looked at once (a chain `1 + 1 + … + 1` is a
             // left spine as deep as it is long). With both operands small,
             // the operator is exempt iff it is one of the exempt kinds.
+            // A small atom times a small literal (see `exempt`).
+            Expr::BinOp(binop) if binop.op == ast::Operator::Mult => {
+                self.exempt(binop.op, &binop.left, &binop.right)
+            }
             Expr::BinOp(binop) => {
                 is_exempt_kind(binop.op)
                     && self.is_small(&binop.right)
@@ -454,6 +484,15 @@ impl Rewriter {
         {
             return false;
         }
+        // A small name or literal times a small int literal: a product of
+        // two bounded ints, whose work grows with one operand's limbs as a
+        // sum's does (`seed * 1103515245`). Never a product's product: that
+        // is not an atom, so chains stay guarded.
+        if op == ast::Operator::Mult {
+            let atom =
+                |e: &Expr| matches!(e, Expr::Name(_) | Expr::NumberLiteral(_)) && self.is_small(e);
+            return (is_multiplier(right) && atom(left)) || (is_multiplier(left) && atom(right));
+        }
         // The right side first: in a chain `x + 1 + 1 + …` it is the literal,
         // and the left spine is not walked again for every node.
         is_exempt_kind(op) && (self.is_small(right) || self.is_small(left))
@@ -480,18 +519,7 @@ impl Rewriter {
         if self.range_rebound || self.declared.contains(name) {
             return Vec::new();
         }
-        let Expr::Call(call) = for_stmt.iter.as_ref() else {
-            return Vec::new();
-        };
-        let plain_range = matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "range")
-            && call.arguments.keywords.is_empty()
-            && (1..=3).contains(&call.arguments.args.len())
-            && !call
-                .arguments
-                .args
-                .iter()
-                .any(|a| matches!(a, Expr::Starred(_)));
-        if !plain_range {
+        if !bounded::is_plain_range(&for_stmt.iter, !self.range_rebound) {
             return Vec::new();
         }
         let mut body_bindings = Bindings::default();
@@ -522,7 +550,24 @@ impl Transformer for Rewriter {
             Stmt::For(for_stmt) => self.exempt_index_products(for_stmt),
             _ => Vec::new(),
         };
+        // A function's body sees its own small locals; a class body none.
+        let scope = match stmt {
+            Stmt::FunctionDef(function) => Some(bounded::bounded_locals(
+                function,
+                &bounded::ModuleFacts {
+                    range_usable: !self.range_rebound,
+                    len_usable: !self.len_rebound,
+                    declared: &self.declared,
+                },
+            )),
+            Stmt::ClassDef(_) => Some(HashSet::new()),
+            _ => None,
+        };
+        let outer = scope.map(|names| self.small_names.replace(names));
         walk_stmt(self, stmt);
+        if let Some(outer) = outer {
+            self.small_names.replace(outer);
+        }
         match stmt {
             _ if !self.guard_stores => {}
             Stmt::Assign(assign) => assign
@@ -644,7 +689,20 @@ impl Transformer for Rewriter {
     }
 
     fn visit_expr(&self, expr: &mut Expr) {
+        // A nested scope may have a variable of the same name.
+        let nested_scope = matches!(
+            expr,
+            Expr::Lambda(_)
+                | Expr::ListComp(_)
+                | Expr::SetComp(_)
+                | Expr::DictComp(_)
+                | Expr::Generator(_)
+        );
+        let outer = nested_scope.then(|| self.small_names.take());
         walk_expr(self, expr);
+        if let Some(outer) = outer {
+            self.small_names.replace(outer);
+        }
         let range = expr.range();
         match expr {
             // Even two literals are guarded for `*`, `**`, `<<`: `2 ** 10**8`
@@ -1331,14 +1389,86 @@ mod tests {
             let (guarded, multipliers) = index_exemption(source);
             assert!(guarded && multipliers.is_empty(), "{source}");
         }
-        // Products that may run more than once per item keep their guard.
+        // Products that may run more than once per item are not prepaid:
+        // in a nested scope they keep their guard; in a nested loop the
+        // index is a small local ([`bounded`]) and the product is exempt.
+        assert_eq!(
+            index_exemption(
+                "def f(n):\n    for i in range(n):\n        while n:\n            t = i * 2\n"
+            ),
+            (false, Vec::new())
+        );
         for source in [
-            "def f(n):\n    for i in range(n):\n        while n:\n            t = i * 2\n",
             "def f(n):\n    for i in range(n):\n        t = [i * 2 for _ in n]\n",
             "def f(n):\n    for i in range(n):\n        g = lambda: i * 2\n",
         ] {
             let (guarded, multipliers) = index_exemption(source);
             assert!(guarded && multipliers.is_empty(), "{source}");
+        }
+    }
+
+    /// Is an operator guard left anywhere in the body of the function `f`?
+    fn guards_in_f(source: &str) -> Vec<String> {
+        let module = rewritten(source);
+        let text = format!("{:?}", function_body(&module));
+        OperatorCode::ALL
+            .iter()
+            .flat_map(|op| [op.binop_guard(), op.augop_guard()])
+            .filter(|guard| text.contains(&format!("\"{guard}\"")))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn operators_on_small_locals_need_no_guard() {
+        for source in [
+            // a range index against anything (queens' `row - c`)
+            "def f(n, row, s):\n    for c in range(n):\n        t = row - c\n        u = row + c\n",
+            // a linear congruential seed, and what it indexes with
+            "def f(n):\n    seed = 7\n    for i in range(n - 1, 0, -1):\n        seed = (seed * 1103515245 + 12345) % 2147483648\n        j = seed % (i + 1)\n",
+            // counters, their products by small literals, len()
+            "def f(xs):\n    count = 0\n    total = len(xs)\n    for x in xs:\n        count += 1\n        total = total - 2\n        t = count * 3 - x\n",
+            // len() of anything
+            "def f(xs, s):\n    t = s - len(xs)\n    u = len(xs) + s\n",
+            // a modulo step
+            "def f(n):\n    h = 0\n    for i in range(n):\n        h += i\n        h %= 65521\n        t = h * 31 - n\n",
+        ] {
+            assert_eq!(guards_in_f(source), Vec::<String>::new(), "{source}");
+        }
+    }
+
+    #[test]
+    fn locals_that_may_grow_or_hold_anything_keep_their_guards() {
+        for source in [
+            // doubling, directly or through a step that is not bounded
+            "def f(n, s):\n    x = 1\n    for _ in range(n):\n        x += x\n        t = x - s\n",
+            "def f(n, s):\n    x = 1\n    for _ in range(n):\n        x = x + x\n        t = x - s\n",
+            "def f(n, s):\n    a = 1\n    b = 1\n    for _ in range(n):\n        a += b\n        b += a\n        t = a - s\n",
+            "def f(n, s):\n    x = 1\n    for _ in range(n):\n        y = x\n        x += y\n        t = x - s\n",
+            "def f(n, s):\n    x = 1\n    for _ in range(n):\n        x *= 2\n        t = x - s\n",
+            // a parameter, a call, an unknown operand of `%`
+            "def f(x, s):\n    t = x - s\n",
+            "def f(g, s):\n    x = g()\n    t = x - s\n",
+            "def f(o, s):\n    x = o % 7\n    t = x - s\n",
+            // other bindings: del, :=, a loop over anything, an import
+            "def f(s):\n    x = 1\n    del x\n    t = x - s\n",
+            "def f(s):\n    x = 1\n    ys = [(x := y) for y in s]\n    t = x - s\n",
+            "def f(xs, s):\n    x = 1\n    for x in xs:\n        pass\n    t = x - s\n",
+            // rebound builtins, global and nonlocal names
+            "def f(s):\n    x = len(s)\n    t = x - s\nlen = 5\n",
+            "def f(s):\n    t = len(s) - s\ndef g(len):\n    return len\n",
+            "def f(n, s):\n    for c in range(n):\n        t = c - s\ndef range(n):\n    return n\n",
+            "def f(s):\n    x = 1\n    t = x - s\ndef g():\n    global x\n",
+        ] {
+            assert!(!guards_in_f(source).is_empty(), "{source}");
+        }
+        // A nested scope may have its own variable of the same name.
+        for source in [
+            "def f(s):\n    c = 1\n    def g(c):\n        return c - s\n    return g\n",
+            "def f(s):\n    c = 1\n    return lambda c: c - s\n",
+            "def f(s):\n    c = 1\n    return [c - s for c in s]\n",
+        ] {
+            assert!(!guards_in_f(source).is_empty(), "{source}");
         }
     }
 

@@ -194,3 +194,37 @@ fn division_cycles(a: &rustpython_vm::builtins::PyInt, b: &rustpython_vm::builti
     let quotient_bits = int_bits(a).saturating_sub(int_bits(b)) + 64;
     2 * int_product_cycles(quotient_bits, int_bits(b)) + int_linear_cycles(a, b)
 }
+
+#[cfg(test)]
+mod tests {
+    use rustpython_vm::builtins::PyInt;
+
+    use super::*;
+
+    /// The operator guards compute two machine-word ints without pricing
+    /// them (`guard_natives::machine_int_operation`) because the pricing
+    /// below charges them nothing: this pins that.
+    #[test]
+    fn machine_ints_are_charged_nothing() {
+        let extremes = [
+            i64::MIN,
+            i64::MIN + 1,
+            -(1 << 32),
+            -1,
+            0,
+            1,
+            1 << 40,
+            i64::MAX,
+        ];
+        for a in extremes {
+            for b in extremes {
+                let (a, b) = (PyInt::from(a), PyInt::from(b));
+                assert_eq!(int_linear_cycles(&a, &b), 0);
+                assert_eq!(int_product_cycles(int_bits(&a), int_bits(&b)), 0);
+                assert_eq!(division_cycles(&a, &b), 0);
+            }
+        }
+        // A machine-word result (what `charge_size` charges an int).
+        assert_eq!(64 / 8 / costs::size::INT_BYTES_PER_CYCLE, 0);
+    }
+}

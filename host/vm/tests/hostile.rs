@@ -1372,3 +1372,24 @@ fn h57_deeply_nested_source_is_refused_before_any_pass_walks_it() {
     );
     vm.validate_and_compile(&source).expect("900 terms compile");
 }
+
+/// The locals the instrumenter proves small (`instrument::bounded`) run
+/// their operators unguarded; none of these may grow past that proof: a
+/// step by another growing local (`a += b; b += a` doubles both), a copy
+/// fed back (`y = x; x += y`), a literal too long to be small (a
+/// 19,000-digit literal (63,000 bits) as a sum's operand or a modulus: each operation
+/// would walk ~1,000 limbs for the price of a statement).
+#[test]
+fn h58_small_locals_cannot_grow_or_borrow_a_long_literal() {
+    let long = "7".repeat(19_000);
+    for body in [
+        "        a = 1\n        b = 1\n        while True:\n            a += b\n            b += a\n".to_string(),
+        "        x = 3\n        while True:\n            y = x\n            x += y\n".to_string(),
+        "        x = 3\n        while True:\n            x = x + x\n".to_string(),
+        format!("        t = 0\n        while True:\n            t = {long} + 1\n"),
+        format!("        x = 3\n        while True:\n            x = (x * 3 + {long}) % {long}\n"),
+        format!("        x = 0\n        while True:\n            x += {long}\n"),
+    ] {
+        expect_out_of_cycles_quickly(&body);
+    }
+}

@@ -1,0 +1,394 @@
+//! Which local variables of a function provably hold small numbers, so that
+//! operators on them need no size guard ([`super::Rewriter::is_small`]).
+//!
+//! A guarded operator costs a native call (~70 ns in RustPython, against
+//! ~35 ns for a plain `-` of two ints), and ordinary loops are full of them
+//! on locals no caller can reach: `row - c` with `c` a `range` index,
+//! `seed = (seed * 1103515245 + 12345) % 2147483648`, `count += 1`. This
+//! module proves such locals bounded from how the function binds them; the
+//! proof must hold for any actor, so it accepts only a few binding shapes.
+//!
+//! A function's local is a candidate when every binding of it in the
+//! function is one of
+//!
+//! - `x = e` (alone or in a chain `x = y = e`),
+//! - `x += e`, `x -= e`, or `x = x + e`, `x = e + x`, `x = x - e`,
+//! - `x %= m` with `m` a non-zero int literal,
+//! - `for x in range(…)` (the builtin `range`, which the module never rebinds),
+//!
+//! and it is not a parameter, never deleted, never a `global`/`nonlocal`
+//! name anywhere in the module, and never the target of `:=` (anywhere in
+//! the function, comprehensions included). Then three sets, each proved by
+//! induction over the function's bindings:
+//!
+//! 1. **Numbers** (`numeric`): every binding yields an `int`, `float`,
+//!    `bool` or `complex` when the numbers it reads are numbers — a
+//!    literal, `len(…)`, a `range` index, or arithmetic of numbers. (Not a
+//!    user object: its `__add__` could return anything.)
+//! 2. **Bounded** (`bounded`): every binding yields a value of at most a
+//!    fixed size — a literal, `len(…)` (< 2⁶³), a `range` index (no larger
+//!    than the range's bounds), a bounded local copied, `e % m` of a number
+//!    `e` (smaller than `m`), or `x %= m`. Nothing here grows with the
+//!    variable's previous value, so no loop can grow it.
+//! 3. **Counters**: the bounded bindings plus `x += e` / `x -= e` with `e`
+//!    bounded. Each step adds at most a bounded amount, so after `n` steps
+//!    the value is at most `n` times that bound: a few dozen bits more than
+//!    the bound for any execution the cycle limit allows — never doubling
+//!    (`x += x` is not a counter step: its increment is not bounded).
+//!
+//! The counters (which include the bounded locals) are what
+//! [`bounded_locals`] returns. Their values are ints of bounded size, so an
+//! exempt operator on them does work bounded the way `x + 1` already is.
+//! Inside a nested function, lambda, class or comprehension the caller
+//! knows nothing ([`super::Rewriter`] clears the set): a nested scope may
+//! have its own variable of the same name.
+
+use std::collections::{HashMap, HashSet};
+
+use ruff_python_ast::visitor::{self as read, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+
+/// Is `call` `len(one positional argument)` of the builtin `len`?
+pub(super) fn is_len_call(expr: &Expr, len_usable: bool) -> bool {
+    let Expr::Call(call) = expr else { return false };
+    len_usable
+        && matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "len")
+        && call.arguments.keywords.is_empty()
+        && call.arguments.args.len() == 1
+        && !matches!(call.arguments.args[0], Expr::Starred(_))
+}
+
+/// Is `expr` a call of the builtin `range` with plain positional arguments?
+pub(super) fn is_plain_range(expr: &Expr, range_usable: bool) -> bool {
+    let Expr::Call(call) = expr else { return false };
+    range_usable
+        && matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "range")
+        && call.arguments.keywords.is_empty()
+        && (1..=3).contains(&call.arguments.args.len())
+        && !call
+            .arguments
+            .args
+            .iter()
+            .any(|a| matches!(a, Expr::Starred(_)))
+}
+
+/// A number literal of bounded size: a float, a complex, or an int below
+/// 2⁶⁴. An int literal may be as long as the source allows (a
+/// 200,000-digit literal is 83 KB), and work with it grows with its size.
+pub(super) fn is_small_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::NumberLiteral(ast::ExprNumberLiteral {
+            value: ast::Number::Int(int),
+            ..
+        }) => int.as_u64().is_some(),
+        Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
+        _ => false,
+    }
+}
+
+/// A non-zero int literal below 2⁶⁴.
+fn is_nonzero_int_literal(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::NumberLiteral(ast::ExprNumberLiteral {
+            value: ast::Number::Int(int),
+            ..
+        }) if int.as_u64().is_some_and(|m| m != 0)
+    )
+}
+
+/// How a function binds one of its names.
+enum Binding<'a> {
+    /// `x = e`.
+    Value(&'a Expr),
+    /// `x += e`, `x -= e`, `x = x ± e`, `x = e + x`.
+    Step(&'a Expr),
+    /// `x %= m`, `m` a non-zero int literal.
+    Modulo,
+    /// `for x in range(…)`.
+    RangeIndex,
+    /// Anything else: a parameter, another target shape, `del`, `import`,
+    /// `def`, `with … as`, `except … as`, a match capture, `:=`.
+    Other,
+}
+
+/// The bindings of a function's own scope (not of the functions, classes,
+/// lambdas and comprehensions nested in it).
+struct ScopeBindings<'a> {
+    bindings: HashMap<String, Vec<Binding<'a>>>,
+    range_usable: bool,
+}
+
+impl<'a> ScopeBindings<'a> {
+    fn record(&mut self, name: &str, binding: Binding<'a>) {
+        self.bindings
+            .entry(name.to_string())
+            .or_default()
+            .push(binding);
+    }
+}
+
+/// For `x = value`: is it a step of `x` (`x + e`, `e + x`, `x - e`), and by
+/// what?
+fn step_of<'a>(name: &str, value: &'a Expr) -> Option<&'a Expr> {
+    let Expr::BinOp(binop) = value else {
+        return None;
+    };
+    let is_name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == name);
+    match binop.op {
+        ast::Operator::Add if is_name(&binop.left) => Some(&binop.right),
+        ast::Operator::Add if is_name(&binop.right) => Some(&binop.left),
+        ast::Operator::Sub if is_name(&binop.left) => Some(&binop.right),
+        _ => None,
+    }
+}
+
+impl<'a> Visitor<'a> for ScopeBindings<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            // A nested scope: only its name (and decorators, defaults and
+            // bases, which bind nothing but `:=`, found separately) belongs
+            // to this one.
+            Stmt::FunctionDef(function) => self.record(function.name.as_str(), Binding::Other),
+            Stmt::ClassDef(class) => self.record(class.name.as_str(), Binding::Other),
+            Stmt::Assign(assign)
+                if assign
+                    .targets
+                    .iter()
+                    .all(|target| matches!(target, Expr::Name(_))) =>
+            {
+                for target in &assign.targets {
+                    let Expr::Name(name) = target else { continue };
+                    let name = name.id.as_str();
+                    let binding = match step_of(name, &assign.value) {
+                        Some(step) => Binding::Step(step),
+                        None => Binding::Value(&assign.value),
+                    };
+                    self.record(name, binding);
+                }
+                self.visit_expr(&assign.value);
+            }
+            Stmt::AugAssign(assign) if matches!(assign.target.as_ref(), Expr::Name(_)) => {
+                let Expr::Name(name) = assign.target.as_ref() else {
+                    return;
+                };
+                let binding = match assign.op {
+                    ast::Operator::Add | ast::Operator::Sub => Binding::Step(&assign.value),
+                    ast::Operator::Mod if is_nonzero_int_literal(&assign.value) => Binding::Modulo,
+                    _ => Binding::Other,
+                };
+                self.record(name.id.as_str(), binding);
+                self.visit_expr(&assign.value);
+            }
+            Stmt::For(for_stmt)
+                if matches!(for_stmt.target.as_ref(), Expr::Name(_))
+                    && is_plain_range(&for_stmt.iter, self.range_usable) =>
+            {
+                if let Expr::Name(name) = for_stmt.target.as_ref() {
+                    self.record(name.id.as_str(), Binding::RangeIndex);
+                }
+                self.visit_expr(&for_stmt.iter);
+                self.visit_body(&for_stmt.body);
+                self.visit_body(&for_stmt.orelse);
+            }
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    let name = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
+                    self.record(name.split('.').next().unwrap_or(name), Binding::Other);
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                for alias in &import.names {
+                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                    self.record(name.as_str(), Binding::Other);
+                }
+            }
+            _ => read::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Name(name) if name.ctx != ast::ExprContext::Load => {
+                self.record(name.id.as_str(), Binding::Other)
+            }
+            // Their own scopes (a `:=` inside is found separately).
+            Expr::Lambda(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_)
+            | Expr::Generator(_) => {}
+            _ => read::walk_expr(self, expr),
+        }
+    }
+
+    fn visit_except_handler(&mut self, handler: &'a ast::ExceptHandler) {
+        let ast::ExceptHandler::ExceptHandler(h) = handler;
+        if let Some(name) = &h.name {
+            self.record(name.as_str(), Binding::Other);
+        }
+        read::walk_except_handler(self, handler);
+    }
+
+    fn visit_pattern(&mut self, pattern: &'a ast::Pattern) {
+        let captured = match pattern {
+            ast::Pattern::MatchAs(p) => p.name.as_ref(),
+            ast::Pattern::MatchStar(p) => p.name.as_ref(),
+            ast::Pattern::MatchMapping(p) => p.rest.as_ref(),
+            _ => None,
+        };
+        if let Some(name) = captured {
+            self.record(name.as_str(), Binding::Other);
+        }
+        read::walk_pattern(self, pattern);
+    }
+}
+
+/// Every `:=` target anywhere in a function body, nested scopes included
+/// (a `:=` in a comprehension binds in the enclosing function).
+#[derive(Default)]
+struct WalrusTargets {
+    names: HashSet<String>,
+}
+
+impl<'a> Visitor<'a> for WalrusTargets {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Named(named) = expr {
+            if let Expr::Name(name) = named.target.as_ref() {
+                self.names.insert(name.id.to_string());
+            }
+        }
+        read::walk_expr(self, expr);
+    }
+}
+
+/// What the module lets the analysis assume about builtins and names.
+pub(super) struct ModuleFacts<'m> {
+    /// The module never binds `range`.
+    pub range_usable: bool,
+    /// The module never binds `len`.
+    pub len_usable: bool,
+    /// Names declared `global` or `nonlocal` anywhere in the module.
+    pub declared: &'m HashSet<String>,
+}
+
+/// The analysis of one function (see the module docs).
+struct Proof<'a, 'm> {
+    facts: &'m ModuleFacts<'m>,
+    bindings: HashMap<String, Vec<Binding<'a>>>,
+}
+
+impl Proof<'_, '_> {
+    /// Does `expr` yield a number when the names in `numbers` hold numbers?
+    fn numeric(&self, expr: &Expr, numbers: &HashSet<String>) -> bool {
+        match expr {
+            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
+            Expr::Name(name) => numbers.contains(name.id.as_str()),
+            Expr::UnaryOp(unary) => {
+                unary.op != ast::UnaryOp::Not && self.numeric(&unary.operand, numbers)
+            }
+            Expr::BinOp(binop) => {
+                binop.op != ast::Operator::MatMult
+                    && self.numeric(&binop.left, numbers)
+                    && self.numeric(&binop.right, numbers)
+            }
+            _ => is_len_call(expr, self.facts.len_usable),
+        }
+    }
+
+    /// Is `expr` of a fixed bound when the names in `bounded` are (and those
+    /// in `numbers` hold numbers)?
+    fn bounded(&self, expr: &Expr, bounded: &HashSet<String>, numbers: &HashSet<String>) -> bool {
+        match expr {
+            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => is_small_literal(expr),
+            Expr::Name(name) => bounded.contains(name.id.as_str()),
+            Expr::UnaryOp(unary) => {
+                matches!(unary.op, ast::UnaryOp::USub | ast::UnaryOp::UAdd)
+                    && self.bounded(&unary.operand, bounded, numbers)
+            }
+            Expr::BinOp(binop) => {
+                binop.op == ast::Operator::Mod
+                    && is_nonzero_int_literal(&binop.right)
+                    && self.numeric(&binop.left, numbers)
+            }
+            _ => is_len_call(expr, self.facts.len_usable),
+        }
+    }
+
+    /// The greatest set of candidates all of whose bindings `holds` accepts
+    /// when the set is assumed.
+    fn fixed_point(
+        &self,
+        mut set: HashSet<String>,
+        holds: impl Fn(&Binding<'_>, &HashSet<String>) -> bool,
+    ) -> HashSet<String> {
+        loop {
+            let failing: Vec<String> = set
+                .iter()
+                .filter(|name| !self.bindings[*name].iter().all(|b| holds(b, &set)))
+                .cloned()
+                .collect();
+            if failing.is_empty() {
+                return set;
+            }
+            for name in failing {
+                set.remove(&name);
+            }
+        }
+    }
+}
+
+/// The locals of `function` that provably hold small ints (or other
+/// numbers of bounded size): see the module docs.
+pub(super) fn bounded_locals(
+    function: &ast::StmtFunctionDef,
+    facts: &ModuleFacts<'_>,
+) -> HashSet<String> {
+    let mut scope = ScopeBindings {
+        bindings: HashMap::new(),
+        range_usable: facts.range_usable,
+    };
+    for parameter in function.parameters.iter() {
+        scope.record(parameter.name().as_str(), Binding::Other);
+    }
+    scope.visit_body(&function.body);
+    let mut walrus = WalrusTargets::default();
+    walrus.visit_body(&function.body);
+
+    let proof = Proof {
+        facts,
+        bindings: scope.bindings,
+    };
+    let candidates: HashSet<String> = proof
+        .bindings
+        .iter()
+        .filter(|(name, bindings)| {
+            !facts.declared.contains(*name)
+                && !walrus.names.contains(*name)
+                && !bindings.iter().any(|b| matches!(b, Binding::Other))
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+
+    let numbers = proof.fixed_point(candidates.clone(), |binding, numbers| match binding {
+        Binding::Value(e) | Binding::Step(e) => proof.numeric(e, numbers),
+        Binding::Modulo | Binding::RangeIndex => true,
+        Binding::Other => false,
+    });
+    let bounded = proof.fixed_point(numbers.clone(), |binding, bounded| match binding {
+        Binding::Value(e) => proof.bounded(e, bounded, &numbers),
+        Binding::Modulo | Binding::RangeIndex => true,
+        Binding::Step(_) | Binding::Other => false,
+    });
+    numbers
+        .iter()
+        .filter(|name| {
+            proof.bindings[*name].iter().all(|binding| match binding {
+                Binding::Value(e) | Binding::Step(e) => proof.bounded(e, &bounded, &numbers),
+                Binding::Modulo | Binding::RangeIndex => true,
+                Binding::Other => false,
+            })
+        })
+        .cloned()
+        .collect()
+}
