@@ -2895,6 +2895,55 @@ MORE_REAL = {
 # Everyday Python the issue's list does not name, which the VM refuses today
 # (listed in FOUND below).
 BEYOND_THE_ISSUE = {
+    "isinstance_tuples_unions_subclasses_and_stand_ins": """
+        class Money(int):
+            pass
+
+        class Tags(list):
+            pass
+
+        def kinds(value):
+            return [isinstance(value, int), isinstance(value, str), isinstance(value, (list, tuple)),
+                    isinstance(value, (bool, (dict, set))), isinstance(value, (bytes, bytearray, frozenset)),
+                    isinstance(value, int | None), isinstance(value, type), isinstance(value, object)]
+
+        def run():
+            values = [3, True, Money(5), "s", b"b", bytearray(b"x"), [1], Tags(), (1,), {"k": 1},
+                      {1}, frozenset(), None, int, str, Money]
+            return [kinds(v) for v in values] + [issubclass(Money, int), issubclass(bool, (str, int)),
+                                                 issubclass(Tags, list), issubclass(int, object)]
+    """,
+    "str_and_int_conversions_every_form": """
+        class Celsius:
+            def __init__(self, degrees):
+                self.degrees = degrees
+
+            def __str__(self):
+                return f"{self.degrees} C"
+
+            def __int__(self):
+                return int(self.degrees)
+
+        class Slot:
+            def __index__(self):
+                return 7
+
+        def attempt(convert, *args, **kwargs):
+            try:
+                return convert(*args, **kwargs)
+            except (ValueError, TypeError) as error:
+                return type(error).__name__ + ": " + str(error)
+
+        def run():
+            texts = [str(), str(42), str(-3.5), str(True), str(None), str([1, "a"]),
+                     str(Celsius(21.5)), str(b"caf\\xc3\\xa9", "utf-8"), str(b"ab", encoding="ascii"),
+                     str(b"\\xff", "utf-8", "replace"), str("same"), str(2 ** 70)]
+            ints = [int(), int(" 12 "), int("-0"), int("1_000"), int("ff", 16), int("0x1f", 0),
+                    int("z", 36), int(3.99), int(-3.99), int(True), int(Celsius(36.6)), int(2 ** 70)]
+            errors = [attempt(int, "x"), attempt(int, "12", 1), attempt(int, 1.5, 10),
+                      attempt(int, Slot()), attempt(str, 1, "utf-8"), attempt(int, [])]
+            return [texts, ints, errors]
+    """,
     "guarded_int_arithmetic_signs_and_word_edges": """
         def table(values, ops):
             out = []

@@ -5,7 +5,7 @@
 //! they are given at run time the way the deploy validator checks written
 //! ones.
 
-use rustpython_vm::builtins::PyStr;
+use rustpython_vm::builtins::{PyStr, PyType};
 use rustpython_vm::function::{FuncArgs, OptionalArg};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
@@ -59,16 +59,17 @@ pub(crate) fn consuming_builtin(
     Ok(result)
 }
 
-/// `int(text, base)`: the digits' bits against the int cap, before parsing.
-/// Power-of-two bases are not bound by `int_max_str_digits` (4,300 digits),
-/// so `int("f" * 20_000, 16)` made an 80,000-bit int.
+/// `int(text, base)`: the digits' bits against the int cap, before parsing
+/// (power-of-two bases are not bound by `int_max_str_digits`, 4,300 digits,
+/// so `int("f" * 20_000, 16)` made an 80,000-bit int); returns what parsing
+/// them costs.
 fn check_parsed_int_bits(
     text: &PyObjectRef,
     base: Option<&PyObjectRef>,
     vm: &VirtualMachine,
-) -> PyResult<()> {
+) -> PyResult<u64> {
     let Some(digits) = items_of_text(text) else {
-        return Ok(());
+        return Ok(0);
     };
     // Base 0 reads a prefix (`0x…`); assume the widest digits, 36.
     let base = base.and_then(int_value).map_or(10, int_to_i64);
@@ -78,7 +79,7 @@ fn check_parsed_int_bits(
     check_int_bits(u128::from(digits) * bits_per_digit, vm)?;
     // Parsing is quadratic in the digits (cheaper for power-of-two bases;
     // charged alike).
-    charge(decimal_cycles(digits), 0, vm)
+    Ok(decimal_cycles(digits))
 }
 
 /// A conversion (`str`, `int`, `bytes`, `pow`, …) charged by the sizes of
@@ -91,15 +92,20 @@ pub(crate) fn converting_builtin(
 ) -> PyResult {
     let is_bytes_ctor = original.is(vm.ctx.types.bytes_type.as_object())
         || original.is(vm.ctx.types.bytearray_type.as_object());
+    // A conversion's own overhead (~1 µs through the type stand-in), then
+    // what its arguments ask for, charged at once below, just before the
+    // call: nothing runs between these charges, so one charge of their sum
+    // ends every execution they end, at the same point.
+    let mut cycles = CONVERSION_CYCLES;
     if let Some(first) = args.args.first().cloned() {
         if original.is(vm.ctx.types.int_type.as_object()) {
-            check_parsed_int_bits(&first, args.args.get(1), vm)?;
+            cycles += check_parsed_int_bits(&first, args.args.get(1), vm)?;
         }
         // `str(n)`: RustPython converts an exact int to decimal inline (no
         // slot), quadratic in its digits.
         if original.is(vm.ctx.types.str_type.as_object()) {
             if let Some(int) = int_value(&first) {
-                charge(int_decimal_cycles(int_bits(int)), 0, vm)?;
+                cycles += int_decimal_cycles(int_bits(int));
             }
         }
         if is_bytes_ctor {
@@ -110,7 +116,11 @@ pub(crate) fn converting_builtin(
                 args.args[0] = materialize(first.clone(), vm)?;
             }
         }
-        if original.is(vm.builtins.dict().get_item("pow", vm)?.as_object()) && args.args.len() >= 2
+        // (A type is never `pow`: the lookup, a str made and hashed, is
+        // skipped for `str(x)` and `int(x)`.)
+        if args.args.len() >= 2
+            && original.downcast_ref::<PyType>().is_none()
+            && original.is(vm.builtins.dict().get_item("pow", vm)?.as_object())
         {
             let second = args.args[1].clone();
             if args.args.len() == 2 {
@@ -132,11 +142,11 @@ pub(crate) fn converting_builtin(
             }
         }
     }
-    // A conversion's own overhead (~1 µs through the type stand-in).
-    charge(CONVERSION_CYCLES, 0, vm)?;
-    for arg in &args.args {
-        charge_size(arg, vm)?;
-    }
+    let cycles = args
+        .args
+        .iter()
+        .fold(cycles, |sum, arg| sum.saturating_add(size_charge(arg)));
+    charge(cycles, 0, vm)?;
     let result = call(args)?;
     charge_size(&result, vm)?;
     Ok(result)

@@ -172,8 +172,22 @@ impl AsNumber for MeteredType {
 }
 
 /// Constructs `real` through the `type` call slot as RustPython had it
-/// (charging is the caller's job).
+/// (charging is the caller's job). Exact `str` and `int` do all their work
+/// in `__new__`, and their `__init__` is `object`'s, which ignores the
+/// arguments of a type that overrides `__new__`: for them the type call is
+/// `__new__` plus a no-op, so `__new__` is called alone (the type call also
+/// copies the arguments and looks `__init__` up: about a third of a
+/// metered `str(i)`).
 fn construct(real: &PyObject, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    if real.is(vm.ctx.types.str_type.as_object()) || real.is(vm.ctx.types.int_type.as_object()) {
+        if let Some(new) = real
+            .downcast_ref::<PyType>()
+            .and_then(|class| class.slots.new.load())
+        {
+            let class = real.to_owned().downcast::<PyType>().expect("a type");
+            return new(class, args, vm);
+        }
+    }
     let call = ORIGINAL_TYPE_CALL
         .get()
         .expect("install_construction_meter ran");
@@ -210,7 +224,9 @@ pub(crate) fn visible_class_of(obj: &PyObject, vm: &VirtualMachine) -> PyObjectR
     })
 }
 
-/// Makes the actor-visible builtin types of this interpreter, by name.
+/// Makes the actor-visible builtin types of this interpreter, by name, and
+/// puts the real types behind them under the hidden names of
+/// [`crate::guards::REAL_TYPES`].
 pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     use rustpython_vm::class::PyClassImpl;
     let _ = MeteredType::make_static_type();
@@ -234,6 +250,9 @@ pub(crate) fn make_types(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)
                 .push((real_type.clone(), metered.clone()))
         });
         made.push((name, metered));
+        if let Some(hidden) = crate::guards::real_type_name(name) {
+            made.push((hidden, real_type.into()));
+        }
     }
     made
 }

@@ -75,6 +75,12 @@ fn instrument_with(module: &mut ast::ModModule, guard_stores: bool) {
     let rewriter = Rewriter {
         range_rebound: bindings.binds("range"),
         len_rebound: bindings.binds("len"),
+        plain_isinstance: !bindings.binds("isinstance"),
+        rebound_types: crate::guards::REAL_TYPES
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| bindings.binds(name))
+            .collect(),
         small_names: RefCell::new(HashSet::new()),
         pattern_types: PATTERN_TYPES
             .iter()
@@ -342,6 +348,10 @@ struct Rewriter {
     range_rebound: bool,
     /// Does the module bind the name `len` anywhere?
     len_rebound: bool,
+    /// The module never binds `isinstance`.
+    plain_isinstance: bool,
+    /// The names of [`crate::guards::REAL_TYPES`] the module binds somewhere.
+    rebound_types: HashSet<&'static str>,
     /// Locals of the function being rewritten that hold small numbers
     /// ([`bounded`]); empty outside functions and inside nested scopes.
     small_names: RefCell<HashSet<String>>,
@@ -496,6 +506,28 @@ impl Rewriter {
         // The right side first: in a chain `x + 1 + 1 + …` it is the literal,
         // and the left spine is not walked again for every node.
         is_exempt_kind(op) && (self.is_small(right) || self.is_small(left))
+    }
+
+    /// `isinstance(x, int)`'s class argument with the real types of
+    /// [`crate::guards::REAL_TYPES`] in place of their stand-ins, in a tuple
+    /// too (`(int, float)`), when the module binds neither `isinstance` nor
+    /// the name: the same answer, without the stand-in's `__instancecheck__`.
+    fn pass_real_types(&self, classes: &mut Expr) {
+        match classes {
+            Expr::Name(name) if name.ctx == ast::ExprContext::Load => {
+                let visible = name.id.as_str();
+                if let Some(hidden) = crate::guards::real_type_name(visible)
+                    .filter(|_| !self.rebound_types.contains(visible))
+                {
+                    name.id = hidden.into();
+                }
+            }
+            Expr::Tuple(tuple) => tuple
+                .elts
+                .iter_mut()
+                .for_each(|element| self.pass_real_types(element)),
+            _ => {}
+        }
     }
 
     /// For `for i in range(…)` whose body never rebinds `i`: marks each
@@ -739,6 +771,18 @@ impl Transformer for Rewriter {
                 }
                 // Method calls need no guard: every native method charges
                 // its own work (`crate::natives`).
+                if self.plain_isinstance
+                    && matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "isinstance")
+                    && call.arguments.args.len() == 2
+                    && call.arguments.keywords.is_empty()
+                    && !call
+                        .arguments
+                        .args
+                        .iter()
+                        .any(|a| matches!(a, Expr::Starred(_)))
+                {
+                    self.pass_real_types(&mut call.arguments.args[1]);
+                }
             }
             Expr::Starred(starred) if starred.ctx == ast::ExprContext::Load => {
                 let inner_range = starred.value.range();
@@ -1470,6 +1514,38 @@ mod tests {
         ] {
             assert!(!guards_in_f(source).is_empty(), "{source}");
         }
+    }
+
+    #[test]
+    fn isinstance_receives_real_types_unless_a_name_is_rebound() {
+        let classes = |source: &str| {
+            let module = rewritten(source);
+            let Stmt::Return(ret) = &function_body(&module)[1] else {
+                panic!("{source}")
+            };
+            let Some(Expr::Call(call)) = ret.value.as_deref() else {
+                panic!("{source}")
+            };
+            format!("{:?}", call.arguments.args[1])
+        };
+        let both = classes("def f(x):\n    return isinstance(x, (int, (str, float)))\n");
+        assert!(
+            both.contains("_pvm_type_int") && both.contains("_pvm_type_str"),
+            "{both}"
+        );
+        assert!(both.contains("\"float\""), "{both}");
+        // `type`'s stand-in counts stand-ins as types: never replaced.
+        assert!(classes("def f(x):\n    return isinstance(x, type)\n").contains("\"type\""));
+        // A module that binds the type's name, or `isinstance`, keeps it.
+        let rebound =
+            classes("def f(x):\n    return isinstance(x, int)\ndef g(int):\n    return int\n");
+        assert!(!rebound.contains("_pvm_type_int"), "{rebound}");
+        let shadowed = classes(
+            "def f(x):\n    return isinstance(x, int)\ndef isinstance(a, b):\n    return a\n",
+        );
+        assert!(!shadowed.contains("_pvm_type_int"), "{shadowed}");
+        // issubclass is left alone: its first argument may be a stand-in.
+        assert!(classes("def f(x):\n    return issubclass(x, int)\n").contains("\"int\""));
     }
 
     #[test]

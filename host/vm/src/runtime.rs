@@ -774,6 +774,19 @@ mod tests {
                     assert!(native.is_callable(), "{}", guard.name());
                 }
             }
+            // The real types `isinstance` receives in place of stand-ins.
+            for (visible, hidden) in crate::guards::REAL_TYPES {
+                let real = runtime
+                    .builtins
+                    .get_item(hidden, vm)
+                    .unwrap_or_else(|_| panic!("{hidden} is not a builtin"));
+                let stand_in = runtime.builtins.get_item(visible, vm).expect("a builtin");
+                let behind = crate::builtin_types::real_type_of(&stand_in);
+                assert!(rustpython_vm::AsObject::is(&real, &behind), "{hidden}");
+                assert!(real
+                    .downcast_ref::<rustpython_vm::builtins::PyType>()
+                    .is_some());
+            }
         });
     }
 

@@ -103,10 +103,15 @@ pub(crate) fn size_cycles((elements, bytes): (u64, u64)) -> u64 {
 /// linear int work ([`costs::size::INT_BYTES_PER_CYCLE`]: writing limbs,
 /// where the text rate charged a 20,000-bit product ~150 cycles for ~0.3 µs).
 pub(crate) fn charge_size(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    charge(size_charge(obj), 0, vm)
+}
+
+/// The cycles [`charge_size`] charges for `obj`.
+pub(crate) fn size_charge(obj: &PyObjectRef) -> u64 {
     if let Some(int) = obj.downcast_ref::<PyInt>() {
-        return charge(int_bits(int) / 8 / costs::size::INT_BYTES_PER_CYCLE, 0, vm);
+        return int_bits(int) / 8 / costs::size::INT_BYTES_PER_CYCLE;
     }
-    charge(size_cycles(size_of(obj)), 0, vm)
+    size_cycles(size_of(obj))
 }
 
 /// Charges converting `value` between objects and the canonical encoding
