@@ -2895,6 +2895,52 @@ MORE_REAL = {
 # Everyday Python the issue's list does not name, which the VM refuses today
 # (listed in FOUND below).
 BEYOND_THE_ISSUE = {
+    "while_loops_break_continue_else_and_generators": """
+        def countdown(n):
+            while n:
+                yield n
+                n -= 1
+
+        def collatz(k):
+            steps = 0
+            while k != 1:
+                k = k // 2 if k % 2 == 0 else 3 * k + 1
+                steps += 1
+            return steps
+
+        def run():
+            out = []
+            i = 0
+            while True:
+                i += 1
+                if i % 3 == 0:
+                    continue
+                if i > 10:
+                    break
+                out.append(i)
+            found = None
+            for limit in (5, 50):
+                j = 0
+                while j < limit:
+                    j += 7
+                    if j == 21:
+                        found = limit
+                        break
+                else:
+                    out.append(-j)
+            rows = []
+            data = [3, 1, 2]
+            while (item := data.pop() if data else None) is not None:
+                inner = 0
+                while inner < item:
+                    inner += 1
+                    if inner == 2:
+                        continue
+                    rows.append((item, inner))
+            while False:
+                out.append("never")
+            return [out, found, rows, list(countdown(4)), [collatz(k) for k in (1, 6, 27)]]
+    """,
     "isinstance_tuples_unions_subclasses_and_stand_ins": """
         class Money(int):
             pass
