@@ -2895,6 +2895,49 @@ MORE_REAL = {
 # Everyday Python the issue's list does not name, which the VM refuses today
 # (listed in FOUND below).
 BEYOND_THE_ISSUE = {
+    "membership_in_every_kind_of_container": """
+        class Bag:
+            def __init__(self, items):
+                self.items = items
+
+            def __iter__(self):
+                return iter(self.items)
+
+        class Picky:
+            def __contains__(self, item):
+                return item == "yes"
+
+        class Old:
+            def __getitem__(self, index):
+                if index > 3:
+                    raise IndexError(index)
+                return index * 10
+
+        class Stack(list):
+            pass
+
+        def run():
+            it = iter([1, 2, 3, 4])
+            found = 2 in it
+            rest = list(it)
+            gen = (n * n for n in range(10))
+            squares = [9 in gen, 10 in gen, list(gen)]
+            table = {"a": 1, "b": 2}
+            checks = [2 in [1, 2], 5 not in (1, 2), "ell" in "hello", b"l" in b"hello",
+                      108 in bytearray(b"hello"), 1 in table.values(), "a" in table.keys(),
+                      ("a", 1) in table.items(), 3 in range(0, 10, 3), True in range(2),
+                      2 in Bag([1, 2]), 7 in Bag([]), "yes" in Picky(), "no" in Picky(),
+                      20 in Old(), 25 in Old(), 3 in Stack([3]), 3 in map(abs, [-3]),
+                      (1, 2) in zip([1], [2]), 0 in enumerate([5]), 1 in {1, 2},
+                      1 in frozenset([1]), None in [None]]
+            errors = []
+            for container in (5, None, object()):
+                try:
+                    errors.append(1 in container)
+                except TypeError:
+                    errors.append("TypeError")
+            return [found, rest, squares, checks, errors]
+    """,
     "while_loops_break_continue_else_and_generators": """
         def countdown(n):
             while n:

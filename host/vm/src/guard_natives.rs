@@ -3,7 +3,7 @@
 //! results, materialisation and `**` splats — each charging the
 //! work its operation does before (or as) it runs.
 
-use rustpython_vm::builtins::{PyByteArray, PyDict, PyFrozenSet, PyList, PyRange, PySet};
+use rustpython_vm::builtins::{PyByteArray, PyDict, PyList, PySet};
 use rustpython_vm::function::OptionalArg;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
@@ -51,7 +51,6 @@ pub(crate) fn guard_object(guard: crate::guards::Guard, vm: &VirtualMachine) -> 
     }
     let slot: SubscriptSlot = match guard {
         Guard::Meter => meter_subscript,
-        Guard::Contains => slot!(contains_native),
         Guard::Result => slot!(result_native),
         Guard::Mutate => slot!(mutate_native),
         Guard::Materialize => slot!(materialize),
@@ -453,30 +452,6 @@ pub(crate) fn format_native(
 pub(crate) fn mutate_native(container: PyObjectRef, vm: &VirtualMachine) -> PyResult {
     crate::constants::before_write(&container, vm)?;
     Ok(container)
-}
-
-pub(crate) fn contains_native(container: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-    let hashed = container.downcast_ref::<PyDict>().is_some()
-        || container.downcast_ref::<PySet>().is_some()
-        || container.downcast_ref::<PyFrozenSet>().is_some()
-        || container.downcast_ref::<PyRange>().is_some();
-    if hashed {
-        return Ok(container);
-    }
-    if is_sized(&container) {
-        charge_size(&container, vm)?;
-        return Ok(container);
-    }
-    // Objects with their own `__contains__` (the storage view: it charges a
-    // host read) are left alone; only `in` over a lazy iterator, which would
-    // be drained inside Rust, is materialised with per-item charges.
-    if container
-        .class()
-        .has_attr(vm.ctx.intern_str("__contains__"))
-    {
-        return Ok(container);
-    }
-    materialize(container, vm)
 }
 
 pub(crate) fn result_native(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {

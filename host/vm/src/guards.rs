@@ -55,8 +55,6 @@ pub enum Guard {
     /// and pre-checked, performed in place; returns the result to store. One
     /// native per operator ([`OperatorCode::augop_guard`]).
     Augop,
-    /// `_pvm_contains[container]`: `in` over a container charged by size.
-    Contains,
     /// `_pvm_result[value]`: charge a produced value by size.
     Result,
     /// `_pvm_materialize[value]`: turn a lazy iterable into a charged list.
@@ -76,12 +74,11 @@ pub enum Guard {
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 11] = [
+    pub const ALL: [Guard; 10] = [
         Guard::Meter,
         Guard::Iter,
         Guard::Binop,
         Guard::Augop,
-        Guard::Contains,
         Guard::Result,
         Guard::Materialize,
         Guard::Kwargs,
@@ -97,7 +94,6 @@ impl Guard {
             Guard::Iter => "_pvm_iter",
             Guard::Binop => "_pvm_binop",
             Guard::Augop => "_pvm_augop",
-            Guard::Contains => "_pvm_contains",
             Guard::Result => "_pvm_result",
             Guard::Materialize => "_pvm_materialize",
             Guard::Kwargs => "_pvm_kwargs",
@@ -107,18 +103,13 @@ impl Guard {
         }
     }
 
-    /// Is the guard a subscript of a native object (`_pvm_contains[x]`)
+    /// Is the guard a subscript of a native object (`_pvm_meter[n]`)
     /// rather than a call? The one-argument guards are: RustPython reaches a
     /// type's mapping slot without building an argument list.
     pub const fn is_subscripted(self) -> bool {
         matches!(
             self,
-            Guard::Meter
-                | Guard::Contains
-                | Guard::Result
-                | Guard::Mutate
-                | Guard::Materialize
-                | Guard::Kwargs
+            Guard::Meter | Guard::Result | Guard::Mutate | Guard::Materialize | Guard::Kwargs
         )
     }
 

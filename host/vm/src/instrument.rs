@@ -23,8 +23,7 @@
 //! 2. **Size guards.** Operations whose work grows with their operands are
 //!    routed through guards that pre-check and charge by size: binary
 //!    operators (`_pvm_binop_add(a, b)`, …), augmented assignment to any target
-//!    (`_pvm_augop`, [`stores`]), the right side of `in`
-//!    (`_pvm_contains`), starred arguments and targets (`_pvm_materialize`,
+//!    (`_pvm_augop`, [`stores`]), starred arguments and targets (`_pvm_materialize`,
 //!    `_pvm_unpack`, `_pvm_kwargs`), f-strings (`_pvm_result`) and their
 //!    computed specs (`_pvm_format`, [`fstrings`]). Comparisons are left as
 //!    written: they stay generic instructions ([`crate::generic_ops`]), so
@@ -748,17 +747,10 @@ impl Transformer for Rewriter {
                 let right = take(&mut binop.right);
                 *expr = guard_call(guard, vec![left, right], Vec::new(), range);
             }
-            Expr::Compare(compare) => {
-                // `==`/`!=` need no guard: comparisons stay generic
-                // (`crate::generic_ops`) and the types' slots charge by size.
-                for (op, comparator) in compare.ops.iter().zip(compare.comparators.iter_mut()) {
-                    if matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn) {
-                        let inner_range = comparator.range();
-                        let container = take(comparator);
-                        *comparator = guard_subscript(Guard::Contains, container, inner_range);
-                    }
-                }
-            }
+            // Comparisons need no guard: they stay generic
+            // (`crate::generic_ops`) and the types' slots charge by size;
+            // `in` is charged in the containers' membership slots
+            // (`crate::contains_meter`).
             Expr::Call(call) => {
                 // `**mapping` first, so that it is guarded whether or not the
                 // call itself is rewritten below.
@@ -1255,7 +1247,7 @@ mod tests {
                 _ => String::new(),
             },
             Expr::Compare(compare) => format!("in:{}", callee_name(&compare.comparators[0])),
-            // A subscripted guard (`_pvm_contains[x]`).
+            // A subscripted guard (`_pvm_result[x]`).
             Expr::Subscript(_) => subscripted_guard(expr)
                 .map(|guard| guard.name().to_owned())
                 .unwrap_or_default(),
@@ -1293,7 +1285,8 @@ mod tests {
             names,
             [
                 OperatorCode::Mult.binop_guard(),
-                "in:_pvm_contains",
+                // `in` is charged in the containers' slots (`contains_meter`).
+                "in:",
                 "",
                 "",
                 ""
@@ -1598,7 +1591,8 @@ mod tests {
     #[test]
     fn comparisons_stay_plain_and_chains_stay_chains() {
         // The types' slots charge them (comparisons are never specialised:
-        // `crate::generic_ops`), so no comparison is rewritten but `in`.
+        // `crate::generic_ops`; `in` is `crate::contains_meter`'s), so no
+        // comparison is rewritten.
         let module = rewritten(
             "def f(a, b, c):\n    return a == b, a != b, a == 'x', a < b, a == b < c, a in b\n",
         );
@@ -1610,10 +1604,7 @@ mod tests {
         };
         let names: Vec<String> = tuple.elts.iter().map(callee_name).collect();
         // ("in:" is how the helper names a plain comparison.)
-        assert_eq!(
-            names,
-            ["in:", "in:", "in:", "in:", "in:", "in:_pvm_contains"]
-        );
+        assert_eq!(names, ["in:", "in:", "in:", "in:", "in:", "in:"]);
         assert!(matches!(&tuple.elts[4], Expr::Compare(c) if c.ops.len() == 2));
     }
 }

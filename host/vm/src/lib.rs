@@ -28,6 +28,7 @@ mod call_native;
 mod code_cache;
 pub mod compile;
 mod constants;
+mod contains_meter;
 pub mod convert;
 pub mod costs;
 pub mod error;

@@ -270,11 +270,16 @@ impl Runtime {
             crate::iteration::init_type();
             crate::slot_meter::install(vm);
             crate::subscript_meter::install(vm);
+            // Before the library's classes exist (they inherit `object`'s
+            // membership slot), and again below for the static types the
+            // runtime makes.
+            crate::contains_meter::install(vm);
             crate::int_hash::install(vm);
             crate::natives::install(vm);
             crate::builtin_types::install_construction_meter(vm);
             crate::load::install_freeze(vm);
             let parts = Runtime::init_objects(vm);
+            crate::contains_meter::install(vm);
             // The interpreter's own objects live forever: keep them out of
             // every later collection's scan.
             vm.state.gc.freeze();
@@ -399,7 +404,6 @@ impl Runtime {
             let name = guard.name();
             let native: PyObjectRef = match guard {
                 Guard::Meter
-                | Guard::Contains
                 | Guard::Result
                 | Guard::Mutate
                 | Guard::Materialize

@@ -1,5 +1,6 @@
-//! Charges inside the subscript and membership slots of the built-in
-//! sequences, where the work depends on the key as much as on the receiver:
+//! Charges inside the subscript slots of the built-in sequences, where the
+//! work depends on the key as much as on the receiver (membership is
+//! [`crate::contains_meter`]'s):
 //!
 //! - `x[s]` with a slice `s` (written `x[a:b]` or held in a variable)
 //!   copies what it selects: the selected length is computed from the slice
@@ -8,10 +9,7 @@
 //! - `x[s] = v` and `del x[s]` on a list or bytearray move the tail and copy
 //!   `v`: the receiver's and the value's sizes; `del x[i]` with an int moves
 //!   the tail: one cycle per 16 elements (a pointer move, measured at 1.15 ms
-//!   per uncharged cycle for a 10⁶-element list before this charge);
-//! - `v in range(…)` is constant for an int `v` but compares every element
-//!   for anything else (`"x" in range(10**18)` never returned): charged by the
-//!   range's length then.
+//!   per uncharged cycle for a 10⁶-element list before this charge).
 //!
 //! Int-indexed loads and stores are free here, so RustPython's specialised
 //! instructions for them (which skip the slot once warm) change no charge;
@@ -21,11 +19,11 @@
 
 use std::sync::OnceLock;
 
-use rustpython_vm::builtins::{PyInt, PyRange, PySlice};
+use rustpython_vm::builtins::{PyInt, PySlice};
 
-use rustpython_vm::protocol::{PyMapping, PySequence};
+use rustpython_vm::protocol::PyMapping;
 use rustpython_vm::sliceable::SaturatedSlice;
-use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{PyObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::costs;
 use crate::exec::charge_if_executing;
@@ -34,7 +32,6 @@ use crate::sizes::{precheck_result_bytes, size_of};
 type SubscriptSlot = fn(PyMapping<'_>, &PyObject, &VirtualMachine) -> PyResult;
 type AssSubscriptSlot =
     fn(PyMapping<'_>, &PyObject, Option<PyObjectRef>, &VirtualMachine) -> PyResult<()>;
-type ContainsSlot = fn(PySequence<'_>, &PyObject, &VirtualMachine) -> PyResult<bool>;
 
 /// Elements per cycle of a tail move (`del xs[i]`, a pointer `memmove`).
 const ELEMENTS_PER_SHIFT_CYCLE: u64 = 16;
@@ -155,29 +152,6 @@ metered_subscript!(bytearray_subscript, BYTEARRAY_SUBSCRIPT);
 metered_ass_subscript!(list_ass_subscript, LIST_ASS_SUBSCRIPT);
 metered_ass_subscript!(bytearray_ass_subscript, BYTEARRAY_ASS_SUBSCRIPT);
 
-static RANGE_CONTAINS: OnceLock<ContainsSlot> = OnceLock::new();
-
-fn range_contains(
-    sequence: PySequence<'_>,
-    needle: &PyObject,
-    vm: &VirtualMachine,
-) -> PyResult<bool> {
-    let class = needle.class();
-    // RustPython answers in constant time for an exact int only (not a bool).
-    let constant = class.is(vm.ctx.types.int_type);
-    if crate::exec::is_executing() && !constant && sequence.obj.downcast_ref::<PyRange>().is_some()
-    {
-        // A range longer than a machine word cannot even be measured.
-        let length = sequence.obj.length(vm).map_or(u64::MAX, |l| l as u64);
-        charge_if_executing(
-            length.saturating_mul(crate::natives::price::RANGE_SEARCH_CYCLES),
-            vm,
-        )?;
-    }
-    let original = RANGE_CONTAINS.get().expect("wrapped slot has its original");
-    original(sequence, needle, vm)
-}
-
 /// Wraps the slots of this thread's built-in types (see the module docs);
 /// idempotent like [`crate::slot_meter::install`].
 pub(crate) fn install(vm: &VirtualMachine) {
@@ -201,6 +175,5 @@ pub(crate) fn install(vm: &VirtualMachine) {
         as_mapping.subscript: SubscriptSlot, types.bytearray_type => (BYTEARRAY_SUBSCRIPT, bytearray_subscript),
         as_mapping.ass_subscript: AssSubscriptSlot, types.list_type => (LIST_ASS_SUBSCRIPT, list_ass_subscript),
         as_mapping.ass_subscript: AssSubscriptSlot, types.bytearray_type => (BYTEARRAY_ASS_SUBSCRIPT, bytearray_ass_subscript),
-        as_sequence.contains: ContainsSlot, types.range_type => (RANGE_CONTAINS, range_contains),
     );
 }

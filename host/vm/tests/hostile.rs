@@ -1393,3 +1393,35 @@ fn h58_small_locals_cannot_grow_or_borrow_a_long_literal() {
         expect_out_of_cycles_quickly(&body);
     }
 }
+
+/// Membership is charged in the containers' own slots (`contains_meter`),
+/// with no guard in the code: every kind of container an `in` can walk —
+/// scanning built-ins, a big dict's values, native lazy iterators (one of
+/// them endless), generators, a class whose `__iter__` hands out a native
+/// iterator, a subclass of `list` — must charge its walk, so each of these
+/// loops runs out of its 10,000,000 cycles within seconds.
+#[test]
+fn h59_membership_charges_every_walk() {
+    let setup = "        big = list(range(100000))\n        text = 'ab' * 100000\n        data = b'ab' * 100000\n        table = {i: i for i in range(100000)}\n        endless = range(10 ** 15)\n        class Bag:\n            def __iter__(self):\n                return map(abs, endless)\n        class Stack(list):\n            pass\n        stack = Stack(big)\n";
+    for test in [
+        "-1 in tuple(big)",
+        "'abc' in text",
+        "b'abc' in data",
+        "99 in bytearray(data)",
+        "-1 in table.values()",
+        "-1 in map(abs, endless)",
+        "-1 in zip(endless, endless)",
+        "-1 in enumerate(endless)",
+        "-1 in filter(None, endless)",
+        "-1 in iter(big)",
+        "-1 in reversed(big)",
+        "-1 in (x for x in endless)",
+        "-1 in Bag()",
+        "-1 in stack",
+        "-1 not in big",
+    ] {
+        expect_out_of_cycles_quickly(&format!(
+            "{setup}        while True:\n            t = {test}\n"
+        ));
+    }
+}
