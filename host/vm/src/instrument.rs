@@ -453,13 +453,13 @@ impl Rewriter {
             Expr::Name(name) => self.small_names.borrow().contains(name.id.as_str()),
             Expr::Call(_) => bounded::is_len_call(expr, !self.len_rebound),
             Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || self.is_small(&unary.operand),
-            // Each operand is looked at once (a chain `1 + 1 + … + 1` is a
-            // left spine as deep as it is long). With both operands small,
-            // the operator is exempt iff it is one of the exempt kinds.
             // A small atom times a small literal (see `exempt`).
             Expr::BinOp(binop) if binop.op == ast::Operator::Mult => {
                 self.exempt(binop.op, &binop.left, &binop.right)
             }
+            // Each operand is looked at once (a chain `1 + 1 + … + 1` is a
+            // left spine as deep as it is long). With both operands small,
+            // the operator is exempt iff it is one of the exempt kinds.
             Expr::BinOp(binop) => {
                 is_exempt_kind(binop.op)
                     && self.is_small(&binop.right)
