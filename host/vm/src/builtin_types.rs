@@ -180,12 +180,10 @@ impl AsNumber for MeteredType {
 /// metered `str(i)`).
 fn construct(real: &PyObject, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
     if real.is(vm.ctx.types.str_type.as_object()) || real.is(vm.ctx.types.int_type.as_object()) {
-        if let Some(new) = real
-            .downcast_ref::<PyType>()
-            .and_then(|class| class.slots.new.load())
-        {
-            let class = real.to_owned().downcast::<PyType>().expect("a type");
-            return new(class, args, vm);
+        if let Some(class) = real.downcast_ref::<PyType>() {
+            if let Some(new) = class.slots.new.load() {
+                return new(class.to_owned(), args, vm);
+            }
         }
     }
     let call = ORIGINAL_TYPE_CALL

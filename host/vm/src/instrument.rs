@@ -72,21 +72,13 @@ fn instrument_with(module: &mut ast::ModModule, guard_stores: bool) {
     let mut bindings = Bindings::default();
     bindings.visit_body(&module.body);
     let rewriter = Rewriter {
-        range_rebound: bindings.binds("range"),
-        len_rebound: bindings.binds("len"),
-        plain_isinstance: !bindings.binds("isinstance"),
-        rebound_types: crate::guards::REAL_TYPES
-            .iter()
-            .map(|(name, _)| *name)
-            .filter(|name| bindings.binds(name))
-            .collect(),
         small_names: RefCell::new(HashSet::new()),
         pattern_types: PATTERN_TYPES
             .iter()
             .copied()
             .filter(|name| !bindings.binds(name))
             .collect(),
-        declared: bindings.declared,
+        module: bindings,
         exempt_products: RefCell::new(HashSet::new()),
         guard_stores,
     };
@@ -122,6 +114,24 @@ impl Bindings {
     }
 }
 
+/// The names an `import` or `from … import` statement binds (`import a.b`
+/// binds `a`); none for any other statement.
+fn imported_names(stmt: &Stmt) -> impl Iterator<Item = &str> {
+    let (plain, from): (&[ast::Alias], &[ast::Alias]) = match stmt {
+        Stmt::Import(import) => (&import.names, &[]),
+        Stmt::ImportFrom(import) => (&[], &import.names),
+        _ => (&[], &[]),
+    };
+    let plain = plain.iter().map(|alias| {
+        let name = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
+        name.split('.').next().unwrap_or(name)
+    });
+    let from = from
+        .iter()
+        .map(|alias| alias.asname.as_ref().unwrap_or(&alias.name).as_str());
+    plain.chain(from)
+}
+
 impl<'a> Visitor<'a> for Bindings {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
@@ -131,18 +141,8 @@ impl<'a> Visitor<'a> for Bindings {
             Stmt::ClassDef(class) => {
                 self.bound.insert(class.name.to_string());
             }
-            Stmt::Import(import) => {
-                for alias in &import.names {
-                    let name = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
-                    self.bound
-                        .insert(name.split('.').next().unwrap_or(name).to_string());
-                }
-            }
-            Stmt::ImportFrom(import) => {
-                for alias in &import.names {
-                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
-                    self.bound.insert(name.to_string());
-                }
+            Stmt::Import(_) | Stmt::ImportFrom(_) => {
+                self.bound.extend(imported_names(stmt).map(str::to_string));
             }
             Stmt::Global(global) => {
                 self.declared
@@ -222,13 +222,6 @@ impl<'a> Visitor<'a> for IndexProducts<'_> {
             | Expr::Generator(_) => {}
             Expr::BinOp(binop) if binop.op == ast::Operator::Mult => {
                 let is_index = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == self.name);
-                let multiplier = |e: &Expr| match e {
-                    Expr::NumberLiteral(ast::ExprNumberLiteral {
-                        value: ast::Number::Int(int),
-                        ..
-                    }) => int.as_u64().filter(|c| *c <= MAX_INDEX_MULTIPLIER),
-                    _ => None,
-                };
                 let found = match (binop.left.as_ref(), binop.right.as_ref()) {
                     (l, r) if is_index(l) => multiplier(r),
                     (l, r) if is_index(r) => multiplier(l),
@@ -323,16 +316,17 @@ fn is_exempt_kind(op: ast::Operator) -> bool {
     )
 }
 
-/// An int literal of at most [`MAX_INDEX_MULTIPLIER`] (see
-/// [`Rewriter::exempt`]).
-fn is_multiplier(expr: &Expr) -> bool {
-    matches!(
-        expr,
+/// The value of an int literal of at most [`MAX_INDEX_MULTIPLIER`]: what
+/// an exempt product may multiply by ([`Rewriter::exempt`],
+/// [`IndexProducts`]).
+fn multiplier(expr: &Expr) -> Option<u64> {
+    match expr {
         Expr::NumberLiteral(ast::ExprNumberLiteral {
             value: ast::Number::Int(int),
             ..
-        }) if int.as_u64().is_some_and(|c| c <= MAX_INDEX_MULTIPLIER)
-    )
+        }) => int.as_u64().filter(|c| *c <= MAX_INDEX_MULTIPLIER),
+        _ => None,
+    }
 }
 
 fn is_guard_name(expr: &Expr) -> bool {
@@ -342,21 +336,13 @@ fn is_guard_name(expr: &Expr) -> bool {
 struct Rewriter {
     /// Insert the `_pvm_mut` guard on subscript stores ([`stores`]).
     guard_stores: bool,
-    /// Does the module bind the name `range` anywhere? Then no loop index is
-    /// known to be an int.
-    range_rebound: bool,
-    /// Does the module bind the name `len` anywhere?
-    len_rebound: bool,
-    /// The module never binds `isinstance`.
-    plain_isinstance: bool,
-    /// The names of [`crate::guards::REAL_TYPES`] the module binds somewhere.
-    rebound_types: HashSet<&'static str>,
+    /// Every name the module binds or declares `global`/`nonlocal`
+    /// anywhere ([`Bindings`]): a rebound `range` or `len` proves nothing, a
+    /// declared name may be rebound by any call.
+    module: Bindings,
     /// Locals of the function being rewritten that hold small numbers
     /// ([`bounded`]); empty outside functions and inside nested scopes.
     small_names: RefCell<HashSet<String>>,
-    /// Names declared `global`/`nonlocal` anywhere in the module: a call in
-    /// a loop body could rebind them.
-    declared: HashSet<String>,
     /// `i * c` products exempt from `_pvm_binop` ([`Rewriter::exempt_index_products`]).
     exempt_products: RefCell<HashSet<TextRange>>,
     /// The builtin type names ([`PATTERN_TYPES`]) the module never rebinds.
@@ -451,7 +437,7 @@ impl Rewriter {
         match expr {
             Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => bounded::is_small_literal(expr),
             Expr::Name(name) => self.small_names.borrow().contains(name.id.as_str()),
-            Expr::Call(_) => bounded::is_len_call(expr, !self.len_rebound),
+            Expr::Call(_) => bounded::is_len_call(expr, &self.module),
             Expr::UnaryOp(unary) => unary.op == ast::UnaryOp::Not || self.is_small(&unary.operand),
             // A small atom times a small literal (see `exempt`).
             Expr::BinOp(binop) if binop.op == ast::Operator::Mult => {
@@ -500,7 +486,8 @@ impl Rewriter {
         if op == ast::Operator::Mult {
             let atom =
                 |e: &Expr| matches!(e, Expr::Name(_) | Expr::NumberLiteral(_)) && self.is_small(e);
-            return (is_multiplier(right) && atom(left)) || (is_multiplier(left) && atom(right));
+            return (multiplier(right).is_some() && atom(left))
+                || (multiplier(left).is_some() && atom(right));
         }
         // The right side first: in a chain `x + 1 + 1 + …` it is the literal,
         // and the left spine is not walked again for every node.
@@ -515,8 +502,8 @@ impl Rewriter {
         match classes {
             Expr::Name(name) if name.ctx == ast::ExprContext::Load => {
                 let visible = name.id.as_str();
-                if let Some(hidden) = crate::guards::real_type_name(visible)
-                    .filter(|_| !self.rebound_types.contains(visible))
+                if let Some(hidden) =
+                    crate::guards::real_type_name(visible).filter(|_| !self.module.binds(visible))
                 {
                     name.id = hidden.into();
                 }
@@ -547,10 +534,9 @@ impl Rewriter {
             return Vec::new();
         };
         let name = target.id.as_str();
-        if self.range_rebound || self.declared.contains(name) {
-            return Vec::new();
-        }
-        if !bounded::is_plain_range(&for_stmt.iter, !self.range_rebound) {
+        if self.module.declared.contains(name)
+            || !bounded::is_plain_range(&for_stmt.iter, &self.module)
+        {
             return Vec::new();
         }
         let mut body_bindings = Bindings::default();
@@ -583,14 +569,7 @@ impl Transformer for Rewriter {
         };
         // A function's body sees its own small locals; a class body none.
         let scope = match stmt {
-            Stmt::FunctionDef(function) => Some(bounded::bounded_locals(
-                function,
-                &bounded::ModuleFacts {
-                    range_usable: !self.range_rebound,
-                    len_usable: !self.len_rebound,
-                    declared: &self.declared,
-                },
-            )),
+            Stmt::FunctionDef(function) => Some(bounded::bounded_locals(function, &self.module)),
             Stmt::ClassDef(_) => Some(HashSet::new()),
             _ => None,
         };
@@ -763,7 +742,7 @@ impl Transformer for Rewriter {
                 }
                 // Method calls need no guard: every native method charges
                 // its own work (`crate::natives`).
-                if self.plain_isinstance
+                if !self.module.binds("isinstance")
                     && matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "isinstance")
                     && call.arguments.args.len() == 2
                     && call.arguments.keywords.is_empty()
@@ -1276,16 +1255,7 @@ mod tests {
     }
 
     fn meter_amount(stmt: &Stmt) -> u64 {
-        let Stmt::Expr(expr) = stmt else {
-            panic!("expected a meter statement")
-        };
-        let Expr::Subscript(meter) = expr.value.as_ref() else {
-            panic!("expected the meter's subscript")
-        };
-        assert!(
-            matches!(meter.value.as_ref(), Expr::Name(n) if n.id.as_str() == Guard::Meter.name())
-        );
-        int_value(&meter.slice)
+        meter_amount_of(stmt).unwrap_or_else(|| panic!("expected a meter statement: {stmt:?}"))
     }
 
     fn int_value(expr: &Expr) -> u64 {

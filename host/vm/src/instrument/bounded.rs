@@ -48,28 +48,36 @@ use std::collections::{HashMap, HashSet};
 use ruff_python_ast::visitor::{self as read, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 
-/// Is `call` `len(one positional argument)` of the builtin `len`?
-pub(super) fn is_len_call(expr: &Expr, len_usable: bool) -> bool {
-    let Expr::Call(call) = expr else { return false };
-    len_usable
-        && matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "len")
-        && call.arguments.keywords.is_empty()
-        && call.arguments.args.len() == 1
-        && !matches!(call.arguments.args[0], Expr::Starred(_))
-}
+use super::{imported_names, Bindings};
 
-/// Is `expr` a call of the builtin `range` with plain positional arguments?
-pub(super) fn is_plain_range(expr: &Expr, range_usable: bool) -> bool {
+/// Is `expr` a call of the builtin `name` (which `module` never binds)
+/// with `arity` plain positional arguments and nothing else?
+fn is_builtin_call(
+    expr: &Expr,
+    name: &str,
+    arity: std::ops::RangeInclusive<usize>,
+    module: &Bindings,
+) -> bool {
     let Expr::Call(call) = expr else { return false };
-    range_usable
-        && matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "range")
+    matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == name)
         && call.arguments.keywords.is_empty()
-        && (1..=3).contains(&call.arguments.args.len())
+        && arity.contains(&call.arguments.args.len())
         && !call
             .arguments
             .args
             .iter()
             .any(|a| matches!(a, Expr::Starred(_)))
+        && !module.binds(name)
+}
+
+/// Is `expr` `len(x)` of the builtin `len`?
+pub(super) fn is_len_call(expr: &Expr, module: &Bindings) -> bool {
+    is_builtin_call(expr, "len", 1..=1, module)
+}
+
+/// Is `expr` a call of the builtin `range` with plain positional arguments?
+pub(super) fn is_plain_range(expr: &Expr, module: &Bindings) -> bool {
+    is_builtin_call(expr, "range", 1..=3, module)
 }
 
 /// A number literal of bounded size: a float, a complex, or an int below
@@ -114,12 +122,13 @@ enum Binding<'a> {
 
 /// The bindings of a function's own scope (not of the functions, classes,
 /// lambdas and comprehensions nested in it).
-struct ScopeBindings<'a> {
+struct ScopeBindings<'a, 'm> {
     bindings: HashMap<String, Vec<Binding<'a>>>,
-    range_usable: bool,
+    /// The module's bindings: whether it rebinds `range`.
+    module: &'m Bindings,
 }
 
-impl<'a> ScopeBindings<'a> {
+impl<'a> ScopeBindings<'a, '_> {
     fn record(&mut self, name: &str, binding: Binding<'a>) {
         self.bindings
             .entry(name.to_string())
@@ -143,7 +152,7 @@ fn step_of<'a>(name: &str, value: &'a Expr) -> Option<&'a Expr> {
     }
 }
 
-impl<'a> Visitor<'a> for ScopeBindings<'a> {
+impl<'a> Visitor<'a> for ScopeBindings<'a, '_> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             // A nested scope: only its name (and decorators, defaults and
@@ -182,7 +191,7 @@ impl<'a> Visitor<'a> for ScopeBindings<'a> {
             }
             Stmt::For(for_stmt)
                 if matches!(for_stmt.target.as_ref(), Expr::Name(_))
-                    && is_plain_range(&for_stmt.iter, self.range_usable) =>
+                    && is_plain_range(&for_stmt.iter, self.module) =>
             {
                 if let Expr::Name(name) = for_stmt.target.as_ref() {
                     self.record(name.id.as_str(), Binding::RangeIndex);
@@ -191,16 +200,9 @@ impl<'a> Visitor<'a> for ScopeBindings<'a> {
                 self.visit_body(&for_stmt.body);
                 self.visit_body(&for_stmt.orelse);
             }
-            Stmt::Import(import) => {
-                for alias in &import.names {
-                    let name = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
-                    self.record(name.split('.').next().unwrap_or(name), Binding::Other);
-                }
-            }
-            Stmt::ImportFrom(import) => {
-                for alias in &import.names {
-                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
-                    self.record(name.as_str(), Binding::Other);
+            Stmt::Import(_) | Stmt::ImportFrom(_) => {
+                for name in imported_names(stmt) {
+                    self.record(name, Binding::Other);
                 }
             }
             _ => read::walk_stmt(self, stmt),
@@ -297,19 +299,10 @@ impl<'a> Visitor<'a> for WalrusTargets {
     }
 }
 
-/// What the module lets the analysis assume about builtins and names.
-pub(super) struct ModuleFacts<'m> {
-    /// The module never binds `range`.
-    pub range_usable: bool,
-    /// The module never binds `len`.
-    pub len_usable: bool,
-    /// Names declared `global` or `nonlocal` anywhere in the module.
-    pub declared: &'m HashSet<String>,
-}
-
 /// The analysis of one function (see the module docs).
 struct Proof<'a, 'm> {
-    facts: &'m ModuleFacts<'m>,
+    /// The module's bindings: whether it rebinds `len`.
+    module: &'m Bindings,
     bindings: HashMap<String, Vec<Binding<'a>>>,
 }
 
@@ -327,7 +320,7 @@ impl Proof<'_, '_> {
                     && self.numeric(&binop.left, numbers)
                     && self.numeric(&binop.right, numbers)
             }
-            _ => is_len_call(expr, self.facts.len_usable),
+            _ => is_len_call(expr, self.module),
         }
     }
 
@@ -346,7 +339,7 @@ impl Proof<'_, '_> {
                     && is_nonzero_int_literal(&binop.right)
                     && self.numeric(&binop.left, numbers)
             }
-            _ => is_len_call(expr, self.facts.len_usable),
+            _ => is_len_call(expr, self.module),
         }
     }
 
@@ -433,11 +426,11 @@ fn copied_name(expr: &Expr, into: &mut HashSet<String>) {
 /// numbers of bounded size): see the module docs.
 pub(super) fn bounded_locals(
     function: &ast::StmtFunctionDef,
-    facts: &ModuleFacts<'_>,
+    module: &Bindings,
 ) -> HashSet<String> {
     let mut scope = ScopeBindings {
         bindings: HashMap::new(),
-        range_usable: facts.range_usable,
+        module,
     };
     for parameter in function.parameters.iter() {
         scope.record(parameter.name().as_str(), Binding::Other);
@@ -447,14 +440,14 @@ pub(super) fn bounded_locals(
     walrus.visit_body(&function.body);
 
     let proof = Proof {
-        facts,
+        module,
         bindings: scope.bindings,
     };
     let candidates: HashSet<String> = proof
         .bindings
         .iter()
         .filter(|(name, bindings)| {
-            !facts.declared.contains(*name)
+            !module.declared.contains(*name)
                 && !walrus.names.contains(*name)
                 && !bindings.iter().any(|b| matches!(b, Binding::Other))
         })
