@@ -32,7 +32,9 @@
 //! `# bench: n = N` gives `n`.
 //!
 //! `cargo bench -p timerhost-vm --bench programs --ignore-rust-version`
-//! (`-- NAME` runs the programs whose name contains NAME; `-- --rounds 3`).
+//! (`-- NAME` runs the programs whose name contains NAME; `-- --rounds 3`;
+//! `-- --micro` runs `benches/micro/*.py` instead: one construct each, four
+//! times per iteration, to price what the metering inserts around it).
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
@@ -72,8 +74,8 @@ struct Program {
     n: u64,
 }
 
-fn load_programs(filter: Option<&str>) -> Vec<Program> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs");
+fn load_programs(folder: &str, filter: Option<&str>) -> Vec<Program> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
@@ -686,6 +688,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut rounds = 10usize;
     let mut filter = None;
+    let mut folder = "benches/programs";
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -697,12 +700,13 @@ fn main() {
                     .filter(|r| *r > 0)
                     .expect("--rounds N");
             }
+            "--micro" => folder = "benches/micro",
             a if a.starts_with('-') => {}
             a => filter = Some(a.to_owned()),
         }
         i += 1;
     }
-    let programs = load_programs(filter.as_deref());
+    let programs = load_programs(folder, filter.as_deref());
     assert!(!programs.is_empty(), "no program matches");
     let version = python_version().unwrap_or_else(|| panic!("{} not found", python()));
     println!(
