@@ -57,6 +57,15 @@ create_exception!(
     "The chain itself failed (storage, corrupt state, bad block parameters)."
 );
 
+/// Runs `f` on the VM's execution worker (`timerhost_vm::runtime`), the GIL
+/// released meanwhile.
+fn on_execution_worker<R: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> R {
+    py.detach(|| timerhost_vm::runtime::ExecutionWorker::get().run(f))
+}
+
 /// A node-side failure (chain, storage, encoding) as `ChainError`.
 fn chain_err(e: impl std::fmt::Display) -> PyErr {
     ChainError::new_err(e.to_string())
@@ -273,14 +282,15 @@ fn req_any<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>
 /// The in-process chain.
 #[pyclass(module = "timerhost._native")]
 struct NativeChain {
-    /// `None` once closed (the store, and a sled lock, released).
-    chain: Option<Chain<Box<dyn KvBackend>>>,
+    /// `None` once closed (the store, and a sled lock, released). Shared
+    /// with the execution worker while it mines a block.
+    chain: Option<Arc<Chain<Box<dyn KvBackend>>>>,
     /// Snapshots by id; `None` once reverted past (ids are never reused).
     snapshots: Vec<Option<StoreSnapshot>>,
 }
 
 impl NativeChain {
-    fn chain(&self) -> PyResult<&Chain<Box<dyn KvBackend>>> {
+    fn chain(&self) -> PyResult<&Arc<Chain<Box<dyn KvBackend>>>> {
         self.chain
             .as_ref()
             .ok_or_else(|| ChainError::new_err("this chain is closed"))
@@ -326,7 +336,7 @@ impl NativeChain {
     /// with `validators` N > 0, N dev validators governing by proposals.
     #[new]
     #[pyo3(signature = (path=None, validators=0))]
-    fn new(path: Option<PathBuf>, validators: u32) -> PyResult<Self> {
+    fn new(py: Python<'_>, path: Option<PathBuf>, validators: u32) -> PyResult<Self> {
         let backend: Box<dyn KvBackend> = match path {
             None => Box::new(MemoryBackend::new()),
             Some(p) => Box::new(SledBackend::open(&p).map_err(|e| {
@@ -348,10 +358,14 @@ impl NativeChain {
                 )))
             }
         };
-        let chain = Chain::open(backend, genesis, Arc::new(runtime), Arc::new(NoHooks))
-            .map_err(chain_err)?;
+        // Genesis runs actor code (the system actors' deploys): on the
+        // execution worker, like every block.
+        let chain = on_execution_worker(py, move || {
+            Chain::open(backend, genesis, Arc::new(runtime), Arc::new(NoHooks))
+        })
+        .map_err(chain_err)?;
         Ok(Self {
-            chain: Some(chain),
+            chain: Some(Arc::new(chain)),
             snapshots: Vec::new(),
         })
     }
@@ -392,10 +406,17 @@ impl NativeChain {
     ) -> PyResult<Bound<'py, PyDict>> {
         let specs = txs.iter().map(parse_spec).collect::<PyResult<Vec<_>>>()?;
         let signed = self.sign(specs)?;
-        let proposed = self
-            .chain()?
-            .propose(&signed, timestamp, PROPOSER)
-            .map_err(chain_err)?;
+        let chain = self.chain()?.clone();
+        // Actor code runs on the execution worker, whose stack holds the
+        // VM's bounds (#49), never on Python's thread.
+        let proposed = on_execution_worker(py, move || {
+            let proposed = chain.propose(&signed, timestamp, PROPOSER)?;
+            if proposed.rejected.is_empty() {
+                chain.commit(&proposed.executed)?;
+            }
+            Ok::<_, timerhost_chain::ChainError>(proposed)
+        })
+        .map_err(chain_err)?;
         if let Some((index, hash, reason)) = proposed.rejected.first() {
             return Err(TransactionRejected::new_err((
                 format!("transaction {index} ({hash}) rejected: {reason}"),
@@ -403,9 +424,6 @@ impl NativeChain {
                 reason.to_string(),
             )));
         }
-        self.chain()?
-            .commit(&proposed.executed)
-            .map_err(chain_err)?;
         let executed = &proposed.executed;
         convert::block(py, &executed.block, &executed.receipts)
     }

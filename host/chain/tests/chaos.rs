@@ -13,6 +13,11 @@
 //! a second chain on the other backend (memory, the producer is on sled)
 //! re-executes the block to the same header — roots included.
 //!
+//! Since #49 an actor also builds deep structures (frozensets, generators,
+//! iterators and exceptions nested 1,000–30,000 deep) and hashes, formats,
+//! drains or simply drops them: each ends in a result or `RecursionError`,
+//! never a crash, the same on both chains.
+//!
 //! `TIMERHOST_CHAOS_SEED` and `TIMERHOST_CHAOS_BLOCKS` replay or lengthen a
 //! run (the seed is printed); `chaos_long` (ignored) runs 10,000 blocks:
 //! `cargo test -p timerhost-chain --release --test chaos -- --ignored`.
@@ -45,6 +50,45 @@ const CHAOS: &str = r#"
 import pvm_host
 
 CRON = "0x0000000000000000000000000000000000000006"
+
+
+def _wrap(it):
+    for v in it:
+        yield v
+
+
+def _deep(n):
+    depth = 500 + (n * 37) % 30000
+    kind = n % 6
+    if kind == 0:
+        x = frozenset()
+        for _ in range(depth):
+            x = frozenset([x])
+        return hash(x)
+    if kind == 1:
+        x = iter([1])
+        for _ in range(depth):
+            x = _wrap(x)
+        return 0
+    if kind == 2:
+        x = iter([1, 2])
+        for _ in range(depth):
+            x = zip(x)
+        return len(list(x))
+    if kind == 3:
+        e = ValueError(1)
+        for _ in range(depth):
+            e = ValueError(e)
+        return len(str(e))
+    if kind == 4:
+        t = ()
+        for _ in range(depth):
+            t = (t,)
+        return len({t: 1})
+    t = []
+    for _ in range(depth):
+        t = [t]
+    return len(repr(t))
 
 
 class Chaos:
@@ -83,7 +127,7 @@ class Chaos:
 
     def _do(self, cmd, n, other):
         height = pvm_host.block_height()
-        payload = (["write", "drain", "inflate", "release", "cancel", "schedule", "blob", "noop"][n % 8] + "|" + str(n // 8) + "|" + other).encode()
+        payload = (["write", "drain", "inflate", "release", "cancel", "schedule", "blob", "noop", "deep"][n % 9] + "|" + str(n // 9) + "|" + other).encode()
         if cmd == "height":
             self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 5, payload, gas_limit=120_000, expires_at=height + 8))
         elif cmd == "time":
@@ -113,6 +157,8 @@ class Chaos:
                 pvm_host.extend_timer(timer, height + 2 + n % 9)
         elif cmd == "write":
             self.storage["k" + str(n % 3)] = n
+        elif cmd == "deep":
+            self.storage["deep"] = _deep(n)
         elif cmd == "blob":
             self.storage["blob"] = b"x" * (100_000 * (1 + n % 4))
         elif cmd == "drain":
@@ -161,6 +207,7 @@ const COMMANDS: &[&str] = &[
     "write",
     "drain",
     "cron",
+    "deep",
 ];
 
 struct Chaos {
@@ -405,12 +452,13 @@ fn env_u64(name: &str) -> Option<u64> {
 fn chaos_blocks_keep_every_invariant() {
     let seed = env_u64("TIMERHOST_CHAOS_SEED").unwrap_or(0x28);
     let blocks = env_u64("TIMERHOST_CHAOS_BLOCKS").unwrap_or(DEFAULT_BLOCKS);
-    Chaos::run(seed, blocks);
+    // On the stack a node executes with, as a node would.
+    timerhost_vm::runtime::on_execution_thread("chaos", move || Chaos::run(seed, blocks));
 }
 
 #[test]
 #[ignore = "a long run: 10,000 blocks (docs/PERFORMANCE.md)"]
 fn chaos_long() {
     let seed = env_u64("TIMERHOST_CHAOS_SEED").unwrap_or(0x2828);
-    Chaos::run(seed, 10_000);
+    timerhost_vm::runtime::on_execution_thread("chaos", move || Chaos::run(seed, 10_000));
 }

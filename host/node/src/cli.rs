@@ -377,14 +377,19 @@ pub fn main() -> ExitCode {
             "warn"
         },
     );
-    match run(&cli) {
+    // Every command may run actor code (a dev chain's blocks, a replay, a
+    // validator's): not on the 8 MiB main thread but on one with the stack
+    // the VM's bounds are sized for (#49: `timerhost dev` aborted there).
+    let as_json = cli.json;
+    let outcome = timerhost_vm::runtime::on_execution_thread("timerhost", move || run(&cli));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let code = match &e {
                 NodeError::Chain(ChainError::ReplayMismatch { .. }) => 2,
                 _ => 1,
             };
-            if cli.json {
+            if as_json {
                 println!("{}", json!({ "error": e.to_string() }));
             } else {
                 eprintln!("error: {e}");

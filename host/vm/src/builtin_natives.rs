@@ -15,6 +15,18 @@ use crate::guards::OperatorCode;
 use crate::operator_costs::charge_operator;
 use crate::sizes::*;
 
+/// Items of a tuple of classes `isinstance`/`issubclass` check for free
+/// (`isinstance(x, (int, float))`); each one past them costs a cycle.
+const FREE_CLASS_INFO_ITEMS: u64 = 8;
+
+/// Bounds the nesting of `isinstance`/`issubclass`'s second argument (a
+/// class or a tuple of them, nested: RustPython walks it recursively,
+/// guarded only by the native stack) and charges for its items.
+fn charge_class_info(class_info: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    let items = crate::nesting::check_class_info(class_info, vm)?;
+    crate::exec::charge_if_executing(items.saturating_sub(FREE_CLASS_INFO_ITEMS), vm)
+}
+
 /// How a consuming builtin walks its arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Walk {
@@ -182,6 +194,28 @@ fn reachable_attribute(name: &PyObjectRef, vm: &VirtualMachine) -> PyResult<PyOb
 /// checked spec, and one-argument `iter`.
 pub(crate) fn reflective_builtins(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
     vec![
+        (
+            "isinstance",
+            vm.new_function(
+                "isinstance",
+                |obj: PyObjectRef, class_info: PyObjectRef, vm: &VirtualMachine| -> PyResult<bool> {
+                    charge_class_info(&class_info, vm)?;
+                    obj.is_instance(&class_info, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "issubclass",
+            vm.new_function(
+                "issubclass",
+                |class: PyObjectRef, class_info: PyObjectRef, vm: &VirtualMachine| -> PyResult<bool> {
+                    charge_class_info(&class_info, vm)?;
+                    class.is_subclass(&class_info, vm)
+                },
+            )
+            .into(),
+        ),
         (
             "getattr",
             vm.new_function(

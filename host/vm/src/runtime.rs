@@ -44,8 +44,91 @@ thread_local! {
 pub const RECURSION_LIMIT: usize = 1000;
 
 /// The native stack of a thread that runs executions (see
-/// [`RECURSION_LIMIT`]): 64 MiB, reserved, committed only where touched.
+/// [`RECURSION_LIMIT`] and [`crate::nesting::MAX_NATIVE_NESTING`]): 64 MiB,
+/// reserved, committed only where touched. Everything the bounds allow fits
+/// in an eighth of it in a debug build (`tests/nesting.rs`), so no
+/// native-stack guard ever decides an outcome in place of the bounds.
 pub const EXECUTION_THREAD_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` on a new thread named `name` with [`EXECUTION_THREAD_STACK_BYTES`]
+/// of stack and returns what it returns (a panic in it resumes here). For
+/// callers whose own thread may be small — a process's main thread has
+/// 8 MiB — and that run actor code: the node's commands, tests.
+pub fn on_execution_thread<R: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> R {
+    let thread = std::thread::Builder::new()
+        .name(name.to_owned())
+        .stack_size(EXECUTION_THREAD_STACK_BYTES)
+        .spawn(f)
+        .expect("spawning an execution thread");
+    match thread.join() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A long-lived thread with [`EXECUTION_THREAD_STACK_BYTES`] of stack that
+/// runs the closures sent to it, one at a time: for callers that run actor
+/// code from threads they do not own (the Python package is called on
+/// Python's threads). Interpreters are per thread, so one lasting thread
+/// keeps its interpreter warm where a thread per call would build one each
+/// time.
+pub struct ExecutionWorker {
+    jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
+}
+
+thread_local! {
+    static ON_WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl ExecutionWorker {
+    /// The process's worker, started on first use.
+    pub fn get() -> &'static ExecutionWorker {
+        static WORKER: std::sync::OnceLock<ExecutionWorker> = std::sync::OnceLock::new();
+        WORKER.get_or_init(|| {
+            let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("timerhost-exec".into())
+                .stack_size(EXECUTION_THREAD_STACK_BYTES)
+                .spawn(move || {
+                    ON_WORKER.with(|on| on.set(true));
+                    for job in queue {
+                        job();
+                    }
+                })
+                .expect("spawning the execution worker");
+            ExecutionWorker {
+                jobs: std::sync::Mutex::new(jobs),
+            }
+        })
+    }
+
+    /// Runs `f` on the worker and returns what it returns (a panic in it
+    /// resumes here); inline when called on the worker itself.
+    pub fn run<R: Send + 'static>(&self, f: impl FnOnce() -> R + Send + 'static) -> R {
+        if ON_WORKER.with(std::cell::Cell::get) {
+            return f();
+        }
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            let _ = reply.send(result);
+        });
+        self.jobs
+            .lock()
+            .expect("worker queue")
+            .send(job)
+            .expect("the execution worker runs as long as the process");
+        match answer.recv().expect("the worker answers every job") {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
 
 /// Tracked objects created since the last collection after which
 /// [`Runtime::settle`] collects cyclic garbage (RustPython's own default).
@@ -100,6 +183,7 @@ pub(crate) fn invoke_handler(
 /// next execution gets a fresh one (the old one is leaked, never reused).
 pub(crate) fn discard_runtime() {
     RUNTIME.with(|slot| *slot.borrow_mut() = None);
+    crate::nesting::reset();
 }
 
 pub(crate) fn runtime() -> &'static Runtime {
@@ -167,7 +251,6 @@ const PLAIN_BUILTINS: &[&str] = &[
     "ord",
     "divmod",
     "enumerate",
-    "isinstance",
     "len",
     "range",
     "reversed",
@@ -180,7 +263,6 @@ const PLAIN_BUILTINS: &[&str] = &[
     "property",
     "super",
     "object",
-    "issubclass",
     "callable",
     "next",
     "repr",
@@ -280,6 +362,9 @@ impl Runtime {
             crate::load::install_freeze(vm);
             let parts = Runtime::init_objects(vm);
             crate::contains_meter::install(vm);
+            crate::release::install(vm);
+            // Last: the count encloses every other slot wrapper's charge.
+            crate::nesting::install(vm);
             // The interpreter's own objects live forever: keep them out of
             // every later collection's scan.
             vm.state.gc.freeze();
@@ -493,6 +578,23 @@ impl Runtime {
         modules.insert(
             "json",
             make_module(vm, "json", crate::helpers::json_functions(vm)),
+        );
+        // Not for actors (the sandbox refuses `import sys`): RustPython
+        // imports `sys` to report an exception it must ignore — one raised
+        // while a generator is closed as it is freed — and panicked when the
+        // import failed. Ignored here too, as CPython ignores it (it prints
+        // "Exception ignored in …"); an abort stays sticky in the meter.
+        modules.insert(
+            "sys",
+            make_module(
+                vm,
+                "sys",
+                vec![(
+                    "unraisablehook",
+                    vm.new_function("unraisablehook", |_args: FuncArgs| {})
+                        .into(),
+                )],
+            ),
         );
 
         // `from __future__ import annotations` (the compiler reads the

@@ -338,6 +338,12 @@ impl Vm {
         let state = EXEC
             .with(|cell| cell.borrow_mut().take())
             .expect("execution state present");
+        debug_assert_eq!(crate::nesting::depth(), 0, "a nesting level left open");
+        debug_assert_eq!(
+            crate::release::deferred_count(),
+            0,
+            "a finalizer left deferred"
+        );
         let result = match state.meter.abort {
             // The meter decides, whatever the actor did with the abort exception.
             Some(abort) => Err(ExecError {

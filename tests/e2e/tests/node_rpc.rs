@@ -2,14 +2,15 @@
 //! on a random loopback port in a temporary home; deploy the heartbeat actor,
 //! watch it fire for 20 blocks, read its events, timers and storage, stop it;
 //! JSON-RPC errors; the home lock; SIGTERM; replay; a non-dev node refusing
-//! dev methods and serving metrics.
+//! dev methods and serving metrics; a dev node (which produces blocks on its
+//! command thread) surviving #49's deeply nested transactions.
 
 mod common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{home_arg, Node, HEARTBEAT, TIMERHOST};
+use common::{call_receipt, home_arg, Node, DEEP, HEARTBEAT, TIMERHOST};
 use serde_json::{json, Value};
 
 #[test]
@@ -504,4 +505,32 @@ fn dev_examples_and_governance_through_the_cli() {
     );
     assert!(text.contains("  | ") && text.contains("renew"), "{text}");
     node.terminate();
+}
+
+/// #49: `timerhost dev` built blocks on the process's 8 MiB main thread,
+/// and a frozenset nested 200,000 deep (or 20,000 generators) aborted it.
+#[test]
+fn a_dev_node_survives_transactions_nesting_200000_deep() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = Node::dev(
+        &dir.path().join("dev"),
+        &["--block-time", "200ms", "--no-examples"],
+    );
+    let source = dir.path().join("deep.py");
+    std::fs::write(&source, DEEP).unwrap();
+    let deployed = node.cli_json(&["deploy", source.to_str().unwrap(), "--dev-account", "1"]);
+    assert_eq!(deployed["status"], "success", "{deployed}");
+    let actor = deployed["created_actor"].as_str().unwrap().to_string();
+    for (handler, n, expected) in [
+        ("frozensets", 200_000, "failed"),
+        ("generators", 20_000, "success"),
+        ("generators", 150_000, "success"),
+        ("zips", 200_000, "failed"),
+        ("exceptions", 200_000, "failed"),
+    ] {
+        let receipt = call_receipt(&node, &actor, handler, n);
+        assert_eq!(receipt["status"], expected, "{handler}({n}): {receipt}");
+    }
+    let status = node.cli_json(&["status"]);
+    assert!(status["height"].as_u64().unwrap() > 5, "{status}");
 }

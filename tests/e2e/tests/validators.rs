@@ -13,6 +13,10 @@
 //!   the network continues.
 //! - `timerhost testnet` itself runs its validators to agreement and stops
 //!   them all on SIGTERM; a second start reuses the homes.
+//! - Transactions whose actors nest frozensets, generators, iterators and
+//!   exceptions 20,000–200,000 deep — one of which aborted every proposer
+//!   before #49 — are committed with their outcomes while all four keep
+//!   committing and agreeing.
 //! - The set changes by proposal (#32): four validators vote a fifth in
 //!   through the CLI — it was following, and signs from the activation
 //!   height — then vote one of the four out, which is killed while the
@@ -26,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{home_arg, Node, HEARTBEAT, TIMERHOST};
+use common::{call_receipt, home_arg, Node, DEEP, HEARTBEAT, TIMERHOST};
 use serde_json::{json, Value};
 
 /// `count` consecutive free loopback ports for RPC and as many for p2p,
@@ -312,6 +316,47 @@ fn a_byzantine_proposer_is_refused_and_the_network_continues() {
             n.terminate();
         }
     }
+}
+
+#[test]
+fn transactions_nesting_200000_deep_do_not_stop_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let homes = testnet(&dir.path().join("net"), 4, 0);
+    let nodes: Vec<Node> = homes.iter().map(|h| start(h, &[])).collect();
+    let all: Vec<&Node> = nodes.iter().collect();
+    wait_for_height(&all, 2, Duration::from_secs(120));
+    let source = dir.path().join("deep.py");
+    std::fs::write(&source, DEEP).unwrap();
+    let deployed = nodes[0].cli_json(&["deploy", source.to_str().unwrap(), "--dev-account", "1"]);
+    assert_eq!(deployed["status"], "success", "{deployed}");
+    let actor = deployed["created_actor"].as_str().unwrap().to_string();
+    let mut last = 0;
+    for (i, (handler, n, expected)) in [
+        ("frozensets", 200_000, "failed"),
+        ("generators", 20_000, "success"),
+        ("generators", 150_000, "success"),
+        ("zips", 200_000, "failed"),
+        ("exceptions", 200_000, "failed"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // Sent to a different node each time: every proposer executes one.
+        let receipt = call_receipt(&nodes[i % 4], &actor, handler, n);
+        assert_eq!(receipt["status"], expected, "{handler}({n}): {receipt}");
+        last = receipt["height"].as_u64().unwrap();
+    }
+    wait_for_height(&all, last + 5, Duration::from_secs(120));
+    let mut nodes = nodes;
+    for node in &mut nodes {
+        assert!(
+            node.child.try_wait().unwrap().is_none(),
+            "{} exited: {}",
+            node.url,
+            node.out.lock().unwrap()
+        );
+    }
+    assert_same_chain(&nodes.iter().collect::<Vec<_>>(), last + 5);
 }
 
 #[test]

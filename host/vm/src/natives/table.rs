@@ -332,7 +332,7 @@ pub(crate) const RULES: &[Rule] = &[
 pub(crate) const BUILTIN_RULES: &[Rule] = &[
     Rule {
         types: &["builtins"],
-        names: &["abs", "chr", "ord", "len", "isinstance", "issubclass", "callable", "next", "bool", "object", "super", "staticmethod", "classmethod", "property", "slice", "NotImplemented", "Ellipsis"],
+        names: &["abs", "chr", "ord", "len", "callable", "next", "bool", "object", "super", "staticmethod", "classmethod", "property", "slice", "NotImplemented", "Ellipsis"],
         price: Price::Free,
         why: "constant time (ints are capped at 65,536 bits)",
     },
@@ -389,6 +389,12 @@ pub(crate) const BUILTIN_RULES: &[Rule] = &[
         names: &["getattr", "hasattr", "setattr", "delattr", "format", "iter", "type"],
         price: Price::Stand("names checked like written ones and charged 4 per 16 bytes; `format` specs checked (`builtin_natives::reflective_builtins`)"),
         why: "names and specs computed at run time",
+    },
+    Rule {
+        types: &["builtins"],
+        names: &["isinstance", "issubclass"],
+        price: Price::Stand("a tuple of classes: nesting bounded (`nesting::check_class_info`), 1 cycle per item past the first 8 (`builtin_natives::reflective_builtins`)"),
+        why: "RustPython walks a nested tuple of classes recursively",
     },
 ];
 

@@ -314,6 +314,12 @@ pub const WORKLOADS: &[Workload] = &[
     ),
     // builtins
     w("builtins.abs", "a = -(7 ** n)", "abs(a)", 100),
+    w(
+        "builtins.isinstance",
+        "t = (str,) * n",
+        "isinstance(1, t)",
+        1000,
+    ),
     w("builtins.range", "", "enumerate(range(n))", 1000),
     w("builtins.repr", "xs = [0] * n", "repr(xs)", 1000),
     w("builtins.ascii", "s = chr(233) * n", "ascii(s)", 1000),

@@ -18,6 +18,60 @@ pub const HEARTBEAT: &str = concat!(
     "/../../actors/heartbeat/heartbeat.py"
 );
 
+/// The programs of #49, as an actor author would write them: each call
+/// used to overflow the native stack of whichever node executed it.
+pub const DEEP: &str = r#"import pvm_host
+
+def wrap(it):
+    for v in it:
+        yield v
+
+class Deep:
+    def frozensets(self, n):
+        x = frozenset()
+        for _ in range(n):
+            x = frozenset([x])
+        return hash(x) & 1
+
+    def generators(self, n):
+        x = iter([1])
+        for _ in range(n):
+            x = wrap(x)
+        return 1
+
+    def zips(self, n):
+        it = iter([1, 2])
+        for _ in range(n):
+            it = zip(it)
+        return len(list(it))
+
+    def exceptions(self, n):
+        e = ValueError(1)
+        for _ in range(n):
+            e = ValueError(e)
+        raise e
+"#;
+
+/// Calls `handler(n)` of `actor` from dev account 2 with 20M cycles and
+/// returns its receipt, success or not (a failed call exits non-zero
+/// after printing it).
+pub fn call_receipt(node: &Node, actor: &str, handler: &str, n: u64) -> Value {
+    let out = node.cli(&[
+        "call",
+        actor,
+        handler,
+        &format!("[{n}]"),
+        "--dev-account",
+        "2",
+        "--cycles-limit",
+        "20000000",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.lines().next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{handler}({n}): {e}: {stdout}"))
+}
+
 /// A running node process; killed on drop if still running.
 pub struct Node {
     pub child: Child,
