@@ -120,13 +120,10 @@ impl FeeQuote {
                 lane.lane_basefee, lane.priority, lane.fee_cap
             )));
         }
-        let mut quote = Self::new(
-            cycle_basefee,
-            cell_basefee,
-            0,
-            handler_cycles + base_cycles,
-            cells,
-        )?;
+        let cycles = handler_cycles
+            .checked_add(base_cycles)
+            .ok_or_else(|| overflow("cycles limit"))?;
+        let mut quote = Self::new(cycle_basefee, cell_basefee, 0, cycles, cells)?;
         quote.tip_per_cycle = lane.priority;
         quote.lane_basefee = lane.lane_basefee;
         quote.untipped_cycles = base_cycles;

@@ -70,7 +70,8 @@ impl BlockSummary {
             ) {
                 s.deliveries += 1;
             }
-            for e in &r.events {
+            // Protocol events only (#50): their names are the protocol's.
+            for e in r.events.iter().filter(|e| e.is_protocol()) {
                 match e.name.as_str() {
                     "TimerFired" => {
                         let kind = match e.data.get("kind") {

@@ -171,6 +171,11 @@ fn fires_key(height: u64) -> Vec<u8> {
 
 /// The timer id an event's data names, if it names one.
 fn timer_id_of(event: &Event) -> Option<&[u8]> {
+    // Only the protocol's events make a timer's history (#50): an actor
+    // naming someone's timer in its own event changes nothing there.
+    if !event.is_protocol() {
+        return None;
+    }
     match event.data.get("timer_id") {
         Some(Value::Bytes(id)) if id.len() == 32 => Some(id),
         _ => None,

@@ -573,7 +573,9 @@ impl<'w> Walk<'w> {
         // timer larger than the whole lane (possible after governance
         // shrank it) is admitted alone at the head of an empty lane so that
         // it cannot block the queue forever.
-        let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
+        let reserve = timer
+            .gas_limit_per_fire
+            .saturating_add(TIMER_FIRE_BASE_CYCLES);
         let budgets = &*self.budgets;
         if reserve > budgets.lane_left && budgets.lane_left != budgets.lane_total {
             self.plan.stats.lane_full = true;
@@ -689,7 +691,9 @@ impl<'w> Walk<'w> {
             };
             (0, bid)
         };
-        let reserve = timer.gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES;
+        let reserve = timer
+            .gas_limit_per_fire
+            .saturating_add(TIMER_FIRE_BASE_CYCLES);
         self.budgets.lane_left = self.budgets.lane_left.saturating_sub(reserve);
         self.budgets.fires_left -= 1;
         self.budgets.cells_left -= self.budgets.cells_per_fire;

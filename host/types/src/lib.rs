@@ -39,7 +39,10 @@ pub use governance::{
 };
 pub use lane::{LaneMarket, LanePrice, SuggestedFees};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
-pub use receipt::{ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource};
+pub use receipt::{
+    is_protocol_event_name, ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource,
+    PROTOCOL_EVENT_PREFIXES,
+};
 pub use timer::{
     check_handler_name, timer_id, Delivery, FireDue, FireInfo, Invocation, QuoteRequest,
     RequestedTrigger, Timer, TimerConfig, TimerKind, TimerOrdering, TimerQuote, TimerRequest,

@@ -89,6 +89,30 @@ pub struct Event {
     pub data: Value,
 }
 
+/// Event name prefixes only the protocol emits into (#50): the timers'
+/// life (`TimerScheduled`, `TimerFired`, `TimersPaused`, `timer.extended`,
+/// `timer_config.updated`, …) and governance's config events. An actor's
+/// `emit` of such a name is refused, so an event named so is the
+/// protocol's by construction: only these feed the timer index, the block
+/// summaries and the dashboard, and no actor can forge another's timer
+/// history.
+pub const PROTOCOL_EVENT_PREFIXES: &[&str] = &["Timer", "timer", "basefee_config."];
+
+/// Is `name` in the protocol's own event namespace?
+pub fn is_protocol_event_name(name: &str) -> bool {
+    PROTOCOL_EVENT_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+}
+
+impl Event {
+    /// Was this event emitted by the protocol (its name is in the
+    /// protocol's namespace, which actors cannot emit into)?
+    pub fn is_protocol(&self) -> bool {
+        is_protocol_event_name(&self.name)
+    }
+}
+
 /// Where an executed transaction came from.
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
 pub enum TxSource {

@@ -784,7 +784,12 @@ impl TimerConfig {
                 format!("{} is absurd (at most 3,153,600,000)", self.max_ttl_blocks),
             );
         }
-        if self.max_cycles_per_fire + TIMER_FIRE_BASE_CYCLES > self.lane_cycles_per_block {
+        // Checked (#50): 2^64 − 2999 once wrapped to a small sum and passed.
+        let fits = self
+            .max_cycles_per_fire
+            .checked_add(TIMER_FIRE_BASE_CYCLES)
+            .is_some_and(|reserve| reserve <= self.lane_cycles_per_block);
+        if !fits {
             return bad(
                 "max_cycles_per_fire",
                 format!(

@@ -225,6 +225,20 @@ pub(crate) fn host_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObject
                         .downcast_ref::<PyStr>()
                         .and_then(|s| s.to_str().map(str::to_owned))
                         .ok_or_else(|| vm.new_type_error("event name must be str"))?;
+                    if timerhost_types::is_protocol_event_name(&name) {
+                        return Err(host_error(
+                            ErrorKind::InvalidInput,
+                            &format!(
+                                "emit: the event name {name:?} is in the protocol's namespace (names beginning with {}); name your event differently",
+                                timerhost_types::PROTOCOL_EVENT_PREFIXES
+                                    .iter()
+                                    .map(|p| format!("{p:?}"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                            vm,
+                        ));
+                    }
                     // Converting and encoding copy the data (see storage writes).
                     crate::sizes::charge_size(&data, vm)?;
                     let data = py_to_value(&data, vm)?;

@@ -5,8 +5,8 @@
 
 use timerhost_timers::{escrow, events as timer_events, Fire};
 use timerhost_types::{
-    keccak256_concat as keccak_concat, ErrorKind, ExecError, Hash, Invocation, Receipt, TxSource,
-    Value,
+    keccak256_concat as keccak_concat, ErrorKind, ExecError, Hash, Invocation, Receipt,
+    ReceiptStatus, TxSource, Value,
 };
 
 use super::{BlockExecutor, Concluded};
@@ -79,31 +79,35 @@ impl BlockExecutor<'_> {
     pub(super) fn execute_deferred(&mut self, tx: &DeferredTx) -> Result<Receipt> {
         let index = self.deferred_count;
         self.deferred_count += 1;
-        let quote = FeeQuote::for_fire(
-            tx.cycle_basefee,
-            tx.cell_basefee,
-            tx.lane,
-            tx.cycles_limit,
-            tx.base_cycles,
-            tx.cells_limit,
-        )
-        // Not an actor's doing: the walk admitted this fire only after the
-        // same quote (`delivery::max_cost`, checked arithmetic, a bid
-        // capped by `max_bid`) fit, and built `prepaid` from it; a mismatch
-        // is a bug between the two crates.
-        .map_err(|e| ChainError::Internal(format!("deferred transaction quote: {e}")))?;
-        if quote.prepay != tx.prepaid {
-            return Err(ChainError::Internal(format!(
-                "deferred transaction pre-charge {} does not match its limits ({})",
-                tx.prepaid, quote.prepay
-            )));
-        }
         let tx_hash = keccak_concat(&[
             b"timerhost/deferred",
             &self.env.height.to_be_bytes(),
             &index.to_be_bytes(),
             &tx.tag,
         ]);
+        // The walk admitted this fire after the same quote fit
+        // (`delivery::max_cost`, checked arithmetic) and built `prepaid`
+        // from it. If the two disagree — a config in force that one side
+        // cannot price (#50: a cycles cap that wrapped) — the fire fails and
+        // its pre-charge comes back; the block goes on.
+        let quote = match FeeQuote::for_fire(
+            tx.cycle_basefee,
+            tx.cell_basefee,
+            tx.lane,
+            tx.cycles_limit,
+            tx.base_cycles,
+            tx.cells_limit,
+        ) {
+            Ok(quote) if quote.prepay == tx.prepaid => quote,
+            Ok(quote) => {
+                let why = format!(
+                    "its pre-charge {} does not match its limits ({})",
+                    tx.prepaid, quote.prepay
+                );
+                return self.unpriced_fire(tx, tx_hash, &why);
+            }
+            Err(e) => return self.unpriced_fire(tx, tx_hash, &e.to_string()),
+        };
         // A hook's arguments are bytes delivered to its handler; a timer's
         // payload was paid for, in cells, when it was scheduled.
         let payload_cells: u64 = match &tx.invocation {
@@ -215,6 +219,41 @@ impl BlockExecutor<'_> {
             tip: settlement.tip,
             events,
             return_value,
+            created_actor: None,
+        })
+    }
+
+    /// A fire that cannot be priced under the config in force: failed,
+    /// nothing run or charged, its pre-charge back with its payer (or its
+    /// escrow).
+    fn unpriced_fire(&mut self, tx: &DeferredTx, tx_hash: Hash, why: &str) -> Result<Receipt> {
+        tracing::warn!(actor = %tx.actor, why, "a fire could not be priced and failed");
+        accounts::credit(&mut self.overlay, &tx.fee_payer, tx.prepaid)?;
+        if let Some(key) = &tx.escrow_key {
+            escrow::settle(&mut self.overlay, &tx.actor, key, tx.prepaid)?;
+        }
+        Ok(Receipt {
+            tx_hash,
+            sender: tx.sender,
+            source: TxSource::Deferred {
+                origin_tx_hash: tx.origin_tx_hash,
+                fee_payer: tx.fee_payer,
+                delivery: tx.delivery,
+            },
+            status: ReceiptStatus::Failed,
+            error: Some(ExecError::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "this fire cannot be priced under the timer config in force ({why}); its pre-charge was refunded"
+                ),
+            )),
+            cycles_used: 0,
+            cells_used: 0,
+            fee_paid: 0,
+            burned: 0,
+            tip: 0,
+            events: Vec::new(),
+            return_value: None,
             created_actor: None,
         })
     }
