@@ -516,11 +516,11 @@ impl<B: KvBackend> Chain<B> {
                 .map(Some)
                 .map_err(|e| ChainError::Internal(format!("block {height}'s summary: {e}")));
         }
-        if self.store.block(height)?.is_none() {
+        if self.store.header(height)?.is_none() {
             return Ok(None);
         }
         let parent_ms = match height.checked_sub(1) {
-            Some(h) => self.store.block(h)?.map_or(0, |b| b.header.timestamp_ms),
+            Some(h) => self.store.header(h)?.map_or(0, |s| s.header.timestamp_ms),
             None => 0,
         };
         Ok(Some(crate::summary::BlockSummary::of(

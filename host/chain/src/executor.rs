@@ -671,6 +671,8 @@ impl<'a> BlockExecutor<'a> {
         // returned.
         let mut protocol_events = plan.events;
         protocol_events.extend(governance::expire(&mut self.overlay, self.env.height)?);
+        governance::prune(&mut self.overlay, self.env.height)?;
+        timerhost_timers::fairness::sweep(&mut self.overlay, &self.timer_config, self.env.height)?;
         let mut ctx = EobContext {
             state: &mut self.overlay,
             env: self.env.clone(),

@@ -19,7 +19,9 @@ use timerhost_types::{
 
 use crate::error::{ChainError, Result};
 
-/// Most proposals one block's end expires; the rest wait for the next.
+/// Most proposals one block's end expires, and most one block may submit
+/// (#50: so expiry always keeps up); also the most closed records one
+/// block prunes.
 pub const EXPIRIES_PER_BLOCK: usize = 64;
 
 /// The governance config (the genesis default when a chain predates it).
@@ -231,6 +233,20 @@ pub fn submit(
         ));
     }
     let cfg = config(state)?;
+    let voting_ends_at = height.saturating_add(cfg.voting_period_blocks);
+    // Every proposal of this block ends at the same height: at most
+    // EXPIRIES_PER_BLOCK of them, so the end of that block expires them all.
+    let end_start = keys::proposal_end(voting_ends_at, 0);
+    let end_end = keys::proposal_end(voting_ends_at, u64::MAX);
+    if state
+        .scan_keys(&end_start, Some(&end_end), EXPIRIES_PER_BLOCK)?
+        .len()
+        >= EXPIRIES_PER_BLOCK
+    {
+        return Ok(Err(format!(
+            "this block already holds {EXPIRIES_PER_BLOCK} proposals, the most one block may submit; submit it in a later block"
+        )));
+    }
     if let Debit::Insufficient { available } = state_accounts::transfer(
         state,
         &proposer,
@@ -255,7 +271,7 @@ pub fn submit(
         proposer,
         deposit: cfg.proposal_deposit,
         submitted_at: height,
-        voting_ends_at: height.saturating_add(cfg.voting_period_blocks),
+        voting_ends_at,
         votes: Vec::new(),
         status: ProposalStatus::Voting,
         action,
@@ -337,6 +353,7 @@ pub fn vote(
         take_deposit(state, &p)?;
         *burned += p.deposit;
         state.delete(keys::proposal_end(p.voting_ends_at, id));
+        state.put(keys::proposal_closed(height, id), Vec::new());
         let mut fields = vec![
             ("proposal_id", Value::int(id)),
             ("burned", Value::int(p.deposit)),
@@ -414,6 +431,7 @@ pub fn execute(
     p.status = ProposalStatus::Executed;
     return_deposit(state, &p)?;
     state.delete(keys::proposal_end(p.voting_ends_at, id));
+    state.put(keys::proposal_closed(height, id), Vec::new());
     state.put_encoded(keys::proposal(id), &p);
     Ok(Ok(vec![event(
         "ProposalExecuted",
@@ -445,6 +463,7 @@ pub fn expire(state: &mut Overlay<'_>, height: u64) -> Result<Vec<Event>> {
         p.status = ProposalStatus::Expired;
         return_deposit(state, &p)?;
         state.put_encoded(keys::proposal(id), &p);
+        state.put(keys::proposal_closed(height, id), Vec::new());
         events.push(event(
             "ProposalExpired",
             vec![
@@ -454,4 +473,81 @@ pub fn expire(state: &mut Overlay<'_>, height: u64) -> Result<Vec<Event>> {
         ));
     }
     Ok(events)
+}
+
+/// The end of block `height`: the records of proposals closed more than
+/// [`timerhost_types::governance::PROPOSAL_RETENTION_BLOCKS`] blocks ago
+/// are removed (at most [`EXPIRIES_PER_BLOCK`]; their events stay in
+/// history).
+pub fn prune(state: &mut Overlay<'_>, height: u64) -> Result<()> {
+    let Some(before) = height.checked_sub(timerhost_types::governance::PROPOSAL_RETENTION_BLOCKS)
+    else {
+        return Ok(());
+    };
+    let start = keys::proposals_closed();
+    let end = keys::proposal_closed(before, 0);
+    for key in state.scan_keys(&start, Some(&end), EXPIRIES_PER_BLOCK)? {
+        let id_bytes: [u8; 8] = key[key.len() - 8..].try_into().expect("8 bytes of the key");
+        state.delete(keys::proposal(u64::from_be_bytes(id_bytes)));
+        state.delete(key);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerhost_state::EmptyState;
+
+    fn funded(state: &mut Overlay<'_>, who: Address) {
+        state_accounts::credit(state, &who, 10u128.pow(30)).unwrap();
+    }
+
+    fn action() -> ProposalAction {
+        ProposalAction::UpdateTimerConfig(timerhost_types::TimerConfig::default())
+    }
+
+    /// #50 defect 8: expiry handles 64 proposals a block and expiry refunds
+    /// the deposit, so submissions past that grew state for free. A block
+    /// now submits at most 64; closed records are removed after the
+    /// retention period.
+    #[test]
+    fn defect8_a_block_submits_at_most_64_proposals_and_closed_records_are_pruned() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let proposer = Address([5; 20]);
+        funded(&mut state, proposer);
+        for i in 0..EXPIRIES_PER_BLOCK {
+            let outcome = submit(&mut state, proposer, action(), 10).unwrap();
+            assert!(outcome.is_ok(), "{i}: {outcome:?}");
+        }
+        let refused = submit(&mut state, proposer, action(), 10)
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            refused.contains("at most") || refused.contains("most one block"),
+            "{refused}"
+        );
+        // The next block has its own 64.
+        assert!(submit(&mut state, proposer, action(), 11).unwrap().is_ok());
+        let ends = config(&state).unwrap().voting_period_blocks + 10;
+        // They all expire at the end of one block, and are recorded closed.
+        let expired = expire(&mut state, ends + 1).unwrap();
+        assert_eq!(expired.len(), EXPIRIES_PER_BLOCK);
+        assert!(proposal(&state, 1).unwrap().is_some());
+        // Kept for the retention period, then removed 64 a block.
+        let retention = timerhost_types::governance::PROPOSAL_RETENTION_BLOCKS;
+        prune(&mut state, ends + retention).unwrap();
+        assert!(
+            proposal(&state, 1).unwrap().is_some(),
+            "still within retention"
+        );
+        prune(&mut state, ends + 2 + retention).unwrap();
+        assert!(proposal(&state, 1).unwrap().is_none());
+        assert!(proposal(&state, 64).unwrap().is_none());
+        assert!(
+            proposal(&state, 65).unwrap().is_some(),
+            "the later block's proposal is open"
+        );
+    }
 }

@@ -13,7 +13,8 @@
 //! - [`run`]: a running node: RPC server, block producer, metrics, signals.
 //! - [`producer`]: the single thread that writes the chain.
 //! - [`network_node`]: `node` on a validator network (a genesis listing
-//!   validators): Malachite drives the chain, transactions gossip to peers.
+//!   validators): Malachite drives the chain, transactions gossip to peers
+//!   ([`gossip`]: a bounded queue and a thread per peer).
 //! - [`testnet`]: `timerhost testnet`, N local validators in one command.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`client`]: the client commands, which talk to a node over JSON-RPC.
@@ -35,6 +36,7 @@ pub mod dev;
 pub mod dev_tools;
 pub mod error;
 pub mod follow;
+pub mod gossip;
 pub mod gov;
 pub mod home;
 pub mod home_cmds;

@@ -11,7 +11,6 @@
 //! - Dev methods (`dev_mine`, snapshots, timestamps) are refused: blocks
 //!   are decided by the network.
 
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +24,7 @@ use timerhost_consensus::{
     ByzantineMode, ConsensusKey, ConsensusMetrics, ConsensusSigner, DecidedStore, NetworkSettings,
     ValidatorSet,
 };
-use timerhost_rpc::{Client, Mempool, NodeControl, NodeSnapshot, RpcContext, RpcError};
+use timerhost_rpc::{Mempool, NodeControl, NodeSnapshot, RpcContext, RpcError};
 use timerhost_state::SledBackend;
 use timerhost_types::{Address, Hash, SignedTransaction};
 
@@ -99,7 +98,7 @@ impl AppHooks for NodeHooks {
 /// forwarded to peers.
 struct NetworkControl {
     describe: Json,
-    gossip: Mutex<mpsc::Sender<Vec<u8>>>,
+    gossip: crate::gossip::Gossip,
     /// This node's consensus key's address, if it has one.
     key: Option<String>,
     /// The engine's view: the set of the height being decided (#32).
@@ -144,52 +143,8 @@ impl NodeControl for NetworkControl {
     }
 
     fn transaction_accepted(&self, raw: &[u8]) {
-        let _ = self.gossip.lock().send(raw.to_vec());
+        self.gossip.forward(raw);
     }
-}
-
-/// Most transactions forwarded to a peer in one JSON-RPC batch.
-const GOSSIP_BATCH: usize = 500;
-
-/// Forwards each transaction to every peer's RPC from a background thread,
-/// as JSON-RPC batches of whatever has arrived since the last one (one HTTP
-/// request per peer per batch, not per transaction: at 1,500 tx/s on four
-/// local validators, per-transaction requests were most of the machine's
-/// work, #34). A peer that already has a transaction refuses it cheaply
-/// (`already_pending`, found by hash before any signature is checked) and
-/// does not forward it again.
-fn spawn_gossip(peers: Vec<String>) -> mpsc::Sender<Vec<u8>> {
-    let (tx, rx) = mpsc::channel::<Vec<u8>>();
-    let clients: Vec<Client> = peers.iter().map(|u| Client::new(u)).collect();
-    std::thread::Builder::new()
-        .name("tx-gossip".into())
-        .spawn(move || {
-            while let Ok(first) = rx.recv() {
-                let mut batch = vec![first];
-                while batch.len() < GOSSIP_BATCH {
-                    match rx.try_recv() {
-                        Ok(raw) => batch.push(raw),
-                        Err(_) => break,
-                    }
-                }
-                let calls: Vec<(&str, Json)> = batch
-                    .iter()
-                    .map(|raw| {
-                        (
-                            "th_sendRawTransaction",
-                            json!([format!("0x{}", hex::encode(raw))]),
-                        )
-                    })
-                    .collect();
-                for c in &clients {
-                    if let Err(e) = c.call_batch(&calls) {
-                        tracing::debug!(peer = c.url(), error = %e, "peer did not take gossiped transactions");
-                    }
-                }
-            }
-        })
-        .expect("spawning the gossip thread");
-    tx
 }
 
 fn duration(field: &str, v: &str) -> Result<Duration> {
@@ -306,7 +261,7 @@ pub(crate) fn run(
     });
     let control = NetworkControl {
         describe,
-        gossip: Mutex::new(spawn_gossip(cfg.consensus.tx_gossip.clone())),
+        gossip: crate::gossip::Gossip::start(&cfg.consensus.tx_gossip),
         key: key.as_ref().map(|k| k.address().to_string()),
         consensus: consensus_metrics.clone(),
     };

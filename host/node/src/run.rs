@@ -135,10 +135,10 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     let pool = Arc::new(Mutex::new(Mempool::new(opts.mempool)));
     for tx in opts.prelude {
         let gap = opts.mempool.max_nonce_gap;
-        let (sender, _) = timerhost_rpc::mempool::validate(&chain, &tx, gap)
+        let admission = timerhost_rpc::mempool::validate(&chain, &tx, gap)
             .map_err(|e| NodeError::Rpc(Box::new(e)))?;
         pool.lock()
-            .insert(tx, sender)
+            .insert(tx, admission)
             .map_err(|e| NodeError::Rpc(Box::new(e)))?;
     }
     let metrics = Arc::new(Metrics::default());

@@ -18,14 +18,18 @@ impl Client {
     /// A client for the node at `url` (e.g. `http://127.0.0.1:8645`; the
     /// scheme may be omitted).
     pub fn new(url: &str) -> Self {
+        Self::with_timeout(url, Duration::from_secs(120))
+    }
+
+    /// A client whose every request (connecting, sending and reading the
+    /// answer) gives up after `timeout`.
+    pub fn with_timeout(url: &str, timeout: Duration) -> Self {
         let url = if url.contains("://") {
             url.to_string()
         } else {
             format!("http://{url}")
         };
-        let agent = ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(120))
-            .build();
+        let agent = ureq::AgentBuilder::new().timeout(timeout).build();
         Self { url, agent }
     }
 

@@ -18,6 +18,10 @@ pub mod codes {
     pub const DEV_ONLY: i32 = -32002;
     /// The block producer could not do what was asked.
     pub const PRODUCER: i32 = -32003;
+    /// A query reached its read bound before finishing (`data.resume_from`).
+    pub const READ_LIMIT: i32 = -32004;
+    /// The server is busy with expensive queries; retry shortly.
+    pub const BUSY: i32 = -32005;
 }
 
 /// Errors of the RPC crate.
@@ -55,6 +59,29 @@ pub enum RpcError {
     /// The block producer refused or failed (e.g. it has stopped).
     #[error("block producer: {0}")]
     Producer(String),
+    /// A query read as much as one request may (docs/RPC.md, "Bounds")
+    /// without filling its page: `found` (in `data.events`) is what it found
+    /// below height `resume_from`; asking again from `resume_from`
+    /// continues.
+    #[error("{method} read its bound of {max_reads} entries before reaching the end of the range: {} event(s) found below height {resume_from} (in data.events); continue with \"from\": {resume_from} or narrow the filter", found.len())]
+    ReadLimit {
+        /// The method.
+        method: &'static str,
+        /// The read bound.
+        max_reads: usize,
+        /// What it found before it stopped.
+        found: Vec<serde_json::Value>,
+        /// The first height not examined.
+        resume_from: u64,
+    },
+    /// Too many expensive queries are running; this one was not started.
+    #[error("the node is busy answering {running} expensive queries; retry {method} shortly")]
+    Busy {
+        /// The method.
+        method: &'static str,
+        /// Expensive queries running.
+        running: usize,
+    },
     /// The chain failed.
     #[error(transparent)]
     Chain(#[from] timerhost_chain::ChainError),
@@ -98,6 +125,8 @@ impl RpcError {
             RpcError::MempoolFull { .. } => codes::MEMPOOL_FULL,
             RpcError::DevOnly { .. } => codes::DEV_ONLY,
             RpcError::Producer(_) => codes::PRODUCER,
+            RpcError::ReadLimit { .. } => codes::READ_LIMIT,
+            RpcError::Busy { .. } => codes::BUSY,
             _ => codes::INTERNAL,
         }
     }
@@ -118,6 +147,8 @@ impl RpcError {
         match self {
             RpcError::TxRejected { reason, .. } => Some(reason),
             RpcError::MempoolFull { .. } => Some("mempool_full"),
+            RpcError::ReadLimit { .. } => Some("read_limit"),
+            RpcError::Busy { .. } => Some("busy"),
             RpcError::Remote { reason, .. } => reason.as_deref(),
             _ => None,
         }
@@ -126,7 +157,17 @@ impl RpcError {
 
 impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
-        let data = e.reason().map(|r| serde_json::json!({ "reason": r }));
+        let mut data = e.reason().map(|r| serde_json::json!({ "reason": r }));
+        if let (
+            Some(data),
+            RpcError::ReadLimit {
+                resume_from, found, ..
+            },
+        ) = (data.as_mut(), &e)
+        {
+            data["resume_from"] = serde_json::json!(resume_from);
+            data["events"] = serde_json::Value::Array(found.clone());
+        }
         ErrorObjectOwned::owned(e.code(), e.to_string(), data)
     }
 }

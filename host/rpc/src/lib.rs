@@ -24,5 +24,7 @@ pub use client::Client;
 pub use error::{Result, RpcError};
 pub use jsonrpsee::server::ServerHandle;
 pub use mempool::{Mempool, MempoolConfig};
-pub use server::{methods, start, NodeControl, RpcContext, METHODS};
+pub use server::{
+    methods, start, NodeControl, RpcContext, RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS, METHODS,
+};
 pub use snapshots::{DevSnapshots, NodeSnapshot};

@@ -56,6 +56,10 @@ const TIMER_ID_PREFIX: usize = 8;
 /// Bytes of one entry of a block's fire list: timer id prefix ‖ position.
 const FIRE_ENTRY: usize = TIMER_ID_PREFIX + 4;
 
+/// Index keys [`timer_life`] reads beyond its limit: room for other timers
+/// sharing the id's first eight bytes (found by grinding ids, if at all).
+pub const TIMER_INDEX_SLACK_KEYS: usize = 64;
+
 /// Most fire blocks a search for one timer's fire reads past its due block.
 pub const FIRE_SEARCH_BLOCKS: usize = 2_048;
 
@@ -443,6 +447,30 @@ pub(crate) fn events(
     head: u64,
     filter: &EventFilter,
 ) -> Result<Vec<EventRecord>> {
+    Ok(events_within(backend, head, filter, 0)?.events)
+}
+
+/// What [`events_within`] found, and where its read budget stopped it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventsPage {
+    /// The matching events, in chain order.
+    pub events: Vec<EventRecord>,
+    /// The first height not examined, when the read budget ran out before
+    /// the range's end and before `limit` matches (`None`: the range was
+    /// examined whole, or the page is full).
+    pub resume_from: Option<u64>,
+}
+
+/// [`events`] reading at most about `max_reads` entries (blocks opened,
+/// index entries and events decoded; 0: no bound). The budget is checked
+/// between blocks, so a block is always examined whole (bounded by one
+/// block's events) and `resume_from` continues exactly after it.
+pub(crate) fn events_within(
+    backend: &dyn KvBackend,
+    head: u64,
+    filter: &EventFilter,
+    max_reads: usize,
+) -> Result<EventsPage> {
     let from = filter.from_height.unwrap_or(0);
     let to = filter.to_height.unwrap_or(head).min(head);
     let limit = if filter.limit == 0 {
@@ -450,10 +478,16 @@ pub(crate) fn events(
     } else {
         filter.limit
     };
-    let mut out = Vec::new();
+    let budget = if max_reads == 0 {
+        usize::MAX
+    } else {
+        max_reads
+    };
+    let mut page = EventsPage::default();
     if from > to {
-        return Ok(out);
+        return Ok(page);
     }
+    let mut reads = 0usize;
     let matches = |e: &Event| {
         filter.name.as_ref().is_none_or(|n| *n == e.name)
             && filter.emitter.is_none_or(|a| a == e.emitter)
@@ -465,15 +499,21 @@ pub(crate) fn events(
     };
     let Some(prefix) = index_prefix else {
         for height in from..=to {
+            if reads >= budget {
+                page.resume_from = Some(height);
+                return Ok(page);
+            }
             let mut block = BlockEvents::open(backend, height)?;
+            reads += 1;
             for position in 0..block.event_total() {
-                out.push(block.event(position)?);
-                if out.len() >= limit {
-                    return Ok(out);
+                page.events.push(block.event(position)?);
+                reads += 1;
+                if page.events.len() >= limit {
+                    return Ok(page);
                 }
             }
         }
-        return Ok(out);
+        return Ok(page);
     };
     let mut cursor = prefix.clone();
     cursor.extend_from_slice(&from.to_be_bytes());
@@ -484,22 +524,28 @@ pub(crate) fn events(
         let exhausted = entries.len() < 64;
         for (key, positions) in &entries {
             let height = height_in(key, prefix.len())?;
+            if reads >= budget {
+                page.resume_from = Some(height);
+                return Ok(page);
+            }
             if positions.len() % 4 != 0 {
                 return Err(corrupt("event index", key, "positions not 4-byte aligned"));
             }
             let mut block = BlockEvents::open(backend, height)?;
+            reads += 1;
             for pos in positions.chunks_exact(4) {
                 let record = block.event(u32::from_be_bytes(pos.try_into().expect("4 bytes")))?;
+                reads += 1;
                 if matches(&record.event) {
-                    out.push(record);
-                    if out.len() >= limit {
-                        return Ok(out);
+                    page.events.push(record);
+                    if page.events.len() >= limit {
+                        return Ok(page);
                     }
                 }
             }
         }
         if exhausted {
-            return Ok(out);
+            return Ok(page);
         }
         let mut next = entries.last().expect("non-empty").0.clone();
         next.push(0);
@@ -656,10 +702,18 @@ fn timer_events(
     let mut cursor = prefix.clone();
     // A timer's events often share a block (scheduled and deferred, say).
     let mut block: Option<BlockEvents<'_>> = None;
+    // The index keeps eight bytes of the id, so other timers' events may
+    // share the prefix (#50): the keys read are bounded, not the matches.
+    let max_keys = limit.saturating_add(TIMER_INDEX_SLACK_KEYS);
+    let mut keys_read = 0usize;
     loop {
         let keys = backend.scan_keys(&cursor, Some(&end), 64)?;
         let exhausted = keys.len() < 64;
         for key in &keys {
+            keys_read += 1;
+            if keys_read > max_keys {
+                return Ok(out);
+            }
             let height = height_in(key, prefix.len())?;
             let position = key
                 .get(prefix.len() + 8..)

@@ -30,5 +30,6 @@ pub use commitment::{NodeCache, StateCommitment};
 pub use error::{Result, StorageError};
 pub use overlay::{ChangeSet, Checkpoint, EmptyState, NextKey, Overlay, StateRead, StateReadExt};
 pub use store::{
-    ChainStore, CommitRequest, EventFilter, EventRecord, StoreSnapshot, TxLocation, STORE_FORMAT,
+    ChainStore, CommitRequest, EventFilter, EventRecord, EventsPage, StoreSnapshot, StoredHeader,
+    TxLocation, STORE_FORMAT,
 };

@@ -28,7 +28,7 @@ use crate::backend::{KvBackend, WriteBatch};
 use crate::commitment::{NodeCache, StateCommitment};
 use crate::error::{Result, StorageError};
 use crate::history::{self, corrupt, ns_key};
-pub use crate::history::{EventFilter, EventRecord, TxLocation};
+pub use crate::history::{EventFilter, EventRecord, EventsPage, TxLocation};
 use crate::overlay::{ChangeSet, StateRead};
 
 const STATE: u8 = b'S';
@@ -37,6 +37,10 @@ const HASH_INDEX: u8 = b'H';
 const META: u8 = b'M';
 /// Per-block summaries the chain computes at commit (#33), by height.
 const SUMMARY: u8 = b'Y';
+/// Each block's header and transaction count apart from its transactions
+/// (#50): the head, `th_status` and the dashboard's timeline read a few
+/// hundred bytes per block instead of decoding blocks of megabytes.
+const HEADERS: u8 = b'h';
 
 /// Layout version of the store (namespaces, index shapes, and the layout of
 /// consensus state that the code reads back), written with block 0 under
@@ -63,7 +67,22 @@ const SUMMARY: u8 = b'Y';
 /// 9: events are stored apart from their receipts in chunks (`V`), event
 /// postings are positions in the block's events, and events that name a
 /// timer are indexed by it (`E t`).
-pub const STORE_FORMAT: u32 = 9;
+/// 10: each block's header and transaction count are stored apart (`h`).
+pub const STORE_FORMAT: u32 = 10;
+
+/// A block's header and how many transactions it holds, stored apart from
+/// the block (`h ‖ height`).
+#[derive(Clone, Debug, PartialEq, Eq, borsh::BorshSerialize, borsh::BorshDeserialize)]
+pub struct StoredHeader {
+    /// The header.
+    pub header: BlockHeader,
+    /// Transactions in the block.
+    pub tx_count: u32,
+}
+
+impl Canonical for StoredHeader {
+    const NAME: &'static str = "block header";
+}
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -214,8 +233,14 @@ impl<B: KvBackend> ChainStore<B> {
     pub fn head_header(&self) -> Result<Option<BlockHeader>> {
         match self.head_height()? {
             None => Ok(None),
-            Some(h) => Ok(self.block(h)?.map(|b| b.header)),
+            Some(h) => Ok(self.header(h)?.map(|s| s.header)),
         }
+    }
+
+    /// The header and transaction count of the block at `height`, without
+    /// reading its transactions.
+    pub fn header(&self, height: u64) -> Result<Option<StoredHeader>> {
+        self.get_decoded(&ns_key(HEADERS, &height.to_be_bytes()))
     }
 
     /// The block at `height`.
@@ -283,6 +308,15 @@ impl<B: KvBackend> ChainStore<B> {
         }
     }
 
+    /// [`ChainStore::events`] reading at most about `max_reads` entries
+    /// (`history::events_within`): what a query from outside gets.
+    pub fn events_within(&self, filter: &EventFilter, max_reads: usize) -> Result<EventsPage> {
+        match self.head_height()? {
+            None => Ok(EventsPage::default()),
+            Some(head) => history::events_within(&self.backend, head, filter, max_reads),
+        }
+    }
+
     /// The events that name timer `timer_id` in their data (scheduled,
     /// fired, deferred, cancelled, …), in chain order, at most `limit`;
     /// read through their own indexes, whatever else the actor emitted.
@@ -331,6 +365,11 @@ impl<B: KvBackend> ChainStore<B> {
         }
         StateCommitment::stage(req.tree_update, &mut batch);
         batch.put(ns_key(BLOCK, &height_be), encoding::encode(req.block));
+        let stored = StoredHeader {
+            header: header.clone(),
+            tx_count: req.block.txs.len() as u32,
+        };
+        batch.put(ns_key(HEADERS, &height_be), encoding::encode(&stored));
         if let Some(summary) = req.summary {
             batch.put(ns_key(SUMMARY, &height_be), summary.to_vec());
         }

@@ -170,6 +170,47 @@ pub fn record_fire(
     Ok(())
 }
 
+/// Counters one block's sweep looks at.
+pub const SWEEP_PER_BLOCK: usize = 64;
+
+/// Removes the counters of addresses that fired in neither the current nor
+/// the previous epoch (they count nothing any more), looking at
+/// [`SWEEP_PER_BLOCK`] of them per block in key order and wrapping around
+/// (#50: an address that fired once kept its counter for ever). A sweep
+/// over `n` counters takes `n / SWEEP_PER_BLOCK` blocks; a counter is
+/// stale at least a window after its last fire, so nothing the weights
+/// read is removed.
+pub fn sweep(state: &mut Overlay<'_>, config: &TimerConfig, height: u64) -> Result<()> {
+    let epoch = height / config.fairness_window_blocks.max(1);
+    let prefix = keys::RECENT_FIRES.to_vec();
+    let end = timerhost_types::keys::prefix_end(&prefix).expect("a non-0xff prefix");
+    let stored = state.get(&keys::recent_fires_sweep_key())?;
+    let cursor = stored.clone().unwrap_or_else(|| prefix.clone());
+    let found = state.scan(&cursor, Some(&end), SWEEP_PER_BLOCK)?;
+    for (key, value) in &found {
+        let recent: Recent =
+            timerhost_types::decode(value).map_err(|e| timerhost_state::StorageError::Corrupt {
+                what: Recent::NAME,
+                key: key.iter().map(|b| format!("{b:02x}")).collect(),
+                reason: e.to_string(),
+            })?;
+        let now = recent.rolled(epoch);
+        if now.this == 0 && now.prev == 0 {
+            state.delete(key.clone());
+        }
+    }
+    let next = match found.last() {
+        Some((key, _)) if found.len() == SWEEP_PER_BLOCK => [key.as_slice(), &[0]].concat(),
+        // The end of the range: the next sweep starts over.
+        _ => prefix.clone(),
+    };
+    // Written only when it moves: a chain without counters writes nothing.
+    if stored.as_ref() != Some(&next) && !(stored.is_none() && next == prefix) {
+        state.put(keys::recent_fires_sweep_key(), next);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,5 +279,35 @@ mod tests {
         assert_eq!(r.count(299, 100), 0);
         assert_eq!(r.count(300, 100), 0, "two epochs later nothing is left");
         assert_eq!(weight(&state, &c, 400, &BUSY, &BUSY).unwrap(), 2_000);
+    }
+
+    /// #50 defect 8: a counter was kept for ever for every address that
+    /// ever fired. The sweep removes the ones that count nothing any more,
+    /// a bounded number per block, and keeps the live ones.
+    #[test]
+    fn defect8_stale_fairness_counters_are_swept_a_bounded_number_per_block() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let c = config();
+        for i in 0..200u32 {
+            let mut a = [0u8; 20];
+            a[..4].copy_from_slice(&i.to_be_bytes());
+            record_fire(&mut state, &c, 150, &Address(a), &Address(a)).unwrap();
+        }
+        record_fire(&mut state, &c, 450, &BUSY, &BUSY).unwrap();
+        let counters = |state: &Overlay<'_>| {
+            let prefix = keys::RECENT_FIRES.to_vec();
+            let end = timerhost_types::keys::prefix_end(&prefix).unwrap();
+            state.scan(&prefix, Some(&end), 10_000).unwrap().len()
+        };
+        assert_eq!(counters(&state), 201);
+        // At height 450 (epoch 4) the counters of epoch 1 are stale.
+        sweep(&mut state, &c, 450).unwrap();
+        assert_eq!(counters(&state), 201 - SWEEP_PER_BLOCK);
+        for _ in 0..4 {
+            sweep(&mut state, &c, 450).unwrap();
+        }
+        assert_eq!(counters(&state), 1, "only the live counter is left");
+        assert_eq!(load_recent(&state, &BUSY).unwrap().count(450, 100), 1);
     }
 }

@@ -319,6 +319,11 @@ pub fn chain_recent_fires_key() -> Vec<u8> {
     CHAIN_RECENT_FIRES.to_vec()
 }
 
+/// Where the sweep of stale fairness counters resumes (#50).
+pub fn recent_fires_sweep_key() -> Vec<u8> {
+    [&CHAIN_RECENT_FIRES[..], b"sweep"].concat()
+}
+
 /// Key of watch `seq`'s waiting-hit lookup.
 pub fn watch_hit_lookup_key(seq: u64) -> Vec<u8> {
     key(WATCH_HIT_LOOKUP, &[&seq.to_be_bytes()])

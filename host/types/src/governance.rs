@@ -166,9 +166,34 @@ pub fn parse_validator_key(text: &str) -> std::result::Result<[u8; 32], String> 
 
 /// Is `key` an ed25519 point (ZIP-215, as the engine verifies)?
 pub fn check_validator_key(key: &[u8; 32]) -> std::result::Result<(), String> {
+    let hex = Hash(*key).to_hex();
     ed25519_consensus::VerificationKey::try_from(*key)
-        .map(|_| ())
-        .map_err(|_| format!("public key {} is not an ed25519 point", Hash(*key).to_hex()))
+        .map_err(|_| format!("public key {hex} is not an ed25519 point"))?;
+    let point = curve25519_dalek::edwards::CompressedEdwardsY(*key)
+        .decompress()
+        .ok_or_else(|| format!("public key {hex} is not an ed25519 point"))?;
+    // #50: ZIP-215 verification accepts non-canonical encodings and
+    // small-order points. Under a small-order key (the identity, an order-8
+    // point) it accepts signatures nobody made; a second encoding of a
+    // member's point would enter the set as another validator. Keys made
+    // by `timerhost keys new --consensus` are canonical and of prime order.
+    if point.compress().0 != *key {
+        return Err(format!(
+            "public key {hex} is not the canonical encoding of its point (it is {})",
+            Hash(point.compress().0).to_hex()
+        ));
+    }
+    if point.is_small_order() {
+        return Err(format!(
+            "public key {hex} is a point of small order, under which anyone can sign"
+        ));
+    }
+    if !point.is_torsion_free() {
+        return Err(format!(
+            "public key {hex} has a small-order component; a validator key is a point of prime order"
+        ));
+    }
+    Ok(())
 }
 
 /// A validator set: sorted by address, at least one member, no key twice.
@@ -287,6 +312,12 @@ impl ValidatorSetRecord {
         Some(result)
     }
 }
+
+/// Blocks a closed proposal's record stays in state (for `th_getProposals`
+/// and the dashboard) before it is removed; its events stay in history
+/// (#50: records were never removed, and expiry refunds the deposit, so
+/// submissions grew state for free).
+pub const PROPOSAL_RETENTION_BLOCKS: u64 = 100_000;
 
 /// What a proposal does once executed.
 #[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
@@ -587,5 +618,57 @@ mod tests {
         assert!(ProposalAction::UpdateTimerConfig(TimerConfig::default())
             .check()
             .is_ok());
+    }
+
+    /// #50 defect 7: `AddValidator` took small-order points (under which
+    /// ZIP-215 verification accepts signatures nobody made) and compared
+    /// keys as bytes, so one point under two encodings entered twice.
+    #[test]
+    fn defect7_small_order_torsioned_and_non_canonical_keys_are_refused() {
+        use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+        use curve25519_dalek::scalar::Scalar;
+        let honest = (ED25519_BASEPOINT_POINT * Scalar::from(12_345u64))
+            .compress()
+            .0;
+        check_validator_key(&honest).expect("a prime-order point");
+        // Every small-order point, the identity among them.
+        for t in EIGHT_TORSION {
+            let e = check_validator_key(&t.compress().0).unwrap_err();
+            assert!(e.contains("small order"), "{e}");
+        }
+        // A member's point plus a torsion point: a second key for it.
+        let mixed = (ED25519_BASEPOINT_POINT * Scalar::from(12_345u64) + EIGHT_TORSION[1])
+            .compress()
+            .0;
+        let e = check_validator_key(&mixed).unwrap_err();
+        assert!(e.contains("small-order component"), "{e}");
+        // The identity (y = 1) encoded as y = 1 + p, and with the sign bit.
+        let p_plus_one = {
+            let mut k = [0xffu8; 32];
+            k[0] = 0xee;
+            k[31] = 0x7f;
+            k
+        };
+        let mut signed_identity = [0u8; 32];
+        signed_identity[0] = 1;
+        signed_identity[31] = 0x80;
+        for key in [p_plus_one, signed_identity] {
+            assert!(check_validator_key(&key).is_err(), "{}", Hash(key).to_hex());
+        }
+        // A set refuses them, so no key enters under a second encoding.
+        let member = ValidatorInfo {
+            public_key: honest,
+            power: 1,
+            operator: Address([1; 20]),
+        };
+        let set = ValidatorSetRecord::new(vec![member]).unwrap();
+        for key in [mixed, EIGHT_TORSION[0].compress().0] {
+            let add = ProposalAction::AddValidator {
+                public_key: key,
+                power: 1,
+                operator: Address([2; 20]),
+            };
+            assert!(set.apply(&add).expect("touches the set").is_err());
+        }
     }
 }

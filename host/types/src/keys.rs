@@ -208,6 +208,23 @@ pub fn proposal_ends() -> Vec<u8> {
     [&[CONFIG][..], b"voting_end/"].concat()
 }
 
+/// Prefix of the closed proposals' index, by closing height (#50).
+pub fn proposals_closed() -> Vec<u8> {
+    [&[CONFIG][..], b"closed/"].concat()
+}
+
+/// The key of proposal `id`, closed (executed, expired or rejected) at
+/// `closed_at`: its record is removed [`crate::governance::PROPOSAL_RETENTION_BLOCKS`]
+/// blocks later.
+pub fn proposal_closed(closed_at: u64, id: u64) -> Vec<u8> {
+    [
+        proposals_closed(),
+        closed_at.to_be_bytes().to_vec(),
+        id.to_be_bytes().to_vec(),
+    ]
+    .concat()
+}
+
 /// The key of open proposal `id` ending at `voting_ends_at`.
 pub fn proposal_end(voting_ends_at: u64, id: u64) -> Vec<u8> {
     [
