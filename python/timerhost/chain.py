@@ -490,28 +490,45 @@ class Governance:
         """
         __tracebackhide__ = True
         body: Dict[str, Any] = {"kind": action}
+        # The fields each set change takes: (required, optional with default).
+        set_changes = {
+            "AddValidator": (("public_key", "operator"), {"power": 1}),
+            "RemoveValidator": (("public_key",), {}),
+            "SetValidatorPower": (("public_key", "power"), {}),
+            "SetSystemDeployers": (("system_deployers",), {}),
+        }
         if action == "UpdateTimerConfig":
             config = self._chain.timer_config
             del config["status"]
             body["config"] = _timer_config_to_json(self._merged(config, fields, "TimerConfig"))
         elif action == "UpdateBasefeeConfig":
             body["config"] = _basefee_to_json(self._merged(self._chain.basefee_config, fields, "BasefeeConfig"))
-        elif action == "AddValidator":
-            body.update(public_key=fields.pop("public_key"), power=fields.pop("power", 1),
-                        operator=_address(fields.pop("operator"), "operator"))
-        elif action == "RemoveValidator":
-            body.update(public_key=fields.pop("public_key"))
-        elif action == "SetValidatorPower":
-            body.update(public_key=fields.pop("public_key"), power=fields.pop("power"))
-        elif action == "SetSystemDeployers":
-            body["system_deployers"] = [_address(a, "system deployer") for a in fields.pop("system_deployers")]
+        elif action in set_changes:
+            required, optional = set_changes[action]
+            takes = ", ".join(list(required) + [f"{k}={v!r}" for k, v in optional.items()])
+            missing = [k for k in required if k not in fields]
+            unknown = sorted(set(fields) - set(required) - set(optional))
+            if missing or unknown:
+                problems = []
+                if missing:
+                    problems.append(f"missing {', '.join(missing)}")
+                if unknown:
+                    problems.append(f"unknown {', '.join(unknown)}")
+                raise TypeError(f"{action} takes {takes}: {'; '.join(problems)}")
+            values = {**optional, **fields}
+            if action == "SetSystemDeployers":
+                body["system_deployers"] = [_address(a, "system deployer") for a in values["system_deployers"]]
+            else:
+                body["public_key"] = values["public_key"]
+                if "power" in values:
+                    body["power"] = values["power"]
+                if "operator" in values:
+                    body["operator"] = _address(values["operator"], "operator")
         else:
             raise ValueError(
                 f"unknown proposal action {action!r} (UpdateTimerConfig, UpdateBasefeeConfig, "
                 "AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers)"
             )
-        if fields and action not in ("UpdateTimerConfig", "UpdateBasefeeConfig"):
-            raise TypeError(f"{action} takes no field(s) {sorted(fields)}")
         receipt = self._run("submit_proposal", sender, action=json.dumps(body))
         submitted = next(e for e in receipt.events if e.name == "ProposalSubmitted")
         return submitted["proposal_id"]

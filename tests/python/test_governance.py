@@ -146,3 +146,23 @@ def test_a_malformed_proposal_names_what_is_wrong(net):
         net.governance.propose("MakeMeRich")
     with pytest.raises(TypeError, match="unknown TimerConfig field"):
         net.governance.propose("UpdateTimerConfig", nope=1)
+
+
+def test_a_proposal_with_missing_or_unknown_fields_names_the_actions_fields(net):
+    """#50: ``propose("SetValidatorPower", address=…)`` raised a bare
+    ``KeyError: 'public_key'``; the error now names what the action takes."""
+    with pytest.raises(TypeError, match=r"SetValidatorPower takes public_key, power: missing public_key, power; unknown address"):
+        net.governance.propose("SetValidatorPower", address=net.accounts[1].address)
+    with pytest.raises(TypeError, match=r"AddValidator takes public_key, operator, power=1: missing operator"):
+        net.governance.propose("AddValidator", public_key=net.validators[0]["public_key"])
+    with pytest.raises(TypeError, match=r"unknown TimerConfig field\(s\) \['max_cycle'\]"):
+        net.governance.propose("UpdateTimerConfig", max_cycle=1)
+    with pytest.raises(ValueError, match="unknown proposal action 'Nope'"):
+        net.governance.propose("Nope")
+
+
+def test_a_validator_key_of_small_order_is_refused_by_the_chain(net):
+    """#50 defect 7 through the package: the identity point as a key."""
+    identity = "0x01" + "00" * 31
+    with pytest.raises(ValueError, match="small order"):
+        net.governance.propose("AddValidator", public_key=identity, operator=net.accounts[6].address)

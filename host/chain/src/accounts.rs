@@ -37,3 +37,26 @@ pub fn timer_config(state: &(impl StateRead + ?Sized)) -> Result<TimerConfig> {
         .get_decoded::<TimerConfig>(&keys::timer_config())?
         .unwrap_or_default())
 }
+
+/// Sum of every account's balance: with [`supply`], what conservation
+/// checks compare (`balances = genesis supply − burned`). Reads every
+/// account: for checks and `timerhost replay`, never a block's path.
+pub fn total_balances(state: &(impl StateRead + ?Sized)) -> Result<u128> {
+    let mut total = 0u128;
+    let mut cursor = vec![keys::ACCOUNT];
+    let end = vec![keys::ACCOUNT + 1];
+    loop {
+        let chunk = state.scan(&cursor, Some(&end), 512)?;
+        for (_, bytes) in &chunk {
+            let acct: keys::Account = timerhost_types::decode(bytes).map_err(|e| {
+                crate::error::ChainError::Internal(format!("bad account record: {e}"))
+            })?;
+            total += acct.balance;
+        }
+        if chunk.len() < 512 {
+            return Ok(total);
+        }
+        cursor = chunk.last().expect("non-empty").0.clone();
+        cursor.push(0);
+    }
+}

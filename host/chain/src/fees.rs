@@ -25,6 +25,9 @@ pub struct FeeQuote {
     /// Burned per tipped cycle on top of the cycle basefee: a timer fire's
     /// lane basefee (#31); 0 for transactions.
     pub lane_basefee: u128,
+    /// Of the tipped cycles reserved but not used, the percent that pays
+    /// the lane basefee all the same (#50; 0 for transactions).
+    pub lane_reservation_percent: u64,
     /// Cycles reserved.
     pub cycles_limit: u64,
     /// The first cycles used pay no tip (a timer fire's base charge: the
@@ -47,6 +50,9 @@ pub struct FireLanePrice {
     pub lane_basefee: u128,
     /// Paid to the proposer per handler cycle used.
     pub priority: u128,
+    /// Of the handler cycles reserved but not used, the percent that pays
+    /// the lane basefee (`TimerConfig::lane_reservation_percent`).
+    pub reservation_percent: u64,
 }
 
 /// How a pre-payment was split after execution.
@@ -126,6 +132,7 @@ impl FeeQuote {
         let mut quote = Self::new(cycle_basefee, cell_basefee, 0, cycles, cells)?;
         quote.tip_per_cycle = lane.priority;
         quote.lane_basefee = lane.lane_basefee;
+        quote.lane_reservation_percent = lane.reservation_percent.min(100);
         quote.untipped_cycles = base_cycles;
         quote.prepay = (handler_cycles as u128)
             .checked_mul(lane.fee_cap)
@@ -158,6 +165,7 @@ impl FeeQuote {
             cell_basefee,
             tip_per_cycle,
             lane_basefee: 0,
+            lane_reservation_percent: 0,
             cycles_limit,
             untipped_cycles: 0,
             cells_limit,
@@ -171,8 +179,14 @@ impl FeeQuote {
         let cells = cells_used.min(self.cells_limit) as u128;
         // Cannot overflow: each term is bounded by its part of `prepay`.
         let tipped = cycles.saturating_sub(self.untipped_cycles as u128);
-        let burned =
-            cycles * self.cycle_basefee + cells * self.cell_basefee + tipped * self.lane_basefee;
+        // #50: the lane basefee moves by reservations, so the unused part of
+        // a fire's reservation pays it too (at the governed percent).
+        let reserved = (self.cycles_limit as u128).saturating_sub(self.untipped_cycles as u128);
+        let unused = reserved.saturating_sub(tipped);
+        let lane_cycles = tipped + unused * u128::from(self.lane_reservation_percent) / 100;
+        let burned = cycles * self.cycle_basefee
+            + cells * self.cell_basefee
+            + lane_cycles * self.lane_basefee;
         let tip = tipped * self.tip_per_cycle;
         Settlement {
             burned,

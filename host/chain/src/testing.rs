@@ -671,22 +671,4 @@ pub fn bench_builders() -> Vec<TxBuilder> {
 }
 
 /// Sum of all account balances in a state (for conservation checks).
-pub fn total_balances(state: &dyn StateRead) -> Result<u128> {
-    let mut total = 0u128;
-    let mut cursor = vec![keys::ACCOUNT];
-    let end = vec![keys::ACCOUNT + 1];
-    loop {
-        let chunk = state.scan(&cursor, Some(&end), 512)?;
-        for (_, bytes) in &chunk {
-            let acct: keys::Account = timerhost_types::decode(bytes).map_err(|e| {
-                crate::error::ChainError::Internal(format!("bad account record: {e}"))
-            })?;
-            total += acct.balance;
-        }
-        if chunk.len() < 512 {
-            return Ok(total);
-        }
-        cursor = chunk.last().expect("non-empty").0.clone();
-        cursor.push(0);
-    }
-}
+pub use crate::accounts::total_balances;

@@ -176,3 +176,93 @@ fn defect1_a_fire_that_cannot_be_priced_fails_alone_and_the_block_goes_on() {
     assert_eq!(failed.fee_paid, 0);
     assert_eq!(chain.account(&payer).unwrap().balance, before, "refunded");
 }
+
+/// #50 defect 6: the lane basefee moves by the cycles fires *reserve*, but
+/// fires paid only for the cycles they *used*: timers reserving 550,000
+/// cycles whose handlers return at once lifted the basefee from 1,000 to
+/// 14,372 in 24 blocks for fees an order of magnitude below what the
+/// reserved lane would cost. With `lane_reservation_percent` at 100 the
+/// unused reservation pays the lane basefee too: the pump pays at least
+/// what the lane it reserved — and denied to others — would have cost.
+#[test]
+fn defect6_pumping_the_lane_basefee_costs_what_the_reserved_lane_would() {
+    use timerhost_chain::testing::MockRuntime;
+    use timerhost_types::timer::TIMER_FIRE_BASE_CYCLES;
+    use timerhost_types::{TimerConfig, TimerOrdering};
+    const GAS: u64 = 550_000;
+    let mut genesis = Genesis::dev();
+    genesis.timers = TimerConfig {
+        ordering: TimerOrdering::Market,
+        min_lane_basefee: 1_000,
+        ..TimerConfig::default()
+    };
+    let lane = genesis.timers.lane_cycles_per_block;
+    let chain = Chain::open(
+        MemoryBackend::new(),
+        genesis,
+        Arc::new(MockRuntime),
+        Arc::new(timerhost_chain::NoHooks),
+    )
+    .unwrap();
+    let mut b = dev_builders();
+    let actor = timerhost_types::actor_address(&b[1].address(), b[1].nonce);
+    let mut now = chain.head().unwrap().timestamp_ms;
+    let mut mine = |txs: Vec<SignedTransaction>| {
+        now += 1_000;
+        let p = chain
+            .produce_block(&txs, now, common::PROPOSER)
+            .expect("produced");
+        assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+        p.executed
+    };
+    mine(vec![b[1].deploy("mock", vec![], 10u128.pow(23))]);
+    // Each block the attacker schedules, for two blocks on, as many
+    // 550,000-cycle timers as the lane holds, each with a fee cap far above
+    // the basefee; the mock handler returns at once (140 cycles).
+    let per_block = lane / (GAS + TIMER_FIRE_BASE_CYCLES);
+    let (mut paid_for_lane, mut lane_cost) = (0u128, 0u128);
+    let start = chain.head().unwrap().lane_basefee;
+    for _ in 0..24 {
+        let h = chain.head().unwrap().height + 1;
+        let txs = (0..per_block)
+            .map(|i| {
+                b[1].call(
+                    actor,
+                    "schedule",
+                    vec![
+                        Value::int(h + 2),
+                        Value::Bytes(vec![(h % 251) as u8, i as u8]),
+                        Value::None,
+                        Value::int(GAS),
+                        Value::int(h + 100),
+                        Value::int(0),
+                        Value::int(1_000_000),
+                    ],
+                    0,
+                )
+            })
+            .collect();
+        let prices = chain.basefee_config().unwrap();
+        let executed = mine(txs);
+        for r in &executed.receipts {
+            for e in r.events.iter().filter(|e| e.name == "TimerFired") {
+                let get = |k: &str| e.data.get(k).and_then(Value::as_u128).unwrap();
+                // What the fire paid beyond its cycles and cells at the
+                // block's cycle and cell basefees is its lane fee.
+                let basefees = get("cycles_used") * prices.cycle_basefee
+                    + get("cells_used") * prices.cell_basefee;
+                paid_for_lane += get("cost") - basefees;
+                lane_cost += u128::from(GAS) * get("lane_basefee");
+            }
+        }
+    }
+    let end = chain.head().unwrap().lane_basefee;
+    assert!(
+        end > start * 4,
+        "the pump moved the basefee {start} → {end}"
+    );
+    assert!(
+        paid_for_lane >= lane_cost,
+        "the pump paid {paid_for_lane} for a reserved lane worth {lane_cost}"
+    );
+}

@@ -110,16 +110,48 @@ pub(crate) fn replay(as_json: bool, home: &PathBuf) -> Result<()> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    // Conservation at the head: every balance, plus what was burned, is
+    // the genesis supply.
+    let state = chain.store().state();
+    let supply = timerhost_chain::accounts::supply(&state)?;
+    let balances = timerhost_chain::accounts::total_balances(&state)?;
+    let conserved = balances.checked_add(supply.burned) == Some(supply.genesis_supply);
     if as_json {
         println!(
             "{}",
-            json!({ "verified_height": verified, "state_root": head.state_root, "ok": true })
+            json!({
+                "verified_height": verified,
+                "state_root": head.state_root,
+                "supply": {
+                    "genesis": supply.genesis_supply.to_string(),
+                    "burned": supply.burned.to_string(),
+                    "balances": balances.to_string(),
+                    "conserved": conserved,
+                },
+                "ok": conserved,
+            })
         );
     } else {
         println!(
             "replayed {} blocks from genesis: every state root matches (head {} at height {})",
             verified, head.state_root, verified
         );
+        println!(
+            "supply: {balances} in balances + {} burned = genesis {}: {}",
+            supply.burned,
+            supply.genesis_supply,
+            if conserved {
+                "conserved"
+            } else {
+                "NOT CONSERVED"
+            }
+        );
+    }
+    if !conserved {
+        return Err(NodeError::Usage(format!(
+            "supply not conserved at height {verified}: balances {balances} + burned {} != genesis {}",
+            supply.burned, supply.genesis_supply
+        )));
     }
     Ok(())
 }

@@ -64,7 +64,7 @@ impl AppHooks for NodeHooks {
         for (_, hash, err) in rejected {
             if !matches!(err, TxError::BlockFull { .. }) {
                 tracing::warn!(%hash, error = %err, "the block refused a mempool transaction; dropped");
-                pool.remove(hash);
+                pool.drop_tx(hash, format!("refused by the block: {err}"));
             }
         }
     }

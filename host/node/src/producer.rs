@@ -458,7 +458,7 @@ impl<B: KvBackend> Producer<B> {
                 }
                 refused += 1;
                 tracing::warn!(%hash, error = %err, "block refused a mempool transaction; dropped");
-                pool.remove(hash);
+                pool.drop_tx(hash, format!("refused by the block: {err}"));
             }
             pool.remove_stale(|a| Ok(chain.account(a)?.nonce))
                 .map_err(|e| crate::error::NodeError::Rpc(Box::new(e)))?;

@@ -181,7 +181,14 @@ pub struct Mempool {
     blocks: u64,
     /// Gapped transactions held, over all senders.
     gapped: usize,
+    /// Why recently dropped transactions left (bounded, oldest forgotten
+    /// first): `th_getReceipt` reports them.
+    dropped: HashMap<Hash, String>,
+    dropped_order: std::collections::VecDeque<Hash>,
 }
+
+/// Dropped transactions whose reason the pool remembers.
+pub const DROPPED_REMEMBERED: usize = 100_000;
 
 impl Mempool {
     /// An empty pool with these bounds.
@@ -210,6 +217,27 @@ impl Mempool {
     /// Gapped transactions held (they wait for an earlier nonce).
     pub fn gapped_len(&self) -> usize {
         self.gapped
+    }
+
+    /// Why transaction `hash` was dropped, if it was lately.
+    pub fn dropped_reason(&self, hash: &Hash) -> Option<&str> {
+        self.dropped.get(hash).map(String::as_str)
+    }
+
+    /// Removes transaction `hash` and remembers why (a block refused it,
+    /// it was evicted or it expired). Returns whether it was there.
+    pub fn drop_tx(&mut self, hash: &Hash, reason: impl Into<String>) -> bool {
+        if !self.remove(hash) {
+            return false;
+        }
+        if self.dropped_order.len() >= DROPPED_REMEMBERED {
+            if let Some(oldest) = self.dropped_order.pop_front() {
+                self.dropped.remove(&oldest);
+            }
+        }
+        self.dropped.insert(*hash, reason.into());
+        self.dropped_order.push_back(*hash);
+        true
     }
 
     /// Is this transaction pending?
@@ -364,7 +392,10 @@ impl Mempool {
             Some((sender, nonce)) => {
                 let hash = self.queues[&sender].txs[&nonce].hash;
                 tracing::debug!(%hash, %sender, nonce, "evicted a gapped transaction for a ready one");
-                self.remove(&hash)
+                self.drop_tx(
+                    &hash,
+                    format!("evicted from a full mempool for a transaction ready to run (nonce {nonce} waited for an earlier one)"),
+                )
             }
             None => false,
         }
@@ -454,8 +485,8 @@ impl Mempool {
                 }
             }
         }
-        for (hash, _) in &dropped {
-            self.remove(hash);
+        for (hash, why) in &dropped {
+            self.drop_tx(hash, format!("refused again after a revert: {why}"));
         }
         Ok(dropped)
     }
@@ -470,6 +501,7 @@ impl Mempool {
     ) -> Result<usize> {
         self.blocks += 1;
         let mut stale = Vec::new();
+        let mut expired = Vec::new();
         let ttl = self.config.gapped_ttl_blocks;
         let blocks = self.blocks;
         for (sender, q) in &mut self.queues {
@@ -477,16 +509,23 @@ impl Mempool {
             q.account_nonce = n;
             stale.extend(q.txs.range(..n).map(|(_, e)| e.hash));
             let end = q.ready_end();
-            stale.extend(
+            expired.extend(
                 q.txs
                     .range(end..)
                     .filter(|(_, e)| blocks.saturating_sub(e.arrived) > ttl)
-                    .map(|(_, e)| e.hash),
+                    .map(|(nonce, e)| (e.hash, end, *nonce)),
             );
         }
         for h in &stale {
             self.remove(h);
         }
+        for (h, missing, nonce) in &expired {
+            self.drop_tx(
+                h,
+                format!("expired: nonce {nonce} waited {ttl} blocks for nonce {missing} (node.toml [mempool] gapped_ttl_blocks)"),
+            );
+        }
+        let stale = [stale, expired.into_iter().map(|(h, ..)| h).collect()].concat();
         // Account nonces moved: recount what is gapped.
         self.gapped = self.queues.values().map(SenderQueue::gapped).sum();
         Ok(stale.len())

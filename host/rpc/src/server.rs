@@ -309,8 +309,11 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let hash = parse_hash("transaction hash", arg_str(a, 0, "transaction hash")?)?;
         Ok(match self.chain.store().receipt(&hash)? {
             None => {
-                if self.mempool.lock().contains(&hash) {
+                let pool = self.mempool.lock();
+                if pool.contains(&hash) {
                     json!({ "tx_hash": hash, "pending": true })
+                } else if let Some(reason) = pool.dropped_reason(&hash) {
+                    json!({ "tx_hash": hash, "pending": false, "dropped": reason })
                 } else {
                     Json::Null
                 }

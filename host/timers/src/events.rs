@@ -313,6 +313,10 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
                 "fairness_window_blocks",
                 Value::int(c.fairness_window_blocks),
             ),
+            (
+                "lane_reservation_percent",
+                Value::int(c.lane_reservation_percent),
+            ),
         ],
     )
 }

@@ -164,7 +164,8 @@ pub fn parse_validator_key(text: &str) -> std::result::Result<[u8; 32], String> 
     Ok(hash.0)
 }
 
-/// Is `key` an ed25519 point (ZIP-215, as the engine verifies)?
+/// Is `key` a validator key: the canonical encoding of an ed25519 point of
+/// prime order (ZIP-215 verification, the engine's, accepts more)?
 pub fn check_validator_key(key: &[u8; 32]) -> std::result::Result<(), String> {
     let hex = Hash(*key).to_hex();
     ed25519_consensus::VerificationKey::try_from(*key)

@@ -581,6 +581,13 @@ pub struct TimerConfig {
     /// fires set its fairness weight (CIP-1 v3: 1,000).
     #[serde(default = "defaults::fairness_window_blocks")]
     pub fairness_window_blocks: u64,
+    /// Market ordering (#50): the share, in percent, of a fire's *unused*
+    /// reserved handler cycles that pays the lane basefee (the used ones
+    /// always do). The basefee moves by what fires reserve, so reserving
+    /// must cost what it moves: at 100, a timer reserving 550,000 cycles
+    /// whose handler returns at once pays the lane basefee on all of them.
+    #[serde(default = "defaults::lane_reservation_percent")]
+    pub lane_reservation_percent: u64,
 }
 
 /// Defaults of the fields added after genesis files were first written, so
@@ -597,6 +604,9 @@ mod defaults {
     }
     pub fn fairness_window_blocks() -> u64 {
         1_000
+    }
+    pub fn lane_reservation_percent() -> u64 {
+        100
     }
 }
 
@@ -671,6 +681,7 @@ impl Default for TimerConfig {
             lane_basefee_change_denominator: defaults::lane_basefee_change_denominator(),
             min_lane_basefee: defaults::min_lane_basefee(),
             fairness_window_blocks: defaults::fairness_window_blocks(),
+            lane_reservation_percent: defaults::lane_reservation_percent(),
         }
     }
 }
@@ -867,6 +878,15 @@ impl TimerConfig {
             return bad(
                 "fairness_window_blocks",
                 "must be at most 100,000,000".into(),
+            );
+        }
+        if self.lane_reservation_percent > 100 {
+            return bad(
+                "lane_reservation_percent",
+                format!(
+                    "{} is not a percentage in 0..=100",
+                    self.lane_reservation_percent
+                ),
             );
         }
         Ok(())

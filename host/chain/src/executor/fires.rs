@@ -46,6 +46,7 @@ impl BlockExecutor<'_> {
                     fee_cap: u128::from(fire.fee_cap),
                     lane_basefee: u128::from(fire.lane_basefee),
                     priority: u128::from(fire.priority_fee),
+                    reservation_percent: self.timer_config.lane_reservation_percent,
                 },
                 prepaid: fire.max_cost,
                 tag: fire.timer.timer_id.0.to_vec(),

@@ -33,6 +33,8 @@ const SENDERS_PER_URL: usize = 2;
 const PACE: Duration = Duration::from_millis(5);
 /// How often the tracker asks for the next block.
 const POLL: Duration = Duration::from_millis(10);
+/// The drain stops when no accepted transaction was committed for this long.
+const DRAIN_STALL: Duration = Duration::from_secs(20);
 
 const UNSENT: u8 = 0;
 const SENT: u8 = 1;
@@ -53,6 +55,8 @@ pub struct Outcome {
     pub errors: BTreeMap<String, u64>,
     /// The blocks followed, with how many of the run's transactions each held.
     pub blocks: Vec<(u64, usize)>,
+    /// Accepted transactions no block held, by the reason the nodes give.
+    pub missing: BTreeMap<String, u64>,
 }
 
 struct Shared {
@@ -131,17 +135,35 @@ fn send_batch(client: &Client, txs: &[PlannedTx], batch: Vec<usize>, shared: &Sh
     }
 }
 
-/// Follows blocks from `from` on `client` until told to stop and caught up.
+/// Follows blocks from `from` until told to stop and caught up, on the
+/// first of `clients` that answers (a node killed, paused or cut off by a
+/// fault is skipped for the next).
 fn track(
-    client: &Client,
+    clients: &[Client],
     from: u64,
     index: &HashMap<Hash, usize>,
     shared: &Shared,
 ) -> Result<Vec<(u64, usize)>> {
     let mut blocks = Vec::new();
     let mut next = from;
+    let mut current = 0usize;
+    let mut failures = 0usize;
     loop {
-        let block = client.call("th_getBlock", json!([next]))?;
+        let block = match clients[current].call("th_getBlock", json!([next])) {
+            Ok(block) => {
+                failures = 0;
+                block
+            }
+            Err(e) => {
+                failures += 1;
+                if failures > 10 * clients.len() {
+                    return Err(e.into());
+                }
+                current = (current + 1) % clients.len();
+                std::thread::sleep(POLL);
+                continue;
+            }
+        };
         if block.is_null() {
             if shared.stop.load(Ordering::Relaxed) {
                 return Ok(blocks);
@@ -169,6 +191,56 @@ fn track(
         blocks.push((next, ours));
         next += 1;
     }
+}
+
+/// Why each accepted transaction that no block held is not there, as the
+/// nodes tell it (`th_getReceipt`: still pending, or dropped with a reason)
+/// — or, when no node knows it, that the node it was sent to forgot it
+/// (a killed node's mempool is not kept).
+fn explain_missing(
+    clients: &[Client],
+    txs: &[PlannedTx],
+    missing: &[usize],
+    url_of: impl Fn(usize) -> usize,
+) -> BTreeMap<String, u64> {
+    let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
+    for &i in missing {
+        let hash = json!([txs[i].hash]);
+        let mut reason = None;
+        for client in clients {
+            match client.call("th_getReceipt", hash.clone()) {
+                Ok(r) if r.get("pending") == Some(&Json::Bool(true)) => {
+                    reason = Some("still pending".to_string());
+                }
+                Ok(r) => {
+                    if let Some(d) = r.get("dropped").and_then(Json::as_str) {
+                        // The reason without its numbers, so alike ones add up.
+                        let head: String = d
+                            .split(|c: char| c.is_ascii_digit())
+                            .next()
+                            .unwrap_or(d)
+                            .trim()
+                            .to_string();
+                        reason = Some(format!("dropped by a node: {head}"));
+                    } else if r.get("height").is_some() {
+                        reason = Some("committed after the drain".to_string());
+                    }
+                }
+                Err(_) => {}
+            }
+            if reason.is_some() {
+                break;
+            }
+        }
+        let reason = reason.unwrap_or_else(|| {
+            format!(
+                "unknown to every node: forgotten by {} (a restarted node's mempool is not kept)",
+                clients[url_of(i)].url()
+            )
+        });
+        *reasons.entry(reason).or_default() += 1;
+    }
+    reasons
 }
 
 /// Sends `txs` at `rate` per second over `clients` (transaction `i` from
@@ -206,7 +278,7 @@ pub fn run(
     ));
     let blocks = std::thread::scope(|scope| -> Result<Vec<(u64, usize)>> {
         let shared = &shared;
-        let tracker = scope.spawn(|| track(&clients[0], from, &index, shared));
+        let tracker = scope.spawn(|| track(clients, from, &index, shared));
         let mut queues = Vec::new();
         for client in clients {
             let (tx, rx) = mpsc::channel::<Vec<usize>>();
@@ -254,13 +326,26 @@ pub fn run(
         }
         drop(queues);
         let sent_at = shared.start.elapsed();
-        // Drain: wait for every accepted transaction to be seen in a block.
+        // Drain: wait for every accepted transaction to be seen in a block,
+        // or for the commits to stop coming (what is left then waits for a
+        // nonce that never came, or was lost: the nodes say which below).
+        let mut progress_at = (shared.start.elapsed(), shared.committed());
         loop {
             let elapsed = shared.start.elapsed();
             let unanswered = shared.count(SENT) + shared.count(UNSENT);
             let accepted = shared.count(ACCEPTED);
             let committed = shared.committed();
             if unanswered == 0 && committed >= accepted {
+                break;
+            }
+            if committed != progress_at.1 {
+                progress_at = (elapsed, committed);
+            } else if unanswered == 0 && elapsed > progress_at.0 + DRAIN_STALL {
+                progress(&format!(
+                    "no commit for {:.0} s: {} accepted transaction(s) not in a block",
+                    DRAIN_STALL.as_secs_f64(),
+                    accepted.saturating_sub(committed)
+                ));
                 break;
             }
             if elapsed > sent_at + drain {
@@ -305,6 +390,16 @@ pub fn run(
             .collect(),
         errors: shared.errors.into_inner().expect("not poisoned"),
         blocks,
+        missing: BTreeMap::new(),
+    })
+    .map(|mut outcome| {
+        let urls = clients.len();
+        let url_of = |i: usize| (i % accounts.max(1)) % urls;
+        let missing: Vec<usize> = (0..total)
+            .filter(|&i| outcome.accepted[i] && outcome.committed_ns[i] == 0)
+            .collect();
+        outcome.missing = explain_missing(clients, txs, &missing, url_of);
+        outcome
     })
 }
 

@@ -33,6 +33,9 @@ pub struct Summary {
     pub max_txs_per_block: usize,
     /// Refusals by reason.
     pub errors: BTreeMap<String, u64>,
+    /// Accepted transactions no block held (`lost`), by the reason the
+    /// nodes give.
+    pub lost_reasons: BTreeMap<String, u64>,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -105,6 +108,7 @@ impl Summary {
             },
             max_txs_per_block: with_ours.iter().copied().max().unwrap_or(0),
             errors: outcome.errors.clone(),
+            lost_reasons: outcome.missing.clone(),
         }
     }
 
@@ -127,6 +131,7 @@ impl Summary {
             "mean_txs_per_block": (self.mean_txs_per_block * 10.0).round() / 10.0,
             "max_txs_per_block": self.max_txs_per_block,
             "errors": self.errors,
+            "lost_reasons": self.lost_reasons,
         })
     }
 
@@ -150,6 +155,9 @@ impl Summary {
         }
         for (reason, n) in &self.errors {
             println!("refused {n}: {reason}");
+        }
+        for (reason, n) in &self.lost_reasons {
+            println!("not committed {n}: {reason}");
         }
     }
 }

@@ -91,7 +91,22 @@ impl Node {
 
     /// Starts `timerhost ARGS` and waits for its `rpc:` line.
     pub fn start(args: &[&str]) -> Node {
-        let mut child = Command::new(TIMERHOST)
+        Node::start_under(&[], args)
+    }
+
+    /// Starts `PREFIX… timerhost ARGS` (e.g. `ip netns exec NS`, which
+    /// execs into the node: its pid is the node's) and waits for its
+    /// `rpc:` line.
+    pub fn start_under(prefix: &[&str], args: &[&str]) -> Node {
+        let mut command = match prefix.split_first() {
+            None => Command::new(TIMERHOST),
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(TIMERHOST);
+                c
+            }
+        };
+        let mut child = command
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
