@@ -370,9 +370,11 @@ fn settlement_splits_burn_tip_and_refund_to_the_unit() {
     let prepay = u128::from(GAS + TIMER_FIRE_BASE_CYCLES) * basefee.cycle_basefee
         + u128::from(cells) * basefee.cell_basefee
         + u128::from(GAS) * 3_000;
+    // #50: the lane basefee is paid on every handler cycle reserved (the
+    // default `lane_reservation_percent` is 100), the tip on those used.
     let burned = u128::from(r.cycles_used) * basefee.cycle_basefee
         + u128::from(r.cells_used) * basefee.cell_basefee
-        + u128::from(handler) * u128::from(lane);
+        + u128::from(GAS) * u128::from(lane);
     let tip = u128::from(handler) * 500;
     assert_eq!(r.burned, burned);
     assert_eq!(r.tip, tip);

@@ -117,8 +117,16 @@ fn dev_snapshot_and_revert_restore_the_chain_mempool_and_next_timestamp() {
     );
     assert_eq!(node.cli_json(&["timers", "--actor", &actor]), json!([]));
     assert_eq!(node.cli_json(&["balance", &alice])["balance"], "0");
-    // Alice's pending transaction cannot be paid for any more: dropped.
-    assert_eq!(node.rpc("th_getReceipt", json!([pending])), Value::Null);
+    // Alice's pending transaction cannot be paid for any more: dropped, and
+    // the node says why (#50).
+    let dropped = node.rpc("th_getReceipt", json!([pending]));
+    assert_eq!(dropped["pending"], false, "{dropped}");
+    assert!(
+        dropped["dropped"]
+            .as_str()
+            .is_some_and(|r| r.contains("refused again after a revert: insufficient balance")),
+        "{dropped}"
+    );
     assert_eq!(node.cli_json(&["status"])["mempool"]["size"], 0);
     let out = node.out.lock().unwrap().clone();
     assert!(
