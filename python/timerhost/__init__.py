@@ -15,18 +15,16 @@ no RPC. See ``docs/PYTHON.md`` for the whole API and ``docs/WRITING_ACTORS.md``
 for writing actors.
 """
 
-from timerhost.chain import (
+from timerhost.chain import BlockBuilder, Chain, Governance
+from timerhost.records import (
     CRON_REGISTRY,
     DEFAULT_CELLS_LIMIT,
     DEFAULT_CYCLES_LIMIT,
     Account,
     Actor,
     Block,
-    BlockBuilder,
-    Chain,
     Event,
     ExecError,
-    Governance,
     Receipt,
     Timer,
 )

@@ -17,12 +17,20 @@ and raises :class:`~timerhost.Reverted` if the registry refuses);
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Protocol, Sequence
 
-from timerhost.chain import CRON_REGISTRY, AddressLike, Receipt, _address
+from timerhost.records import CRON_REGISTRY, AddressLike, Receipt, _address
 
-if TYPE_CHECKING:
-    from timerhost.chain import Chain
+
+class Wallet(Protocol):
+    """What the registry needs of a chain: calls and storage reads
+    (:class:`~timerhost.Chain` and :class:`~timerhost.rpc.RpcChain`)."""
+
+    def call(self, actor: AddressLike, handler: str, *args: Any, **opts: Any) -> Receipt: ...
+
+    def storage(self, actor: AddressLike, key: str) -> Any: ...
+
+    def storage_keys(self, actor: AddressLike, prefix: str = "", *, limit: int = ...) -> List[str]: ...
 
 
 class Cron:
@@ -30,7 +38,7 @@ class Cron:
 
     address: str = CRON_REGISTRY
 
-    def __init__(self, chain: "Chain") -> None:
+    def __init__(self, chain: Wallet) -> None:
         self._chain = chain
 
     def schedule(

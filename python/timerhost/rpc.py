@@ -28,7 +28,8 @@ import urllib.request
 from typing import Any, Dict, List, Optional
 
 from timerhost import _native
-from timerhost.chain import (
+from timerhost.chain import _Wallet
+from timerhost.records import (
     CRON_REGISTRY,
     DEFAULT_CELLS_LIMIT,
     DEFAULT_CYCLES_LIMIT,
@@ -40,7 +41,6 @@ from timerhost.chain import (
     Timer,
     _address,
     _opt_address,
-    _Wallet,
 )
 from timerhost.errors import ChainError, TransactionRejected
 

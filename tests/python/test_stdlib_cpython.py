@@ -10,7 +10,7 @@ behaviour.  Also checked: the code rules the VM needs (imports, banned
 builtins, no getattr/hasattr/setattr/delattr with a name the VM's reflective
 builtins refuse, module-level statements, no global/nonlocal, no float
 literals) and that what an actor can leave at module level passes an
-emulation of the VM's load-time immutability walk (host/vm/src/load.rs).
+emulation of the VM's load-time immutability walk (host/vm/src/interpreter/load.rs).
 
 Run: python -m pytest tests/python/test_stdlib_cpython.py -q
 """
@@ -20,7 +20,7 @@ import sys
 
 # The library's files are named like CPython's modules: their directory must
 # never be on sys.path (it is not, unless someone runs pytest from there).
-_HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'host', 'vm', 'src', 'stdlib')
+_HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'host', 'vm', 'src', 'interpreter', 'stdlib')
 _HERE = os.path.abspath(_HERE)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
@@ -145,9 +145,9 @@ REFLECTIVE = {'getattr', 'hasattr', 'setattr', 'delattr'}
 
 
 def _protocol_dunders():
-    """PROTOCOL_DUNDERS of host/vm/src/names.rs: the dunders the VM's getattr allows."""
+    """PROTOCOL_DUNDERS of host/vm/src/rules/names.rs: the dunders the VM's getattr allows."""
     try:
-        text = (HERE.parent / 'names.rs').read_text()
+        text = (HERE.parent.parent / 'rules' / 'names.rs').read_text()
         block = text[text.index('pub const PROTOCOL_DUNDERS'):]
         block = block[:block.index('];')]
     except (OSError, ValueError):
@@ -156,7 +156,7 @@ def _protocol_dunders():
 
 
 def _vm_refuses(name):
-    """host/vm/src/names.rs refuse_attribute, for the names a module writes."""
+    """host/vm/src/rules/names.rs refuse_attribute, for the names a module writes."""
     if name.startswith('__') and name.endswith('__') and len(name) > 4:
         return name not in _protocol_dunders()
     if name.startswith('_pvm'):
@@ -261,7 +261,7 @@ HEAPTYPE = 1 << 9
 
 
 def frozen_walk(globals_dict):
-    """Mirrors host/vm/src/load.rs ``freeze``: returns the first mutable path."""
+    """Mirrors host/vm/src/interpreter/load.rs ``freeze``: returns the first mutable path."""
     seen = set()
 
     def visit(obj, path):

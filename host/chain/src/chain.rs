@@ -22,11 +22,11 @@ use timerhost_types::{
 };
 
 use crate::accounts;
-use crate::error::{BlockError, ChainError, Result};
-use crate::executor::{BlockEnv, BlockExecutor};
+use crate::error::{BlockError, ChainError, Result, TxError};
+use crate::executor::BlockExecutor;
 use crate::genesis::{genesis_changes, genesis_header};
-use crate::runtime::{ActorRuntime, BlockHooks};
-use crate::validation::{check_against_state, check_static, TxError};
+use crate::runtime::{ActorRuntime, BlockEnv, BlockHooks};
+use crate::validation::{check_against_state, check_static};
 
 /// A block executed but not yet committed.
 pub struct ExecutedBlock {

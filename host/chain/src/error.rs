@@ -4,9 +4,7 @@
 //! these: it is a receipt outcome.
 
 use timerhost_state::StorageError;
-use timerhost_types::Hash;
-
-use crate::validation::TxError;
+use timerhost_types::{Address, Hash};
 
 /// Why a block was rejected.
 #[derive(Debug, thiserror::Error)]
@@ -131,3 +129,159 @@ pub enum ChainError {
 
 /// Result alias for this crate.
 pub type Result<T, E = ChainError> = std::result::Result<T, E>;
+
+/// Why a transaction was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TxError {
+    /// The bytes are not a valid encoded transaction.
+    #[error("malformed transaction: {0}")]
+    Malformed(String),
+    /// The encoded transaction is larger than allowed.
+    #[error("transaction is {size} bytes, the maximum is {max}")]
+    TooLarge {
+        /// Encoded size.
+        size: usize,
+        /// Limit.
+        max: usize,
+    },
+    /// The signature is invalid or recovers no signer.
+    #[error("bad signature: {0}")]
+    BadSignature(String),
+    /// Signed for another chain.
+    #[error("wrong chain id: transaction is for chain {got}, this chain is {expected}")]
+    WrongChainId {
+        /// This chain.
+        expected: u64,
+        /// The transaction's.
+        got: u64,
+    },
+    /// Signed by a public dev key on a non-dev chain.
+    #[error("sender {sender} is a dev account whose private key is public; dev keys are only accepted on the dev chain (id {dev_chain_id}), not chain {chain_id}")]
+    DevKeyOnNonDevChain {
+        /// Sender.
+        sender: Address,
+        /// This chain.
+        chain_id: u64,
+        /// The dev chain id.
+        dev_chain_id: u64,
+    },
+    /// Nonce already used.
+    #[error("nonce too low: account {sender} expects nonce {expected}, transaction has {got}")]
+    NonceTooLow {
+        /// Sender.
+        sender: Address,
+        /// Account nonce.
+        expected: u64,
+        /// Transaction nonce.
+        got: u64,
+    },
+    /// Nonce ahead of the account.
+    #[error("nonce too high: account {sender} expects nonce {expected}, transaction has {got}")]
+    NonceTooHigh {
+        /// Sender.
+        sender: Address,
+        /// Account nonce.
+        expected: u64,
+        /// Transaction nonce.
+        got: u64,
+    },
+    /// The sender cannot pay the pre-charge plus the value moved.
+    #[error("insufficient balance: {sender} has {available}, needs {required} (fee pre-charge {fee} + value {value})")]
+    InsufficientBalance {
+        /// Sender.
+        sender: Address,
+        /// Balance.
+        available: u128,
+        /// Pre-charge + value.
+        required: u128,
+        /// Pre-charge part.
+        fee: u128,
+        /// Value part.
+        value: u128,
+    },
+    /// The fee cap is below the current basefee.
+    #[error(
+        "max_fee_per_{dimension} {max_fee} is below the current {dimension} basefee {basefee}"
+    )]
+    FeeCapBelowBasefee {
+        /// `cycle` or `cell`.
+        dimension: &'static str,
+        /// The cap.
+        max_fee: u128,
+        /// The basefee.
+        basefee: u128,
+    },
+    /// A limit is larger than a whole block allows.
+    #[error("{dimension}_limit {limit} exceeds the block limit {max}")]
+    LimitAboveBlockLimit {
+        /// `cycles` or `cells`.
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// The block limit.
+        max: u64,
+    },
+    /// A limit is below what the transaction costs before doing anything.
+    #[error("{dimension}_limit {limit} is below the intrinsic cost {intrinsic}")]
+    LimitBelowIntrinsic {
+        /// `cycles` or `cells`.
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// Intrinsic cost.
+        intrinsic: u64,
+    },
+    /// The block has no room left for this transaction's limits.
+    #[error("block is full: {dimension}_limit {limit} exceeds the {remaining} left in this block")]
+    BlockFull {
+        /// `cycles` or `cells`.
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// Room left.
+        remaining: u64,
+    },
+    /// Fee arithmetic overflowed (absurd limits or prices).
+    #[error("fee computation overflows: {0}")]
+    FeeOverflow(String),
+    /// A system instruction from outside the governance set.
+    #[error("{instruction} rejected: sender {sender} is not in system_deployers")]
+    NotGovernance {
+        /// Sender.
+        sender: Address,
+        /// Instruction name.
+        instruction: &'static str,
+    },
+    /// A field is out of its allowed range.
+    #[error("invalid {field}: {reason}")]
+    InvalidField {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl TxError {
+    /// A short machine-readable name of the reason (`snake_case`), which
+    /// the RPC puts in a refusal's error data and `timerhost load` counts.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            TxError::Malformed(_) => "malformed",
+            TxError::TooLarge { .. } => "too_large",
+            TxError::BadSignature(_) => "bad_signature",
+            TxError::WrongChainId { .. } => "wrong_chain_id",
+            TxError::DevKeyOnNonDevChain { .. } => "dev_key_on_non_dev_chain",
+            TxError::NonceTooLow { .. } => "nonce_too_low",
+            TxError::NonceTooHigh { .. } => "nonce_too_high",
+            TxError::InsufficientBalance { .. } => "insufficient_balance",
+            TxError::FeeCapBelowBasefee { .. } => "fee_cap_below_basefee",
+            TxError::LimitAboveBlockLimit { .. } => "limit_above_block_limit",
+            TxError::LimitBelowIntrinsic { .. } => "limit_below_intrinsic",
+            TxError::BlockFull { .. } => "block_full",
+            TxError::FeeOverflow(_) => "fee_overflow",
+            TxError::NotGovernance { .. } => "not_governance",
+            TxError::InvalidField { .. } => "invalid_field",
+        }
+    }
+}

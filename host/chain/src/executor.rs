@@ -14,7 +14,7 @@ use timerhost_state::{ChangeSet, Checkpoint, Overlay, StateRead};
 use timerhost_types::keys::{self, Account, HeadMeta};
 use timerhost_types::{
     actor_address, keccak256, keccak256_concat as keccak_concat, Address, BasefeeConfig,
-    ChainParams, ErrorKind, Event, ExecError, Hash, Invocation, LaneMarket, Receipt, ReceiptStatus,
+    ChainParams, ErrorKind, Event, ExecError, Invocation, LaneMarket, Receipt, ReceiptStatus,
     SignedTransaction, SystemInstruction, TimerConfig, TxKind, TxSource, Value, GOVERNANCE_ADDRESS,
 };
 
@@ -25,27 +25,14 @@ use timerhost_timers::{
 };
 
 use crate::accounts::{self, Debit};
-use crate::error::{ChainError, Result};
+use crate::error::{ChainError, Result, TxError};
 use crate::governance;
-use crate::runtime::{ActorRuntime, BlockHooks, EobContext, ExecContext, ExecOutcome, TxEnv};
-use crate::validation::{check_against_state, check_static, intrinsic, TxError};
+use crate::runtime::{
+    ActorRuntime, BlockEnv, BlockHooks, EobContext, ExecContext, ExecOutcome, TxEnv,
+};
+use crate::validation::{check_against_state, check_static, intrinsic};
 
 mod fires;
-
-/// The block-level facts every execution can see.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BlockEnv {
-    /// Chain id.
-    pub chain_id: u64,
-    /// Height of the block being executed.
-    pub height: u64,
-    /// Its timestamp (unix ms).
-    pub timestamp_ms: u64,
-    /// Its proposer (receives tips).
-    pub proposer: Address,
-    /// The parent block's state root (a fire's `deliver_id` hashes it).
-    pub parent_state_root: Hash,
-}
 
 /// The result of executing a block's body.
 #[derive(Debug)]

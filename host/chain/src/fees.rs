@@ -11,7 +11,7 @@
 
 use timerhost_types::{BasefeeConfig, Transaction};
 
-use crate::validation::TxError;
+use crate::error::TxError;
 
 /// Prices locked in for one transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,11 +3,13 @@
 //! Block execution for timerhost, as a pure function of committed state and a
 //! block: no wall clock, no randomness, no I/O besides the state it reads.
 //!
-//! - [`validation`]: every reason a transaction is rejected before it can be
-//!   applied ([`TxError`]), each naming the problem.
+//! - [`error`]: the crate's errors, among them [`TxError`], every reason a
+//!   transaction is rejected before it can be applied, each naming the
+//!   problem; [`validation`] checks them.
 //! - [`fees`]: CIP-3 dual-metered fee arithmetic (pre-pay, refund, burn, tip),
 //!   integer-only and overflow-checked.
-//! - [`runtime`]: the [`ActorRuntime`] trait the actor VM implements, and the
+//! - [`runtime`]: what an execution sees ([`BlockEnv`], `TxEnv`), the
+//!   [`ActorRuntime`] trait the actor VM implements, and the
 //!   [`BlockHooks`] trait end-of-block subsystems (timers) implement.
 //! - [`executor`]: the block pipeline — TX phase → end-of-block hooks →
 //!   deferred transactions → basefee update — producing receipts, a change set
@@ -40,11 +42,11 @@ pub mod validation;
 pub mod vm_runtime;
 
 pub use chain::{Chain, ExecutedBlock, ProposedBlock, ReplayProgress, DEFAULT_MAX_FUTURE_DRIFT_MS};
+pub use error::TxError;
 pub use error::{BlockError, ChainError, Result};
-pub use executor::BlockEnv;
+pub use runtime::BlockEnv;
 pub use runtime::{
     ActorRuntime, BlockHooks, DeferredTx, EobContext, ExecContext, ExecOutcome, NoActorRuntime,
     NoHooks,
 };
-pub use validation::TxError;
 pub use vm_runtime::VmRuntime;

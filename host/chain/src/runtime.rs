@@ -1,4 +1,5 @@
-//! The two extension points of block execution.
+//! The two extension points of block execution, and the block and
+//! transaction facts ([`BlockEnv`], [`TxEnv`]) both of them see.
 //!
 //! - [`ActorRuntime`]: runs actor code (`DeployActor`, `CallActor`, deferred
 //!   calls). The Python VM implements it; [`crate::testing::MockRuntime`] is a
@@ -15,7 +16,21 @@ use timerhost_types::{
 };
 
 use crate::error::Result;
-use crate::executor::BlockEnv;
+
+/// The block-level facts every execution can see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockEnv {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Height of the block being executed.
+    pub height: u64,
+    /// Its timestamp (unix ms).
+    pub timestamp_ms: u64,
+    /// Its proposer (receives tips).
+    pub proposer: Address,
+    /// The parent block's state root (a fire's `deliver_id` hashes it).
+    pub parent_state_root: Hash,
+}
 
 /// Context of one transaction (user or deferred) as an actor sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

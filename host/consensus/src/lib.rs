@@ -18,7 +18,7 @@
 //! | [`scheme`] | ed25519 keys and signatures (ZIP-215), borsh-encoded on the wire |
 //! | [`signing`] | ed25519 signatures over domain-separated bytes, the engine's signer and verifier |
 //! | [`streaming`] | a proposed block cut into parts and put back together, trusted only when its proposer's signature covers it |
-//! | [`context`] | [`TimerhostContext`], tying them together |
+//! | [`context`], [`context_impl`] | [`TimerhostContext`], and how it ties them together |
 //! | [`codec`] | borsh on the wire and in the write-ahead log, for every engine message |
 //!
 //! and what runs it:
@@ -37,6 +37,7 @@ pub mod app;
 pub mod byzantine;
 pub mod codec;
 pub mod context;
+pub mod context_impl;
 pub mod engine;
 pub mod error;
 pub mod height;

@@ -15,7 +15,6 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 use timerhost_chain::ChainError;
 
-use crate::client_args::{NodeArgs, TxArgs};
 use crate::cron::{cron, CronAction};
 use crate::dev::dev;
 use crate::error::{NodeError, Result};
@@ -97,209 +96,21 @@ pub enum Command {
         #[arg(long)]
         no_examples: bool,
     },
-    /// Node status (height, head, mempool, block production).
-    Status {
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// Balance and nonce of an address.
-    Balance {
-        /// The address.
-        address: String,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// A block (default: the latest).
-    Block {
-        /// Height.
-        height: Option<u64>,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// A transaction's receipt (events, error and Python traceback, fees).
-    Receipt {
-        /// Transaction hash.
-        hash: String,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// A pending timer by id.
-    Timer {
-        /// Timer id (0x…).
-        id: String,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// Pending timers of an actor, at a height, or paid by an address.
-    Timers {
-        /// Timers of this actor.
-        #[arg(long)]
-        actor: Option<String>,
-        /// Timers due at this height.
-        #[arg(long)]
-        height: Option<u64>,
-        /// Timers paid by this address.
-        #[arg(long)]
-        fee_payer: Option<String>,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// The validator set of consensus at a height (`th_getValidators`):
-    /// address, public key, power and operator of each validator.
-    Validators {
-        /// The height (default: the next block's).
-        #[arg(long)]
-        height: Option<u64>,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// The Globalbox under priority ordering: the due fires queued by score,
-    /// in the order they will be materialised (`th_getGlobalbox`).
-    Globalbox {
-        /// Most entries to show.
-        #[arg(long)]
-        limit: Option<u64>,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// What a timer would cost before you schedule it: the pre-charge per
-    /// fire at today's basefees, the deposit, the lane cycles already
-    /// reserved at that height and whether one more fits (`th_quoteTimer`).
-    Quote {
-        /// Firing height (default: the first height a transaction sent now
-        /// could schedule, the next block's + 1).
-        #[arg(long)]
-        height: Option<u64>,
-        /// A time timer due at this unix millisecond instead (after the
-        /// head's timestamp).
-        #[arg(long, conflicts_with = "height")]
-        timestamp_ms: Option<u64>,
-        /// Cycles per fire (default: `max_cycles_per_fire`).
-        #[arg(long)]
-        gas_limit: Option<u64>,
-        /// The lane fee cap per cycle to price (#31; default `2 × lane
-        /// basefee + priority fee`).
-        #[arg(long)]
-        max_fee_per_cycle: Option<u64>,
-        /// The priority fee (bid) per cycle to price.
-        #[arg(long, alias = "bid")]
-        max_priority_fee_per_cycle: Option<u64>,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// Events, filtered by name, actor and height range.
-    Events {
-        /// Event name (e.g. TimerFired).
-        #[arg(long)]
-        name: Option<String>,
-        /// Emitting actor.
-        #[arg(long)]
-        actor: Option<String>,
-        /// Lowest height.
-        #[arg(long)]
-        from: Option<u64>,
-        /// Highest height (with --follow: stop once it is reached).
-        #[arg(long)]
-        to: Option<u64>,
-        /// Most events.
-        #[arg(long, conflicts_with = "follow")]
-        limit: Option<u64>,
-        /// Keep polling and print new matching events as blocks arrive, from
-        /// the current head (or --from) until Ctrl-C; with --json, one event
-        /// per line.
-        #[arg(long)]
-        follow: bool,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// Produce N blocks now (dev chains only).
-    Mine {
-        /// Number of blocks.
-        #[arg(default_value_t = 1)]
-        blocks: u64,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// Save the dev chain's state and print its id for `timerhost revert`
-    /// (dev chains only; held in the node's memory, lost when it stops).
-    Snapshot {
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-    /// Return the dev chain to a snapshot: head, state, blocks, receipts and
-    /// events. That snapshot and every later one are forgotten.
-    Revert {
-        /// Snapshot id, as `timerhost snapshot` printed it (e.g. 0x1).
-        id: String,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
+    /// The read-only client commands.
+    #[command(flatten)]
+    Query(crate::query::QueryCommand),
+    /// The dev-chain client commands.
+    #[command(flatten)]
+    DevTools(crate::dev_tools::DevToolsCommand),
     /// Create a signing key, or list the dev accounts and key files.
     Keys {
         /// What to do.
         #[command(subcommand)]
-        action: KeysAction,
+        action: crate::keys::KeysAction,
     },
-    /// Deploy a Python actor.
-    Deploy {
-        /// The actor's source file.
-        file: PathBuf,
-        /// Arguments of `deploy`, as a JSON array.
-        #[arg(long)]
-        args: Option<String>,
-        /// Amount transferred to the new actor.
-        #[arg(long, default_value = "0")]
-        value: String,
-        /// Signer, fees and node.
-        #[command(flatten)]
-        tx: TxArgs,
-    },
-    /// Call an actor's handler.
-    Call {
-        /// The actor.
-        actor: String,
-        /// Handler name.
-        handler: String,
-        /// Arguments, as a JSON array.
-        args: Option<String>,
-        /// Amount transferred to the actor.
-        #[arg(long, default_value = "0")]
-        value: String,
-        /// Signer, fees and node.
-        #[command(flatten)]
-        tx: TxArgs,
-    },
-    /// Transfer funds.
-    Transfer {
-        /// Recipient.
-        to: String,
-        /// Amount in the smallest unit.
-        amount: String,
-        /// Signer, fees and node.
-        #[command(flatten)]
-        tx: TxArgs,
-    },
-    /// Revoke every timer that names the signer as fee payer and was
-    /// scheduled before now: each is removed when it comes due, without
-    /// running and without charging the signer; its deposit is refunded.
-    RevokeTimerPayments {
-        /// Signer, fees and node.
-        #[command(flatten)]
-        tx: TxArgs,
-    },
+    /// The client commands that sign and send a transaction.
+    #[command(flatten)]
+    Transact(crate::transact::TransactCommand),
     /// Governance: show or update configs, cancel or extend timers, pause,
     /// resume or shut timers down (the signer must be one of the genesis
     /// `system_deployers`).
@@ -314,51 +125,6 @@ pub enum Command {
         /// The cron action.
         #[command(subcommand)]
         action: CronAction,
-    },
-    /// Call any JSON-RPC method: `timerhost rpc th_getTimers '[{"actor":"0x…"}]'`.
-    Rpc {
-        /// Method name.
-        method: String,
-        /// Parameters, as JSON (an array, or one value).
-        params: Option<String>,
-        /// Which node to talk to.
-        #[command(flatten)]
-        node: NodeArgs,
-    },
-}
-
-/// Key commands.
-#[derive(Debug, Subcommand)]
-pub enum KeysAction {
-    /// Generate a secp256k1 key from OS randomness and write it to a new
-    /// file (mode 0600, never overwritten) that `--key FILE` reads; prints
-    /// its address. With --consensus: a validator's ed25519 consensus key,
-    /// with its public key for the genesis validator set.
-    New {
-        /// The key file to create.
-        #[arg(long, conflicts_with = "home", required_unless_present = "home")]
-        out: Option<PathBuf>,
-        /// Write it to HOME/keys/ADDRESS.key (HOME/consensus.key with
-        /// --consensus) instead.
-        #[arg(long)]
-        home: Option<PathBuf>,
-        /// A validator's consensus key (ed25519) instead of an account key.
-        #[arg(long)]
-        consensus: bool,
-    },
-    /// A node's consensus key: its validator address and public key (what
-    /// a proposal adding it names: `timerhost gov propose add-validator`).
-    ShowConsensus {
-        /// The node's home (reads HOME/consensus.key).
-        #[arg(long)]
-        home: PathBuf,
-    },
-    /// The ten dev accounts (their keys are public) and, with --home, the
-    /// key files in HOME/keys.
-    List {
-        /// List the key files of HOME/keys too.
-        #[arg(long)]
-        home: Option<PathBuf>,
     },
 }
 
@@ -446,14 +212,9 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Gov { action } => gov(cli.json, action),
         Command::Cron { action } => cron(cli.json, action),
         Command::Keys { action } => crate::keys::command(cli.json, action),
-        Command::Snapshot { .. } | Command::Revert { .. } | Command::Mine { .. } => {
-            crate::dev_tools::run(cli.json, &cli.command)
-        }
-        Command::Deploy { .. }
-        | Command::Call { .. }
-        | Command::Transfer { .. }
-        | Command::RevokeTimerPayments { .. } => crate::transact::run(cli.json, &cli.command),
-        _ => crate::query::run(cli.json, &cli.command),
+        Command::Query(command) => command.execute(cli.json),
+        Command::DevTools(command) => command.execute(cli.json),
+        Command::Transact(command) => command.execute(cli.json),
     }
 }
 

@@ -1,6 +1,6 @@
 //! What every client command shares: where the node is ([`NodeArgs`]), how
-//! a transaction is signed and paid for ([`TxArgs`]), sending one and
-//! printing the result for people or, with `--json`, for scripts.
+//! a transaction is signed and paid for ([`TxArgs`]), and sending one and
+//! reporting its receipt.
 
 use std::path::PathBuf;
 
@@ -9,6 +9,7 @@ use timerhost_types::TxKind;
 
 use crate::client::{self, TxOptions};
 use crate::error::{NodeError, Result};
+use crate::output;
 
 /// Where the node is.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,27 +44,6 @@ pub struct TxArgs {
     pub(crate) no_wait: bool,
 }
 
-/// Prints `value` as JSON, or for people with `human`.
-pub(crate) fn print(
-    as_json: bool,
-    value: &serde_json::Value,
-    human: impl FnOnce(&serde_json::Value),
-) {
-    if as_json {
-        println!("{value}");
-    } else {
-        human(value);
-    }
-}
-
-/// Pretty-printed JSON.
-pub(crate) fn pretty(v: &serde_json::Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
-    );
-}
-
 /// The signer and fee options of a transaction command.
 pub(crate) fn tx_options(t: &TxArgs) -> Result<TxOptions> {
     Ok(TxOptions {
@@ -86,7 +66,7 @@ pub(crate) fn send_and_report(as_json: bool, t: &TxArgs, kind: TxKind) -> Result
     } else if receipt.get("pending").is_some() {
         println!("submitted {}", receipt["tx_hash"].as_str().unwrap_or("?"));
     } else {
-        client::print_receipt(&receipt);
+        output::print_receipt(&receipt);
     }
     if ok {
         Ok(())

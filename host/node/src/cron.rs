@@ -10,8 +10,9 @@ use timerhost_rpc::Client;
 use timerhost_types::{TxKind, Value, CRON_REGISTRY_ADDRESS};
 
 use crate::client;
-use crate::client_args::{print, send_and_report, NodeArgs, TxArgs};
+use crate::client_args::{send_and_report, NodeArgs, TxArgs};
 use crate::error::{NodeError, Result};
+use crate::output::print;
 
 /// Cron registry actions.
 #[derive(Debug, Subcommand)]

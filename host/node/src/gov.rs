@@ -10,8 +10,9 @@ use serde_json::json;
 use timerhost_rpc::Client;
 use timerhost_types::TxKind;
 
-use crate::client_args::{pretty, print, send_and_report, NodeArgs, TxArgs};
+use crate::client_args::{send_and_report, NodeArgs, TxArgs};
 use crate::error::{NodeError, Result};
+use crate::output::{pretty, print};
 
 /// Governance actions.
 #[derive(Debug, Subcommand)]

@@ -10,18 +10,17 @@
 //! directory `keys list --home HOME` reads back). There is no encryption: a
 //! key file is as secret as the file system keeps it.
 
-use serde_json::json;
-
-use crate::cli::KeysAction;
-use crate::client_args::print;
-use crate::dev::{dev_account_rows, print_dev_accounts};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use clap::Subcommand;
 use rand::RngCore;
+use serde_json::json;
 use timerhost_types::{Address, PrivateKey};
 
+use crate::dev::{dev_account_rows, print_dev_accounts};
 use crate::error::{NodeError, Result};
+use crate::output::print;
 
 /// The directory of key files under a home.
 pub fn keys_dir(home: &Path) -> PathBuf {
@@ -153,8 +152,43 @@ pub fn list_dir(dir: &Path) -> Result<Vec<KeyFile>> {
         .collect())
 }
 
+/// Key commands.
+#[derive(Debug, Subcommand)]
+pub enum KeysAction {
+    /// Generate a secp256k1 key from OS randomness and write it to a new
+    /// file (mode 0600, never overwritten) that `--key FILE` reads; prints
+    /// its address. With --consensus: a validator's ed25519 consensus key,
+    /// with its public key for the genesis validator set.
+    New {
+        /// The key file to create.
+        #[arg(long, conflicts_with = "home", required_unless_present = "home")]
+        out: Option<PathBuf>,
+        /// Write it to HOME/keys/ADDRESS.key (HOME/consensus.key with
+        /// --consensus) instead.
+        #[arg(long)]
+        home: Option<PathBuf>,
+        /// A validator's consensus key (ed25519) instead of an account key.
+        #[arg(long)]
+        consensus: bool,
+    },
+    /// A node's consensus key: its validator address and public key (what
+    /// a proposal adding it names: `timerhost gov propose add-validator`).
+    ShowConsensus {
+        /// The node's home (reads HOME/consensus.key).
+        #[arg(long)]
+        home: PathBuf,
+    },
+    /// The ten dev accounts (their keys are public) and, with --home, the
+    /// key files in HOME/keys.
+    List {
+        /// List the key files of HOME/keys too.
+        #[arg(long)]
+        home: Option<PathBuf>,
+    },
+}
+
 /// Runs `timerhost keys …`.
-pub(crate) fn command(j: bool, action: &crate::cli::KeysAction) -> Result<()> {
+pub(crate) fn command(j: bool, action: &KeysAction) -> Result<()> {
     match action {
         KeysAction::New {
             out,

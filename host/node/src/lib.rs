@@ -11,7 +11,8 @@
 //!   ones; [`dev_tools`]: `snapshot`, `revert`, `mine`.
 //! - [`config`]: `node.toml` (documented in `config/node.toml`).
 //! - [`run`]: a running node: RPC server, block producer, metrics, signals.
-//! - [`producer`]: the single thread that writes the chain.
+//! - [`producer`]: the single thread that writes the chain; [`block_report`]:
+//!   what each committed block did, for the log and the metrics.
 //! - [`network_node`]: `node` on a validator network (a genesis listing
 //!   validators): Malachite drives the chain, transactions gossip to peers
 //!   ([`gossip`]: a bounded queue and a thread per peer).
@@ -19,7 +20,7 @@
 //! - [`metrics`]: Prometheus metrics.
 //! - [`client`]: the client commands, which talk to a node over JSON-RPC.
 //! - [`client_args`]: the node and signer options every client command
-//!   shares, sending a transaction and printing its receipt.
+//!   shares, and sending a transaction; [`output`]: JSON or text output.
 //! - [`gov`]: `timerhost gov …`, the governance commands.
 //! - [`cron`]: `timerhost cron …`, ARC-21's cron registry from a wallet.
 //! - [`dev`]: `timerhost dev`, the one-command devnet and its examples.
@@ -27,6 +28,7 @@
 //! - [`keys`]: `keys new|list`, key files for `--key FILE`.
 //! - [`load`]: `timerhost load`, a load generator with a latency report.
 
+pub mod block_report;
 pub mod cli;
 pub mod client;
 pub mod client_args;
@@ -45,6 +47,7 @@ pub mod load;
 pub mod metrics;
 pub mod network_node;
 pub mod node_cmd;
+pub mod output;
 pub mod producer;
 pub mod query;
 pub mod run;

@@ -10,8 +10,8 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::block_report::BlockReport;
 use crate::error::{NodeError, Result};
-use crate::producer::BlockSummary;
 
 /// One metric value.
 #[derive(Debug, Default)]
@@ -75,7 +75,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// Records a produced block.
-    pub fn record_block(&self, s: &BlockSummary) {
+    pub fn record_block(&self, s: &BlockReport) {
         self.height.set(s.height);
         self.block_time_us.set(s.elapsed.as_micros() as u64);
         self.txs.add(s.txs as u64);
@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn a_block_sets_the_per_block_gauges_and_adds_to_the_counters() {
         let m = Metrics::default();
-        let mut s = BlockSummary {
+        let mut s = BlockReport {
             height: 7,
             timestamp_ms: 1_700_000_000,
             txs: 2,

@@ -28,11 +28,11 @@ use timerhost_rpc::{Mempool, NodeControl, NodeSnapshot, RpcContext, RpcError};
 use timerhost_state::SledBackend;
 use timerhost_types::{Address, Hash, SignedTransaction};
 
+use crate::block_report::BlockReport;
 use crate::config::{parse_duration, NodeConfig};
 use crate::error::{NodeError, Result};
 use crate::home::Home;
 use crate::metrics::Metrics;
-use crate::producer::BlockSummary;
 use crate::run::Services;
 
 /// The mempool, log and metrics, as the consensus app sees them.
@@ -81,7 +81,7 @@ impl AppHooks for NodeHooks {
         let summary = timer_config(&chain.store().state())
             .map_err(NodeError::from)
             .and_then(|timers| {
-                BlockSummary::after_commit(chain, executed, 0, &timers, started.elapsed())
+                BlockReport::after_commit(chain, executed, 0, &timers, started.elapsed())
             });
         match summary {
             Ok(s) => {

@@ -2,13 +2,14 @@
 //! `timer`, `timers`, `quote`, `globalbox`, `events` (with `--follow`) and
 //! `rpc` — JSON-RPC reads, printed for people or, with `--json`, for scripts.
 
+use clap::Subcommand;
 use serde_json::json;
 use timerhost_rpc::Client;
 
-use crate::cli::Command;
 use crate::client;
-use crate::client_args::{pretty, print};
+use crate::client_args::NodeArgs;
 use crate::error::{NodeError, Result};
+use crate::output::{pretty, print, print_receipt};
 
 fn print_event(e: &serde_json::Value) {
     println!(
@@ -20,25 +21,166 @@ fn print_event(e: &serde_json::Value) {
     );
 }
 
-/// Runs one of this group's commands.
-pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
-    match command {
-        Command::Status { node } => {
-            let s = Client::new(&node.rpc).call("th_status", json!([]))?;
-            print(j, &s, |s| {
-                println!(
-                    "chain {}{} at height {} (head {}, timestamp {} ms)",
-                    s["chain_id"],
-                    if s["dev"] == true { " (dev)" } else { "" },
-                    s["height"],
-                    s["head_hash"].as_str().unwrap_or("?"),
-                    s["timestamp"]
-                );
-                println!(
-                    "mempool {}/{}; producer {}",
-                    s["mempool"]["size"], s["mempool"]["capacity"], s["producer"]
-                );
-                println!(
+/// The read-only client commands.
+#[derive(Debug, Subcommand)]
+pub enum QueryCommand {
+    /// Node status (height, head, mempool, block production).
+    Status {
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Balance and nonce of an address.
+    Balance {
+        /// The address.
+        address: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A block (default: the latest).
+    Block {
+        /// Height.
+        height: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A transaction's receipt (events, error and Python traceback, fees).
+    Receipt {
+        /// Transaction hash.
+        hash: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// A pending timer by id.
+    Timer {
+        /// Timer id (0x…).
+        id: String,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Pending timers of an actor, at a height, or paid by an address.
+    Timers {
+        /// Timers of this actor.
+        #[arg(long)]
+        actor: Option<String>,
+        /// Timers due at this height.
+        #[arg(long)]
+        height: Option<u64>,
+        /// Timers paid by this address.
+        #[arg(long)]
+        fee_payer: Option<String>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The validator set of consensus at a height (`th_getValidators`):
+    /// address, public key, power and operator of each validator.
+    Validators {
+        /// The height (default: the next block's).
+        #[arg(long)]
+        height: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The Globalbox under priority ordering: the due fires queued by score,
+    /// in the order they will be materialised (`th_getGlobalbox`).
+    Globalbox {
+        /// Most entries to show.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// What a timer would cost before you schedule it: the pre-charge per
+    /// fire at today's basefees, the deposit, the lane cycles already
+    /// reserved at that height and whether one more fits (`th_quoteTimer`).
+    Quote {
+        /// Firing height (default: the first height a transaction sent now
+        /// could schedule, the next block's + 1).
+        #[arg(long)]
+        height: Option<u64>,
+        /// A time timer due at this unix millisecond instead (after the
+        /// head's timestamp).
+        #[arg(long, conflicts_with = "height")]
+        timestamp_ms: Option<u64>,
+        /// Cycles per fire (default: `max_cycles_per_fire`).
+        #[arg(long)]
+        gas_limit: Option<u64>,
+        /// The lane fee cap per cycle to price (#31; default `2 × lane
+        /// basefee + priority fee`).
+        #[arg(long)]
+        max_fee_per_cycle: Option<u64>,
+        /// The priority fee (bid) per cycle to price.
+        #[arg(long, alias = "bid")]
+        max_priority_fee_per_cycle: Option<u64>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Events, filtered by name, actor and height range.
+    Events {
+        /// Event name (e.g. TimerFired).
+        #[arg(long)]
+        name: Option<String>,
+        /// Emitting actor.
+        #[arg(long)]
+        actor: Option<String>,
+        /// Lowest height.
+        #[arg(long)]
+        from: Option<u64>,
+        /// Highest height (with --follow: stop once it is reached).
+        #[arg(long)]
+        to: Option<u64>,
+        /// Most events.
+        #[arg(long, conflicts_with = "follow")]
+        limit: Option<u64>,
+        /// Keep polling and print new matching events as blocks arrive, from
+        /// the current head (or --from) until Ctrl-C; with --json, one event
+        /// per line.
+        #[arg(long)]
+        follow: bool,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Call any JSON-RPC method: `timerhost rpc th_getTimers '[{"actor":"0x…"}]'`.
+    Rpc {
+        /// Method name.
+        method: String,
+        /// Parameters, as JSON (an array, or one value).
+        params: Option<String>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+}
+
+impl QueryCommand {
+    /// Runs the command.
+    pub fn execute(&self, j: bool) -> Result<()> {
+        match self {
+            QueryCommand::Status { node } => {
+                let s = Client::new(&node.rpc).call("th_status", json!([]))?;
+                print(j, &s, |s| {
+                    println!(
+                        "chain {}{} at height {} (head {}, timestamp {} ms)",
+                        s["chain_id"],
+                        if s["dev"] == true { " (dev)" } else { "" },
+                        s["height"],
+                        s["head_hash"].as_str().unwrap_or("?"),
+                        s["timestamp"]
+                    );
+                    println!(
+                        "mempool {}/{}; producer {}",
+                        s["mempool"]["size"], s["mempool"]["capacity"], s["producer"]
+                    );
+                    println!(
                     "timers {} ({} ordering); deposits held {}; lane basefee {} (last median tip {})",
                     s["timers"]["status"].as_str().unwrap_or("?"),
                     s["timers"]["ordering"].as_str().unwrap_or("?"),
@@ -46,112 +188,112 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
                     s["timers"]["lane_basefee"],
                     s["timers"]["lane_median_tip"]
                 );
-            });
-        }
-        Command::Balance { address, node } => {
-            let a = client::address(address)?;
-            let acct = Client::new(&node.rpc).call("th_getAccount", json!([a]))?;
-            print(j, &acct, |a| {
-                println!(
-                    "{}: balance {} nonce {}{}",
-                    a["address"].as_str().unwrap_or("?"),
-                    a["balance"].as_str().unwrap_or("?"),
-                    a["nonce"],
-                    if a["is_actor"] == true {
-                        " (actor)"
-                    } else {
-                        ""
-                    }
-                )
-            });
-        }
-        Command::Block { height, node } => {
-            let b = Client::new(&node.rpc).call("th_getBlock", json!([height]))?;
-            if b.is_null() {
-                return Err(NodeError::Usage(format!(
-                    "no block at height {}",
-                    height.unwrap_or_default()
-                )));
+                });
             }
-            print(j, &b, pretty);
-        }
-        Command::Timer { id, node } => {
-            let t = Client::new(&node.rpc).call("th_getTimer", json!([id]))?;
-            if t.is_null() {
-                return Err(NodeError::Usage(format!(
-                    "no pending timer {id} (it fired, expired or was cancelled)"
-                )));
+            QueryCommand::Balance { address, node } => {
+                let a = client::address(address)?;
+                let acct = Client::new(&node.rpc).call("th_getAccount", json!([a]))?;
+                print(j, &acct, |a| {
+                    println!(
+                        "{}: balance {} nonce {}{}",
+                        a["address"].as_str().unwrap_or("?"),
+                        a["balance"].as_str().unwrap_or("?"),
+                        a["nonce"],
+                        if a["is_actor"] == true {
+                            " (actor)"
+                        } else {
+                            ""
+                        }
+                    )
+                });
             }
-            print(j, &t, pretty);
-        }
-        Command::Quote {
-            height,
-            timestamp_ms,
-            gas_limit,
-            max_fee_per_cycle,
-            max_priority_fee_per_cycle,
-            node,
-        } => {
-            let q = Client::new(&node.rpc).call(
-                "th_quoteTimer",
-                json!([{
-                    "height": height,
-                    "timestamp_ms": timestamp_ms,
-                    "gas_limit": gas_limit,
-                    "max_fee_per_cycle": max_fee_per_cycle,
-                    "max_priority_fee_per_cycle": max_priority_fee_per_cycle,
-                }]),
-            )?;
-            print(j, &q, |q| {
-                let at = match q["timestamp_ms"].as_u64() {
-                    Some(t) => format!("due at {t} ms"),
-                    None => format!("at height {}", q["height"]),
-                };
-                println!(
+            QueryCommand::Block { height, node } => {
+                let b = Client::new(&node.rpc).call("th_getBlock", json!([height]))?;
+                if b.is_null() {
+                    return Err(NodeError::Usage(format!(
+                        "no block at height {}",
+                        height.unwrap_or_default()
+                    )));
+                }
+                print(j, &b, pretty);
+            }
+            QueryCommand::Timer { id, node } => {
+                let t = Client::new(&node.rpc).call("th_getTimer", json!([id]))?;
+                if t.is_null() {
+                    return Err(NodeError::Usage(format!(
+                        "no pending timer {id} (it fired, expired or was cancelled)"
+                    )));
+                }
+                print(j, &t, pretty);
+            }
+            QueryCommand::Quote {
+                height,
+                timestamp_ms,
+                gas_limit,
+                max_fee_per_cycle,
+                max_priority_fee_per_cycle,
+                node,
+            } => {
+                let q = Client::new(&node.rpc).call(
+                    "th_quoteTimer",
+                    json!([{
+                        "height": height,
+                        "timestamp_ms": timestamp_ms,
+                        "gas_limit": gas_limit,
+                        "max_fee_per_cycle": max_fee_per_cycle,
+                        "max_priority_fee_per_cycle": max_priority_fee_per_cycle,
+                    }]),
+                )?;
+                print(j, &q, |q| {
+                    let at = match q["timestamp_ms"].as_u64() {
+                        Some(t) => format!("due at {t} ms"),
+                        None => format!("at height {}", q["height"]),
+                    };
+                    println!(
                     "a timer {at} with gas_limit {}: max_cost {} per fire, deposit {} (empty payload)",
                     q["gas_limit"],
                     q["max_cost"].as_str().unwrap_or("?"),
                     q["deposit"].as_str().unwrap_or("?")
                 );
-                println!(
+                    println!(
                     "lane basefee {} per cycle; priced with max_fee_per_cycle {} and max_priority_fee_per_cycle {}",
                     q["lane_basefee"], q["max_fee_per_cycle"], q["max_priority_fee_per_cycle"]
                 );
-                for tier in ["economy", "standard", "fast", "urgent"] {
-                    let t = &q["suggested_fees"][tier];
-                    println!(
-                        "  {tier:<8} max_fee_per_cycle {:<12} max_priority_fee_per_cycle {}",
-                        t["max_fee_per_cycle"], t["max_priority_fee_per_cycle"]
-                    );
-                }
-                println!(
-                    "lane {} cycles, {} reserved by {} timer(s) queued there; {}",
-                    q["lane_budget"],
-                    q["reserved"],
-                    q["queued"],
-                    if q["fits"] == true {
-                        "one more fits"
-                    } else {
-                        "one more would be carried over"
+                    for tier in ["economy", "standard", "fast", "urgent"] {
+                        let t = &q["suggested_fees"][tier];
+                        println!(
+                            "  {tier:<8} max_fee_per_cycle {:<12} max_priority_fee_per_cycle {}",
+                            t["max_fee_per_cycle"], t["max_priority_fee_per_cycle"]
+                        );
                     }
-                );
-            });
-        }
-        Command::Timers {
-            actor,
-            height,
-            fee_payer,
-            node,
-        } => {
-            let ts = Client::new(&node.rpc).call(
-                "th_getTimers",
-                json!([{ "actor": actor, "height": height, "fee_payer": fee_payer }]),
-            )?;
-            print(j, &ts, |ts| {
-                let list = ts.as_array().cloned().unwrap_or_default();
-                println!("{} pending timer(s)", list.len());
-                for t in list {
                     println!(
+                        "lane {} cycles, {} reserved by {} timer(s) queued there; {}",
+                        q["lane_budget"],
+                        q["reserved"],
+                        q["queued"],
+                        if q["fits"] == true {
+                            "one more fits"
+                        } else {
+                            "one more would be carried over"
+                        }
+                    );
+                });
+            }
+            QueryCommand::Timers {
+                actor,
+                height,
+                fee_payer,
+                node,
+            } => {
+                let ts = Client::new(&node.rpc).call(
+                    "th_getTimers",
+                    json!([{ "actor": actor, "height": height, "fee_payer": fee_payer }]),
+                )?;
+                print(j, &ts, |ts| {
+                    let list = ts.as_array().cloned().unwrap_or_default();
+                    println!("{} pending timer(s)", list.len());
+                    for t in list {
+                        println!(
                         "  {}  actor {}  trigger {} {}  handler {}  payer {}  expires {}  deposit {}",
                         t["timer_id"].as_str().unwrap_or("?"),
                         t["actor"].as_str().unwrap_or("?"),
@@ -162,141 +304,141 @@ pub(crate) fn run(j: bool, command: &Command) -> Result<()> {
                         t["expires_at"],
                         t["deposit"].as_str().unwrap_or("?")
                     );
-                }
-            });
-        }
-        Command::Validators { height, node } => {
-            let set = Client::new(&node.rpc).call("th_getValidators", json!([height]))?;
-            if set.is_null() {
-                return Err(NodeError::Usage(
-                    "this chain has no validators: a single node produces its blocks".into(),
-                ));
+                    }
+                });
             }
-            print(j, &set, |set| {
-                let list = set["validators"].as_array().cloned().unwrap_or_default();
-                println!(
-                    "{} validator(s) at height {}, total power {}",
-                    list.len(),
-                    set["height"],
-                    set["total_power"]
-                );
-                for v in list {
-                    println!(
-                        "  {}  power {}  operator {}  key {}",
-                        v["address"].as_str().unwrap_or("?"),
-                        v["power"],
-                        v["operator"].as_str().unwrap_or("?"),
-                        v["public_key"].as_str().unwrap_or("?"),
-                    );
+            QueryCommand::Validators { height, node } => {
+                let set = Client::new(&node.rpc).call("th_getValidators", json!([height]))?;
+                if set.is_null() {
+                    return Err(NodeError::Usage(
+                        "this chain has no validators: a single node produces its blocks".into(),
+                    ));
                 }
-            });
-        }
-        Command::Globalbox { limit, node } => {
-            let entries =
-                Client::new(&node.rpc).call("th_getGlobalbox", json!([{ "limit": limit }]))?;
-            print(j, &entries, |entries| {
-                let list = entries.as_array().cloned().unwrap_or_default();
-                println!("{} queued fire(s), head first", list.len());
-                for e in list {
-                    let place = if e["waiting"] == true {
-                        format!(
-                            "waiting for the lane basefee to fall to its cap {}",
-                            e["max_fee_per_cycle"]
-                        )
-                    } else {
-                        format!(
-                            "score {} (at enqueue {}), weight {}",
-                            e["score_now"].as_str().unwrap_or("?"),
-                            e["score"].as_str().unwrap_or("?"),
-                            e["weight"]
-                        )
-                    };
+                print(j, &set, |set| {
+                    let list = set["validators"].as_array().cloned().unwrap_or_default();
                     println!(
-                        "  #{}  {}  {} timer {}  due at {}  bid {}  {place}",
-                        e["position"],
-                        e["actor"].as_str().unwrap_or("?"),
-                        e["kind"].as_str().unwrap_or("?"),
-                        e["timer_id"].as_str().unwrap_or("?"),
-                        e["due_height"],
-                        e["bid"],
+                        "{} validator(s) at height {}, total power {}",
+                        list.len(),
+                        set["height"],
+                        set["total_power"]
                     );
-                }
-            });
-        }
-        Command::Events {
-            name,
-            actor,
-            from,
-            to,
-            limit,
-            follow,
-            node,
-        } => {
-            let c = Client::new(&node.rpc);
-            if *follow {
-                let f = crate::follow::Follow {
-                    name: name.clone(),
-                    actor: actor.clone(),
-                    from: *from,
-                    to: *to,
-                    ..Default::default()
-                };
-                // JSON Lines: the stream has no end to close an array with.
-                crate::follow::follow(
-                    &c,
-                    &f,
-                    |e| {
-                        if j {
-                            println!("{e}");
+                    for v in list {
+                        println!(
+                            "  {}  power {}  operator {}  key {}",
+                            v["address"].as_str().unwrap_or("?"),
+                            v["power"],
+                            v["operator"].as_str().unwrap_or("?"),
+                            v["public_key"].as_str().unwrap_or("?"),
+                        );
+                    }
+                });
+            }
+            QueryCommand::Globalbox { limit, node } => {
+                let entries =
+                    Client::new(&node.rpc).call("th_getGlobalbox", json!([{ "limit": limit }]))?;
+                print(j, &entries, |entries| {
+                    let list = entries.as_array().cloned().unwrap_or_default();
+                    println!("{} queued fire(s), head first", list.len());
+                    for e in list {
+                        let place = if e["waiting"] == true {
+                            format!(
+                                "waiting for the lane basefee to fall to its cap {}",
+                                e["max_fee_per_cycle"]
+                            )
                         } else {
-                            print_event(e);
-                        }
-                    },
-                    |msg| eprintln!("note: {msg}"),
-                )?;
-                return Ok(());
+                            format!(
+                                "score {} (at enqueue {}), weight {}",
+                                e["score_now"].as_str().unwrap_or("?"),
+                                e["score"].as_str().unwrap_or("?"),
+                                e["weight"]
+                            )
+                        };
+                        println!(
+                            "  #{}  {}  {} timer {}  due at {}  bid {}  {place}",
+                            e["position"],
+                            e["actor"].as_str().unwrap_or("?"),
+                            e["kind"].as_str().unwrap_or("?"),
+                            e["timer_id"].as_str().unwrap_or("?"),
+                            e["due_height"],
+                            e["bid"],
+                        );
+                    }
+                });
             }
-            let es = c.call(
+            QueryCommand::Events {
+                name,
+                actor,
+                from,
+                to,
+                limit,
+                follow,
+                node,
+            } => {
+                let c = Client::new(&node.rpc);
+                if *follow {
+                    let f = crate::follow::Follow {
+                        name: name.clone(),
+                        actor: actor.clone(),
+                        from: *from,
+                        to: *to,
+                        ..Default::default()
+                    };
+                    // JSON Lines: the stream has no end to close an array with.
+                    crate::follow::follow(
+                        &c,
+                        &f,
+                        |e| {
+                            if j {
+                                println!("{e}");
+                            } else {
+                                print_event(e);
+                            }
+                        },
+                        |msg| eprintln!("note: {msg}"),
+                    )?;
+                    return Ok(());
+                }
+                let es = c.call(
                 "th_getEvents",
                 json!([{ "name": name, "actor": actor, "from": from, "to": to, "limit": limit }]),
             )?;
-            print(j, &es, |es| {
-                for e in es.as_array().into_iter().flatten() {
-                    print_event(e);
+                print(j, &es, |es| {
+                    for e in es.as_array().into_iter().flatten() {
+                        print_event(e);
+                    }
+                });
+            }
+            QueryCommand::Rpc {
+                method,
+                params,
+                node,
+            } => {
+                let params: serde_json::Value = match params {
+                    None => json!([]),
+                    Some(p) => serde_json::from_str(p)
+                        .map_err(|e| NodeError::Usage(format!("params are not JSON ({e}): {p}")))?,
+                };
+                let r = Client::new(&node.rpc).call(method, params)?;
+                if j {
+                    println!("{r}");
+                } else {
+                    pretty(&r);
                 }
-            });
-        }
-        Command::Rpc {
-            method,
-            params,
-            node,
-        } => {
-            let params: serde_json::Value = match params {
-                None => json!([]),
-                Some(p) => serde_json::from_str(p)
-                    .map_err(|e| NodeError::Usage(format!("params are not JSON ({e}): {p}")))?,
-            };
-            let r = Client::new(&node.rpc).call(method, params)?;
-            if j {
-                println!("{r}");
-            } else {
-                pretty(&r);
+            }
+            QueryCommand::Receipt { hash, node } => {
+                let r = Client::new(&node.rpc).call("th_getReceipt", json!([hash]))?;
+                if r.is_null() {
+                    return Err(NodeError::Usage(format!("no transaction {hash} is known")));
+                }
+                if j {
+                    println!("{r}");
+                } else if r.get("pending").is_some() {
+                    println!("{hash} is pending in the mempool");
+                } else {
+                    print_receipt(&r);
+                }
             }
         }
-        Command::Receipt { hash, node } => {
-            let r = Client::new(&node.rpc).call("th_getReceipt", json!([hash]))?;
-            if r.is_null() {
-                return Err(NodeError::Usage(format!("no transaction {hash} is known")));
-            }
-            if j {
-                println!("{r}");
-            } else if r.get("pending").is_some() {
-                println!("{hash} is pending in the mempool");
-            } else {
-                client::print_receipt(&r);
-            }
-        }
-        other => unreachable!("not a query command: {other:?}"),
+        Ok(())
     }
-    Ok(())
 }

@@ -12,9 +12,10 @@ use timerhost_rpc::{Mempool, MempoolConfig, RpcContext};
 use timerhost_state::SledBackend;
 use timerhost_types::{Address, SignedTransaction};
 
+use crate::block_report::BlockReport;
 use crate::error::{NodeError, Result};
 use crate::metrics::{self, Metrics};
-use crate::producer::{BlockSummary, Producer, ProducerEvent, Schedule};
+use crate::producer::{Producer, ProducerEvent, Schedule};
 
 /// How to run a node.
 #[derive(Clone, Debug)]
@@ -211,7 +212,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
 }
 
 /// Prints one committed block's line (human or JSON).
-pub(crate) fn log_block(as_json: bool, s: &BlockSummary) {
+pub(crate) fn log_block(as_json: bool, s: &BlockReport) {
     tracing::debug!(
         height = s.height,
         txs = s.txs,

@@ -32,8 +32,7 @@ use crate::overlay::ChangeSet;
 /// The tree update a block persists (new nodes, stale nodes to prune).
 pub type TreeUpdate = TreeUpdateBatch;
 
-/// Namespace byte of tree nodes in the backend.
-pub const NODE_NAMESPACE: u8 = b'N';
+pub use crate::namespaces::TREE_NODES as NODE_NAMESPACE;
 
 fn node_db_key(node_key: &NodeKey) -> Vec<u8> {
     let mut key = vec![NODE_NAMESPACE];

@@ -58,3 +58,22 @@ impl From<sled::Error> for StorageError {
 
 /// Result alias for this crate.
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// A [`StorageError::Corrupt`] for `what` under `key`.
+pub(crate) fn corrupt(what: &'static str, key: &[u8], reason: impl ToString) -> StorageError {
+    StorageError::Corrupt {
+        what,
+        key: hex_key(key),
+        reason: reason.to_string(),
+    }
+}
+
+/// The first 64 bytes of a key in hex, as errors name it.
+pub(crate) fn hex_key(key: &[u8]) -> String {
+    let shown = &key[..key.len().min(64)];
+    let mut s = String::with_capacity(shown.len() * 2);
+    for b in shown {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}

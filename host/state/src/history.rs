@@ -1,6 +1,6 @@
 //! How a block's receipts and events are laid out in the backend, and the
 //! queries over them (the `R`, `V`, `X` and `E` namespaces of
-//! [`crate::store`]).
+//! [`crate::namespaces`]).
 //!
 //! A block's receipts are one record without their events (`R ‖ height`);
 //! the events are kept apart, in the block's order, in chunks of
@@ -34,17 +34,8 @@ use timerhost_types::encoding::{self, Canonical};
 use timerhost_types::{Address, Event, Hash, Receipt, Value};
 
 use crate::backend::{KvBackend, WriteBatch};
-use crate::error::{Result, StorageError};
-use crate::overlay::hex_key;
-
-/// `R ‖ height`: the block's receipts without their events.
-pub(crate) const RECEIPTS: u8 = b'R';
-/// `V ‖ height ‖ chunk`: the block's events, [`EVENTS_PER_CHUNK`] a record.
-pub(crate) const EVENT_CHUNKS: u8 = b'V';
-/// `X ‖ tx hash`: where a transaction's receipt lives.
-pub(crate) const TX_INDEX: u8 = b'X';
-/// `E …`: the event indexes (module docs).
-pub(crate) const EVENT_INDEX: u8 = b'E';
+use crate::error::{corrupt, Result};
+use crate::namespaces::{ns_key, BLOCK, EVENT_CHUNKS, EVENT_INDEX, RECEIPTS, TX_INDEX};
 
 /// Events per stored chunk: small enough that reading one event is cheap,
 /// large enough that a block of 20,000 fires adds under a hundred keys.
@@ -119,21 +110,6 @@ struct EventChunk(Vec<Event>);
 
 impl Canonical for EventChunk {
     const NAME: &'static str = "event chunk";
-}
-
-pub(crate) fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + rest.len());
-    k.push(ns);
-    k.extend_from_slice(rest);
-    k
-}
-
-pub(crate) fn corrupt(what: &'static str, key: &[u8], reason: impl ToString) -> StorageError {
-    StorageError::Corrupt {
-        what,
-        key: hex_key(key),
-        reason: reason.to_string(),
-    }
 }
 
 fn chunk_key(height: u64, chunk: u32) -> Vec<u8> {
@@ -607,7 +583,7 @@ fn find_fire(
 /// `due_ms` (a binary search over block headers), or `head + 1`.
 fn first_block_at(backend: &dyn KvBackend, from: u64, head: u64, due_ms: u64) -> Result<u64> {
     let timestamp = |h: u64| -> Result<u64> {
-        let key = ns_key(crate::store::BLOCK, &h.to_be_bytes());
+        let key = ns_key(BLOCK, &h.to_be_bytes());
         let bytes = backend
             .get(&key)?
             .ok_or_else(|| corrupt("block", &key, "missing below the head"))?;
@@ -922,7 +898,7 @@ pub(crate) mod tests {
         };
         let mut batch = WriteBatch::new();
         batch.put(
-            ns_key(crate::store::BLOCK, &height.to_be_bytes()),
+            ns_key(BLOCK, &height.to_be_bytes()),
             encoding::encode(&block),
         );
         stage(&mut batch, height, receipts);

@@ -15,13 +15,15 @@
 //! - [`store`]: [`ChainStore`], which commits a block — state writes, tree
 //!   nodes, block, receipts, indexes and the new head — as **one** atomic
 //!   batch, and answers queries over blocks, receipts and events;
-//!   [`history`] lays out receipts, events and their indexes.
+//!   [`history`] lays out receipts, events and their indexes, and
+//!   [`namespaces`] names every key prefix of the backend.
 
 pub mod accounts;
 pub mod backend;
 pub mod commitment;
 pub mod error;
 pub mod history;
+pub mod namespaces;
 pub mod overlay;
 pub mod store;
 

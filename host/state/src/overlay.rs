@@ -12,7 +12,7 @@ use std::ops::{Bound, ControlFlow};
 
 use timerhost_types::encoding::{self, Canonical};
 
-use crate::error::{Result, StorageError};
+use crate::error::{hex_key, Result, StorageError};
 
 /// The writes of a block: key → new value (`None` = deleted), sorted by key.
 pub type ChangeSet = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
@@ -104,15 +104,6 @@ pub trait StateReadExt: StateRead {
 }
 
 impl<T: StateRead + ?Sized> StateReadExt for T {}
-
-pub(crate) fn hex_key(key: &[u8]) -> String {
-    let shown = &key[..key.len().min(64)];
-    let mut s = String::with_capacity(shown.len() * 2);
-    for b in shown {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
 
 /// The smallest key strictly greater than `key` in byte order.
 fn successor(key: &[u8]) -> Vec<u8> {

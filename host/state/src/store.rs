@@ -1,20 +1,6 @@
 //! [`ChainStore`]: consensus state plus the chain's history, over one backend.
 //!
-//! Backend namespaces (first key byte):
-//!
-//! | ns | key | value |
-//! |----|-----|-------|
-//! | `S` | `S ‖ consensus key` | consensus value (see `timerhost_types::keys`); derived keys (`keys::is_committed`) are stored here too but are not tree leaves |
-//! | `N` | `N ‖ borsh(NodeKey)` | Jellyfish Merkle Tree node |
-//! | `B` | `B ‖ height BE` | canonical [`Block`] |
-//! | `R` | `R ‖ height BE` | the block's receipts without their events ([`crate::history`]) |
-//! | `V` | `V ‖ height BE ‖ chunk BE u32` | 256 of the block's events, in order |
-//! | `H` | `H ‖ block hash` | height BE |
-//! | `X` | `X ‖ tx hash` | [`TxLocation`] |
-//! | `E` | `E n ‖ len ‖ name ‖ height BE` / `E a ‖ address ‖ height BE` | positions (BE u32) in that block's events |
-//! | `E` | `E t ‖ timer id[..8] ‖ height BE ‖ position BE u32` | empty: an event naming that timer |
-//! | `Y` | `Y ‖ height BE` | the chain's summary of that block (#33) |
-//! | `M` | `M ‖ name` | node metadata (`head` height, …) |
+//! Its keys live in the backend namespaces of [`crate::namespaces`].
 //!
 //! [`ChainStore::commit`] writes all of a block's entries in one atomic batch.
 //!
@@ -26,21 +12,11 @@ use timerhost_types::{Block, BlockHeader, Hash, Receipt};
 
 use crate::backend::{KvBackend, WriteBatch};
 use crate::commitment::{NodeCache, StateCommitment};
-use crate::error::{Result, StorageError};
-use crate::history::{self, corrupt, ns_key};
+use crate::error::{corrupt, Result, StorageError};
+use crate::history;
 pub use crate::history::{EventFilter, EventRecord, EventsPage, TxLocation};
+use crate::namespaces::{ns_key, BLOCK, HASH_INDEX, HEADERS, META, STATE, SUMMARY};
 use crate::overlay::{ChangeSet, StateRead};
-
-const STATE: u8 = b'S';
-pub(crate) const BLOCK: u8 = b'B';
-const HASH_INDEX: u8 = b'H';
-const META: u8 = b'M';
-/// Per-block summaries the chain computes at commit (#33), by height.
-const SUMMARY: u8 = b'Y';
-/// Each block's header and transaction count apart from its transactions
-/// (#50): the head, `th_status` and the dashboard's timeline read a few
-/// hundred bytes per block instead of decoding blocks of megabytes.
-const HEADERS: u8 = b'h';
 
 /// Layout version of the store (namespaces, index shapes, and the layout of
 /// consensus state that the code reads back), written with block 0 under
@@ -683,8 +659,8 @@ mod tests {
         let index_entries = store
             .backend()
             .scan(
-                &[history::EVENT_INDEX],
-                Some(&[history::EVENT_INDEX + 1]),
+                &[crate::namespaces::EVENT_INDEX],
+                Some(&[crate::namespaces::EVENT_INDEX + 1]),
                 usize::MAX,
             )
             .unwrap()

@@ -15,9 +15,9 @@ use timerhost_state::{Overlay, StateRead, StateReadExt};
 use timerhost_types::keys;
 use timerhost_types::{Address, Timer, TimerStatus};
 
+use crate::counters::read_u64;
 use crate::error::Result;
 use crate::keys::revoked_key;
-use crate::store::read_u64;
 
 /// The governance status of timers.
 pub fn status(state: &(impl StateRead + ?Sized)) -> Result<TimerStatus> {

@@ -697,7 +697,7 @@ impl<'w> Walk<'w> {
         self.budgets.lane_left = self.budgets.lane_left.saturating_sub(reserve);
         self.budgets.fires_left -= 1;
         self.budgets.cells_left -= self.budgets.cells_per_fire;
-        let deliver_seq = store::read_u64(state, &keys::next_delivery_key())?;
+        let deliver_seq = crate::counters::read_u64(state, &keys::next_delivery_key())?;
         state.put(
             keys::next_delivery_key(),
             (deliver_seq + 1).to_be_bytes().to_vec(),

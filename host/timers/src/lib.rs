@@ -8,6 +8,7 @@
 //! | §3.1 record, §3.2 store, per-actor and per-payer listing | [`store`], [`record`] |
 //! | how the state root commits to every pending timer (one leaf per due bucket) | [`bucket`] |
 //! | a batch of removals applied once | [`removal`] |
+//! | the store's counters (pending timers, sequences) | [`counters`] |
 //! | the quote before scheduling (#17) | [`quote`] |
 //! | §3.2 height index and the other chunked indexes | [`index`] |
 //! | §3.2 FIFO due queues (height and time), carry-over, GC backlog | [`queue`] |
@@ -34,6 +35,7 @@
 pub mod bucket;
 pub mod budgets;
 pub mod control;
+pub mod counters;
 pub mod delivery;
 pub mod error;
 pub mod escrow;

@@ -37,7 +37,7 @@ impl Removals {
         self.buckets.apply(state)?;
         let total: u64 = self.actors.values().map(|n| u64::from(*n)).sum();
         if total > 0 {
-            crate::store::add_pending(state, 0, total)?;
+            crate::counters::add_pending(state, 0, total)?;
         }
         for (actor, leaving) in self.actors {
             let mut account = accounts::load(state, &actor)?;

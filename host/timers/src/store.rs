@@ -17,6 +17,8 @@ use timerhost_types::timer::TIMER_INDEX_ENTRY_BYTES;
 use timerhost_types::{Address, Hash, Timer, TIMER_DEPOSIT_ESCROW};
 
 use crate::bucket;
+pub use crate::counters::pending_count;
+use crate::counters::{add_pending, read_u64};
 use crate::error::Result;
 use crate::index::{BY_ACTOR, BY_PAYER};
 use crate::keys::{self, corrupt};
@@ -25,17 +27,6 @@ use crate::record::{self, decode_record, record_hash};
 pub use crate::record::{get_record, IndexSlots, TimerRecord};
 use crate::removal::Removals;
 use crate::{expiry, watch};
-
-pub(crate) fn read_u64(state: &(impl StateRead + ?Sized), k: &[u8]) -> Result<u64> {
-    match state.get(k)? {
-        None => Ok(0),
-        Some(v) => Ok(u64::from_be_bytes(
-            v.as_slice()
-                .try_into()
-                .map_err(|_| corrupt("timer counter", k, "not 8 bytes"))?,
-        )),
-    }
-}
 
 /// Reads a timer by id.
 pub fn get(state: &(impl StateRead + ?Sized), timer_id: &Hash) -> Result<Option<Timer>> {
@@ -123,30 +114,6 @@ pub fn insert(state: &mut Overlay<'_>, timer: &Timer) -> Result<()> {
 /// `deliver_seq`): an O(1) read for the dashboard (#33).
 pub fn deliveries_total(state: &(impl StateRead + ?Sized)) -> Result<u64> {
     read_u64(state, &keys::next_delivery_key())
-}
-
-/// How many timers (and watches) are pending, whatever their state: an O(1)
-/// read for the dashboard and `th_status` (#33).
-pub fn pending_count(state: &(impl StateRead + ?Sized)) -> Result<u64> {
-    read_u64(state, &keys::pending_count_key())
-}
-
-/// Adds `added` and subtracts `removed` pending timers.
-pub(crate) fn add_pending(state: &mut Overlay<'_>, added: u64, removed: u64) -> Result<()> {
-    let key = keys::pending_count_key();
-    let now = read_u64(state, &key)?;
-    let next = now
-        .checked_add(added)
-        .and_then(|n| n.checked_sub(removed))
-        .ok_or_else(|| {
-            corrupt(
-                "pending timer count",
-                &key,
-                "more timers leave than are pending",
-            )
-        })?;
-    state.put(key, next.to_be_bytes().to_vec());
-    Ok(())
 }
 
 /// Rewrites a queued timer's record, `before` as read with [`get_record`]

@@ -408,7 +408,7 @@ fn queue_hits_within(
     }
     if !left.is_empty() {
         let next_key = keys::watch_pending_next_key();
-        let mut next = crate::store::read_u64(&*state, &next_key)?;
+        let mut next = crate::counters::read_u64(&*state, &next_key)?;
         for m in &left {
             state.put_encoded(keys::watch_pending_key(next), m);
             next += 1;

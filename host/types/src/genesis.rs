@@ -8,7 +8,7 @@ use crate::config::BasefeeConfig;
 use crate::crypto::{dev_accounts, is_dev_account};
 use crate::error::{Error, Result};
 use crate::primitives::{u128_string, Address};
-use crate::timer::TimerConfig;
+use crate::timer_config::TimerConfig;
 use crate::DEV_CHAIN_ID;
 
 /// Balance of each dev account on a dev chain: one million whole tokens of 10^18 units.

@@ -11,7 +11,7 @@ use crate::config::BasefeeConfig;
 use crate::encoding::Canonical;
 use crate::error::{Error, Result};
 use crate::primitives::{keccak256, u128_string, Address, Hash};
-use crate::timer::TimerConfig;
+use crate::timer_config::TimerConfig;
 
 /// A validator-set change executed in block `h` is the set of consensus
 /// from block `h + VALIDATOR_SET_DELAY` on: every node switches at the same

@@ -10,12 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::adjust_by;
 use crate::encoding::Canonical;
-use crate::timer::{TimerConfig, TimerOrdering};
-
-/// The lane basefee's ceiling: a fee per cycle of 2^40 on 2^40 lane cycles
-/// still fits a u128 fee, and no demand reaches it (it takes ~230 full
-/// blocks from the floor at +12.5 %).
-pub const MAX_LANE_BASEFEE: u64 = 1 << 40;
+pub use crate::timer_config::MAX_LANE_BASEFEE;
+use crate::timer_config::{TimerConfig, TimerOrdering};
 
 /// The largest `max_fee_per_cycle` a timer may carry.
 pub const MAX_FEE_PER_CYCLE: u64 = 1 << 42;

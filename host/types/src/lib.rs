@@ -19,8 +19,10 @@ pub mod governance;
 pub mod keys;
 pub mod lane;
 pub mod primitives;
+pub mod quote;
 pub mod receipt;
 pub mod timer;
+pub mod timer_config;
 pub mod tx;
 pub mod value;
 
@@ -39,15 +41,16 @@ pub use governance::{
 };
 pub use lane::{LaneMarket, LanePrice, SuggestedFees};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
+pub use quote::{QuoteRequest, TimerQuote};
 pub use receipt::{
     is_protocol_event_name, ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource,
     PROTOCOL_EVENT_PREFIXES,
 };
 pub use timer::{
-    check_handler_name, timer_id, Delivery, FireDue, FireInfo, Invocation, QuoteRequest,
-    RequestedTrigger, Timer, TimerConfig, TimerKind, TimerOrdering, TimerQuote, TimerRequest,
-    TimerStatus, Watch, WatchKey, TIMER_DEPOSIT_ESCROW,
+    check_handler_name, timer_id, Delivery, FireDue, FireInfo, Invocation, RequestedTrigger, Timer,
+    TimerKind, TimerRequest, TimerStatus, Watch, WatchKey, TIMER_DEPOSIT_ESCROW,
 };
+pub use timer_config::{TimerConfig, TimerOrdering};
 pub use tx::{actor_address, SignedTransaction, SystemInstruction, Transaction, TxKind};
 pub use value::Value;
 

@@ -14,7 +14,7 @@ use crate::crypto::{recover_signer, PrivateKey};
 use crate::encoding::{self, Canonical};
 use crate::error::Result;
 use crate::primitives::{keccak256, keccak256_concat, Address, Hash};
-use crate::timer::TimerConfig;
+use crate::timer_config::TimerConfig;
 use crate::value::Value;
 
 /// Domain separator mixed into every signing digest.

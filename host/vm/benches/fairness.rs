@@ -8,7 +8,10 @@
 //! cycles, so the ratio of their ns/cycle).
 //!
 //! `cargo bench -p timerhost-vm --bench fairness --ignore-rust-version`
-//! (`-- NAME` runs the workloads whose native contains NAME).
+//! (`-- NAME` runs the workloads whose native contains NAME; `-- --cycles`
+//! times nothing and prints what every workload is charged instead, one
+//! line per size and repeat count: the meter's fingerprint, which a change
+//! meant to keep behaviour, like #43's move, must leave identical).
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
@@ -85,6 +88,23 @@ impl Runner {
         best
     }
 
+    /// `(succeeded, cycles, cells)` of one `run(n, k)`.
+    fn charged(&mut self, n: u64, k: u64) -> (bool, u64, u64) {
+        let outcome = self.vm.call(
+            &mut self.host,
+            &self.actor,
+            "run",
+            &[Value::int(n), Value::int(k)],
+            limits(),
+            Invocation::Transaction,
+        );
+        (
+            outcome.is_success(),
+            outcome.cycles_used,
+            outcome.cells_used,
+        )
+    }
+
     /// Marginal ns per cycle of the operation at size `n`.
     fn ns_per_cycle(&mut self, n: u64) -> Option<f64> {
         let (_, base_cycles) = self.measure(n, 0)?;
@@ -103,8 +123,33 @@ fn limits() -> ExecLimits {
     ExecLimits::new(2_000_000_000, 1_000_000_000_000)
 }
 
+/// `--cycles`: what every workload is charged at n, 4n and 16n, with the
+/// operation run 0, 1 and 3 times.
+fn print_charges(filter: Option<&str>) {
+    for workload in WORKLOADS.iter().chain([&ORDINARY]) {
+        if filter.is_some_and(|f| !workload.native.contains(f)) {
+            continue;
+        }
+        let mut runner = Runner::new(workload);
+        for factor in [1u64, 4, 16] {
+            for k in [0u64, 1, 3] {
+                let n = workload.n * factor;
+                let (ok, cycles, cells) = runner.charged(n, k);
+                println!(
+                    "{} n={n} k={k} ok={ok} cycles={cycles} cells={cells}",
+                    workload.native
+                );
+            }
+        }
+    }
+}
+
 fn main() {
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    if std::env::args().any(|a| a == "--cycles") {
+        print_charges(filter.as_deref());
+        return;
+    }
     // Warm the machine up first (CPU frequency, caches, the allocator): on
     // this shared box the first entries measured cold ran up to 2× slower
     // than the same entries later in the run.

@@ -5,7 +5,7 @@
 //!    interpreter (no instrumentation, no meter, no natives; the interpreter
 //!    `Settings` the VM uses, the VM's recursion limit, automatic collection
 //!    off and young garbage collected before a run as the VM's settle does),
-//!    with the VM's library modules (`src/stdlib/*.py`, compiled plainly)
+//!    with the VM's library modules (`src/interpreter/stdlib/*.py`, compiled plainly)
 //!    in `sys.modules` and stand-ins for the Rust-native `json` and `math`,
 //! 3. on CPython (`python3`, or `$TIMERHOST_PYTHON`): the same text in a
 //!    subprocess, timed inside Python with `time.perf_counter_ns`.
@@ -19,7 +19,7 @@
 //! The unmetered interpreter lives on its own thread: RustPython's built-in
 //! type objects are per thread (`rustpython-common`'s `static_cell` without
 //! the `threading` feature), and the VM wraps their slots on the threads it
-//! runs on (`slot_meter`, `int_hash`, ...), so an interpreter sharing the
+//! runs on (`meter::slots`, `meter::int_hash`, ...), so an interpreter sharing the
 //! VM's thread would run through those wrappers.
 //!
 //! The three results of every program must be equal (compared as one

@@ -11,57 +11,43 @@
 //!   [`Outcome`]: the value or an [`ExecError`](timerhost_types::ExecError),
 //!   events, cycles and cells. An actor failing is an outcome, never an `Err`.
 //!
-//! Pipeline: [`sandbox`] validates the AST, [`instrument`] inserts meter
-//! calls and size guards, [`compile`] produces bytecode, [`runtime`] provides
-//! the per-thread interpreter and everything actors can call, [`alloc`]
-//! bounds memory. [`testing::MockHost`] is an in-memory host for tests.
+//! Four folders, one job each, imports running one way:
+//! - [`rules`]: the static tables both sides read (prices, guard names,
+//!   reachable names, format rules);
+//! - [`deploy`]: once per source — validate, instrument, compile, cache;
+//! - [`meter`]: everything that decides or charges a price at run time;
+//! - [`host_api`]: what an actor calls to reach the chain, and the state of
+//!   the execution in progress;
+//! - [`interpreter`]: the per-thread interpreter, its deterministic set-up,
+//!   loading and the library.
+//!
+//! A call flows: deploy once, then load → run → meter → host API.
+//! [`testing::MockHost`] is an in-memory host for tests.
 //!
 //! **Binaries must install the allocator**:
 //! `#[global_allocator] static A: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;`
 //! — [`Vm::new`] refuses to run without it.
 
-pub mod alloc;
-mod args;
-mod builtin_natives;
-mod builtin_types;
-mod call_native;
-mod code_cache;
-pub mod compile;
-mod constants;
-mod contains_meter;
-pub mod convert;
-pub mod costs;
-pub mod error;
-mod exec;
-pub mod formatting;
-mod free_lists;
-mod generic_ops;
-mod guard_natives;
-pub mod guards;
-pub mod helpers;
-pub mod host;
-mod identity;
-mod identity_hash;
-pub mod instrument;
-mod int_hash;
-mod iteration;
-pub mod library;
-pub mod load;
+// The four jobs, each a folder (docs/ARCHITECTURE.md, "The actor VM"):
+// imports run one way, rules ← deploy ← meter ← host_api ← interpreter ←
+// the entry points below (`tests/layers.rs` checks it).
+pub mod deploy;
+pub mod host_api;
+pub mod interpreter;
 pub mod meter;
-pub mod names;
-pub mod natives;
-pub mod nesting;
-mod operator_costs;
-mod pvm_host;
-mod release;
-pub mod runtime;
-pub mod sandbox;
-mod sizes;
-mod slot_meter;
-mod storage_natives;
-mod subscript_meter;
+pub mod rules;
+
+pub mod error;
 pub mod testing;
 pub mod vm;
+
+// The paths these modules had before the folders, kept for the crate's
+// users.
+pub use deploy::{compile, instrument, sandbox};
+pub use host_api::{convert, helpers, host};
+pub use interpreter::{library, load, runtime};
+pub use meter::{alloc, natives, nesting};
+pub use rules::{costs, formatting, guards, names};
 
 pub use alloc::MeteredAllocator;
 pub use compile::CompiledActor;

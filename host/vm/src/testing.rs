@@ -2,7 +2,7 @@
 //!
 //! It keeps accounts, actor code and storage in ordered maps, snapshots the
 //! whole state on every checkpoint (fine for tests, not for a chain), charges
-//! the reference costs of [`crate::costs`], and records timer side effects so
+//! the reference costs of [`crate::rules::costs`], and records timer side effects so
 //! tests can assert that they exist only when the execution committed. Timer
 //! validation is limited to what the VM needs to exercise its error path
 //! (future height, ownership); the full CIP-5 §4.2 rules belong to the
@@ -15,8 +15,10 @@ use timerhost_types::timer::{
 };
 use timerhost_types::{keccak256, keys, Address, ErrorKind, Hash, TimerQuote, TimerRequest};
 
-use crate::costs::{self, cells};
-use crate::host::{ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure};
+use crate::host_api::host::{
+    ActorRecord, BlockInfo, CheckpointId, Cost, Host, HostCall, HostFailure,
+};
+use crate::rules::costs::{self, cells};
 
 /// The fire tests run handlers as (`Invocation::TimerFire(TEST_FIRE)`): a
 /// height timer due at height 1, its first fire.

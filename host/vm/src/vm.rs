@@ -7,14 +7,16 @@ use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::VirtualMachine;
 use timerhost_types::{Address, ErrorKind, Event, ExecError, Invocation, Value};
 
-use crate::code_cache::CodeCache;
-use crate::compile::{refuse_name, refuse_timer_handler, CompiledActor};
+use crate::deploy::code_cache::CodeCache;
+use crate::deploy::compile::{refuse_name, refuse_timer_handler, CompiledActor};
+use crate::deploy::sandbox::DeployRejection;
 use crate::error::{Result, VmError};
-use crate::exec::{exception_message, host_error_kind, ExecState, Frame, HostSlot, EXEC, HOST};
-use crate::host::Host;
+use crate::host_api::exec::{
+    exception_message, host_error_kind, ExecState, Frame, HostSlot, EXEC, HOST,
+};
+use crate::host_api::host::Host;
+use crate::interpreter::runtime::runtime;
 use crate::meter::Meter;
-use crate::runtime::runtime;
-use crate::sandbox::DeployRejection;
 
 /// Resource limits of one execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,10 +96,10 @@ impl Vm {
     /// A VM with an empty code cache. Fails unless [`crate::MeteredAllocator`]
     /// is the process's global allocator (memory budgets depend on it).
     pub fn new() -> Result<Vm> {
-        if !crate::alloc::is_installed() {
+        if !crate::meter::alloc::is_installed() {
             return Err(VmError::AllocatorNotInstalled);
         }
-        crate::alloc::keep_freed_memory_between_blocks();
+        crate::meter::alloc::keep_freed_memory_between_blocks();
         Ok(Vm {
             cache: Arc::new(CodeCache::default()),
         })
@@ -199,7 +201,10 @@ impl Vm {
                 )
             }
         };
-        let Some(compiled) = self.cache.get_or_compile(&record.code_hash, host) else {
+        let Some(compiled) = self
+            .cache
+            .get_or_compile(&record.code_hash, |hash| host.load_code(hash))
+        else {
             return Outcome::failed(
                 ErrorKind::NotFound,
                 format!(
@@ -267,8 +272,8 @@ impl Vm {
         });
         // Identity numbers restart with every execution (outside its budget:
         // dropping an earlier table must not credit this one).
-        crate::identity_hash::reset_execution();
-        let _memory = crate::alloc::MemoryBudget::start(limits.memory_bytes);
+        crate::interpreter::identity_hash::reset_execution();
+        let _memory = crate::meter::alloc::MemoryBudget::start(limits.memory_bytes);
         let tx_sender = host.tx_sender();
         let mut meter = Meter {
             cycles_limit: limits.cycles,
@@ -279,13 +284,13 @@ impl Vm {
             .charge(
                 pre_charged_cycles,
                 payload_cells,
-                crate::alloc::MemoryBudget::exceeded(),
+                crate::meter::alloc::MemoryBudget::exceeded(),
             )
             .is_ok();
-        crate::exec::begin_epoch();
+        crate::host_api::exec::begin_epoch();
+        crate::meter::charge::replace(Some(meter));
         EXEC.with(|cell| {
             *cell.borrow_mut() = Some(ExecState {
-                meter,
                 frames: vec![Frame {
                     actor: *actor,
                     caller: tx_sender,
@@ -296,7 +301,7 @@ impl Vm {
                 block: host.block(),
                 tx_sender,
                 fire,
-                invoke: crate::runtime::invoke_handler,
+                invoke: crate::interpreter::runtime::invoke_handler,
             })
         });
 
@@ -309,14 +314,14 @@ impl Vm {
                     runtime.interpreter.enter(|vm| {
                         let invoked = runtime.invoke(compiled, actor, deployer, handler, args, vm);
                         let finished = finish_invocation(invoked, handler, args, vm);
-                        crate::constants::reset_all(vm);
-                        crate::identity_hash::reset_execution();
+                        crate::interpreter::constants::reset_all(vm);
+                        crate::interpreter::identity_hash::reset_execution();
                         finished
                     })
                 })
             }));
             run.unwrap_or_else(|panic| {
-                crate::runtime::discard_runtime();
+                crate::interpreter::runtime::discard_runtime();
                 let detail = panic
                     .downcast_ref::<String>()
                     .map(String::as_str)
@@ -338,17 +343,22 @@ impl Vm {
         let state = EXEC
             .with(|cell| cell.borrow_mut().take())
             .expect("execution state present");
-        debug_assert_eq!(crate::nesting::depth(), 0, "a nesting level left open");
+        let meter = crate::meter::charge::replace(None).expect("the execution's meter present");
         debug_assert_eq!(
-            crate::release::deferred_count(),
+            crate::meter::nesting::depth(),
+            0,
+            "a nesting level left open"
+        );
+        debug_assert_eq!(
+            crate::interpreter::release::deferred_count(),
             0,
             "a finalizer left deferred"
         );
-        let result = match state.meter.abort {
+        let result = match meter.abort {
             // The meter decides, whatever the actor did with the abort exception.
             Some(abort) => Err(ExecError {
                 kind: abort.kind(),
-                message: abort_message(abort.kind(), &state.meter, limits.memory_bytes),
+                message: abort_message(abort.kind(), &meter, limits.memory_bytes),
                 traceback: result.err().and_then(|e| e.traceback),
             }),
             None => result,
@@ -364,8 +374,8 @@ impl Vm {
                 Vec::new()
             },
             result,
-            cycles_used: state.meter.cycles_used,
-            cells_used: state.meter.cells_used,
+            cycles_used: meter.cycles_used,
+            cells_used: meter.cells_used,
         }
     }
 
@@ -402,7 +412,7 @@ fn finish_invocation(
         Err(exc) => return Err(exec_error(&exc, vm)),
     };
     let cells = value.to_bytes().len() as u64;
-    crate::exec::charge(0, cells, vm).map_err(|exc| exec_error(&exc, vm))?;
+    crate::meter::charge::charge(0, cells, vm).map_err(|exc| exec_error(&exc, vm))?;
     Ok(value)
 }
 

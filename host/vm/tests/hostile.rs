@@ -613,7 +613,7 @@ fn marginal_cycles(setup: &str, step: &str) -> u64 {
 }
 
 // Comparisons and hashes recurse into nested data inside Rust; the type slots
-// charge each level (see host/vm/src/slot_meter.rs). Before, each of these
+// charge each level (see host/vm/src/meter/slots.rs). Before, each of these
 // steps cost a handful of cycles for milliseconds of work.
 
 #[test]

@@ -3,8 +3,8 @@
 
 use timerhost_types::{Address, Hash, SignedTransaction, Transaction, TxKind, Value};
 
+use super::args::LoadKind;
 use super::setup::{call_kind, Limits, Prepared, TIMER_DELAY_BLOCKS};
-use super::LoadKind;
 
 /// One pre-signed transaction of the run.
 pub struct PlannedTx {

@@ -13,7 +13,7 @@ use timerhost_types::{
     Value, TX_BASE_CYCLES,
 };
 
-use super::{LoadArgs, LoadKind};
+use super::args::{LoadArgs, LoadKind};
 use crate::client::wait_receipt;
 use crate::error::{NodeError, Result};
 

@@ -1,0 +1,55 @@
+//! The backend's namespaces: the first byte of every key says which
+//! record it is, so every part of the store shares one ordered key space
+//! without collisions, and a prefix scan reads one kind of record.
+//!
+//! Backend namespaces (first key byte):
+//!
+//! | ns | key | value |
+//! |----|-----|-------|
+//! | `S` | `S ‖ consensus key` | consensus value (see `timerhost_types::keys`); derived keys (`keys::is_committed`) are stored here too but are not tree leaves |
+//! | `N` | `N ‖ borsh(NodeKey)` | Jellyfish Merkle Tree node |
+//! | `B` | `B ‖ height BE` | canonical block (`timerhost_types::Block`) |
+//! | `R` | `R ‖ height BE` | the block's receipts without their events ([`crate::history`]) |
+//! | `V` | `V ‖ height BE ‖ chunk BE u32` | 256 of the block's events, in order |
+//! | `h` | `h ‖ height BE` | the block's header and transaction count (`StoredHeader`) |
+//! | `H` | `H ‖ block hash` | height BE |
+//! | `X` | `X ‖ tx hash` | where its receipt is (`TxLocation`) |
+//! | `E` | `E n ‖ len ‖ name ‖ height BE` / `E a ‖ address ‖ height BE` | positions (BE u32) in that block's events |
+//! | `E` | `E t ‖ timer id[..8] ‖ height BE ‖ position BE u32` | empty: an event naming that timer |
+//! | `Y` | `Y ‖ height BE` | the chain's summary of that block (#33) |
+//! | `M` | `M ‖ name` | node metadata (`head` height, …) |
+//!
+//! Every namespace byte is defined here and nowhere else.
+
+/// `S ‖ consensus key`: consensus state (and its derived keys).
+pub const STATE: u8 = b'S';
+/// `N ‖ borsh(NodeKey)`: Jellyfish Merkle Tree nodes ([`crate::commitment`]).
+pub const TREE_NODES: u8 = b'N';
+/// `B ‖ height BE`: canonical blocks.
+pub const BLOCK: u8 = b'B';
+/// `H ‖ block hash`: the block's height.
+pub const HASH_INDEX: u8 = b'H';
+/// `M ‖ name`: node metadata (`head`, `format`, …).
+pub const META: u8 = b'M';
+/// Per-block summaries the chain computes at commit (#33), by height.
+pub const SUMMARY: u8 = b'Y';
+/// Each block's header and transaction count apart from its transactions
+/// (#50): the head, `th_status` and the dashboard's timeline read a few
+/// hundred bytes per block instead of decoding blocks of megabytes.
+pub const HEADERS: u8 = b'h';
+/// `R ‖ height`: the block's receipts without their events.
+pub const RECEIPTS: u8 = b'R';
+/// `V ‖ height ‖ chunk`: the block's events, [`crate::history::EVENTS_PER_CHUNK`] a record.
+pub const EVENT_CHUNKS: u8 = b'V';
+/// `X ‖ tx hash`: where a transaction's receipt lives.
+pub const TX_INDEX: u8 = b'X';
+/// `E …`: the event indexes ([`crate::history`]).
+pub const EVENT_INDEX: u8 = b'E';
+
+/// `ns ‖ rest`.
+pub fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + rest.len());
+    k.push(ns);
+    k.extend_from_slice(rest);
+    k
+}

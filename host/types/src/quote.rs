@@ -1,0 +1,100 @@
+//! A timer's quote: what `timer_quote`, `th_quoteTimer` and `timerhost
+//! quote` are asked ([`QuoteRequest`]) and answer ([`TimerQuote`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::lane::SuggestedFees;
+
+/// What `timer_quote` is asked about: a height (default: the next block)
+/// or a time, and a gas limit per fire (default: `max_cycles_per_fire`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QuoteRequest {
+    /// The height of a height timer.
+    pub height: Option<u64>,
+    /// The time (unix ms) of a time timer.
+    pub timestamp_ms: Option<u64>,
+    /// Cycles per fire.
+    pub gas_limit: Option<u64>,
+    /// The priority fee per cycle the timer would offer (`bid=` /
+    /// `max_priority_fee_per_cycle=`), as scheduling defaults it.
+    pub bid: Option<u64>,
+    /// Its lane fee cap per cycle, as scheduling defaults it.
+    pub max_fee_per_cycle: Option<u64>,
+}
+
+/// What a timer would cost and whether it would fire on time: the answer to
+/// `pvm_host.timer_quote`, RPC `th_quoteTimer`, `timerhost quote` and the
+/// Python package's `chain.quote_timer` (#17, after Hedera's
+/// `hasScheduleCapacity` and Massa's quote).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerQuote {
+    /// The height quoted (for a time quote: the next block's).
+    pub height: u64,
+    /// The time slot quoted (unix ms), for a time timer's quote.
+    #[serde(default)]
+    pub timestamp_ms: Option<u64>,
+    /// The gas limit per fire quoted.
+    pub gas_limit: u64,
+    /// What one fire would pre-charge its fee payer at today's basefees
+    /// (`(gas_limit + TIMER_FIRE_BASE_CYCLES) × cycle_basefee +
+    /// max_cells_per_fire × cell_basefee`, plus `gas_limit ×` the bid —
+    /// under market ordering, `gas_limit × max_fee_per_cycle`).
+    pub max_cost: u128,
+    /// The lane basefee of the current block (#31).
+    pub lane_basefee: u64,
+    /// The fee caps the quote priced (given or defaulted).
+    pub max_fee_per_cycle: u64,
+    /// The priority fee per cycle the quote priced (given or defaulted).
+    pub max_priority_fee_per_cycle: u64,
+    /// Fee caps by urgency, from the lane basefee and the previous block's
+    /// median tip (CIP-1 v3 Part III's hints).
+    pub suggested_fees: SuggestedFees,
+    /// The deposit of a timer with an empty payload and the default handler
+    /// (each payload or handler byte adds `deposit_per_byte`).
+    pub deposit: u128,
+    /// `TimerConfig.lane_cycles_per_block`.
+    pub lane_budget: u64,
+    /// Lane cycles already reserved by timers queued for that height or
+    /// time slot (their `gas_limit_per_fire + TIMER_FIRE_BASE_CYCLES`);
+    /// timers carried over from earlier blocks are not counted.
+    pub reserved: u64,
+    /// Timers queued for that height or time slot.
+    pub queued: u64,
+    /// Would one more such timer fire at that height without carry-over
+    /// (lane and `max_fires_per_block`), counting the timers queued there?
+    pub fits: bool,
+}
+
+impl TimerQuote {
+    /// The quote as the dict `pvm_host.timer_quote` and the Python package
+    /// return (`height`, `gas_limit`, `max_cost`, `deposit`, `lane_budget`,
+    /// `reserved`, `queued`, `fits`).
+    pub fn to_value(&self) -> crate::Value {
+        use crate::Value;
+        Value::dict_from([
+            (Value::str("height"), Value::int(self.height)),
+            (
+                Value::str("timestamp_ms"),
+                self.timestamp_ms.map_or(Value::None, Value::int),
+            ),
+            (Value::str("gas_limit"), Value::int(self.gas_limit)),
+            (Value::str("max_cost"), Value::int(self.max_cost)),
+            (Value::str("deposit"), Value::int(self.deposit)),
+            (Value::str("lane_budget"), Value::int(self.lane_budget)),
+            (Value::str("reserved"), Value::int(self.reserved)),
+            (Value::str("queued"), Value::int(self.queued)),
+            (Value::str("fits"), Value::Bool(self.fits)),
+            (Value::str("lane_basefee"), Value::int(self.lane_basefee)),
+            (
+                Value::str("max_fee_per_cycle"),
+                Value::int(self.max_fee_per_cycle),
+            ),
+            (
+                Value::str("max_priority_fee_per_cycle"),
+                Value::int(self.max_priority_fee_per_cycle),
+            ),
+            (Value::str("suggested_fees"), self.suggested_fees.to_value()),
+        ])
+        .expect("str keys are hashable")
+    }
+}

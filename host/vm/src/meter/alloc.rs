@@ -1,0 +1,248 @@
+//! [`MeteredAllocator`]: a counting global allocator that gives every
+//! execution a memory budget.
+//!
+//! No metering of Python code can see allocations made inside Rust builtins
+//! (`list.append` growth, string building), so the budget is enforced where
+//! all memory comes from. While an execution runs on a thread, the allocator
+//! counts that thread's net bytes; when the count passes the budget it raises
+//! a flag, and the VM turns the flag into a deterministic `out_of_memory`
+//! abort at the next meter call or guard. It never refuses an allocation
+//! (a refused allocation aborts the whole process in Rust), so single huge
+//! allocations are stopped *before* they happen by the size guards
+//! ([`crate::rules::costs::size::MAX_RESULT_BYTES`]).
+//!
+//! Determinism: the flag is raised at an allocation, and observed only at the
+//! next meter call; both are functions of the executed code and the
+//! interpreter's (deterministic) allocation pattern for it.
+//!
+//! `#[global_allocator]` can only be declared by the final binary or test
+//! crate, so every binary and test crate that runs actors must contain:
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+//! ```
+//!
+//! [`crate::Vm::new`] refuses to start without it (see [`is_installed`]).
+
+// `GlobalAlloc` is an unsafe trait: implementing it (and forwarding to the
+// underlying allocator) cannot be done without `unsafe`. This module is the only
+// place in the crate that needs it; the code only forwards and counts.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mimalloc::MiMalloc;
+
+/// The counting allocator; install it with `#[global_allocator]`.
+///
+/// It counts and forwards to mimalloc rather than glibc's malloc: a node's
+/// heap holds millions of small, long-lived vectors (state keys, tree nodes,
+/// block-sized change sets), and glibc's allocator spent a quarter of an
+/// end-of-block in `_int_malloc`/`malloc_consolidate` on such a heap
+/// (docs/PERFORMANCE.md). The count is of requested layout sizes, so the
+/// underlying allocator does not affect what actors are charged.
+pub struct MeteredAllocator;
+
+static UNDERLYING: MiMalloc = MiMalloc;
+
+// mimalloc's own option API (linked in with the allocator by
+// libmimalloc-sys; its Rust bindings for it need a crate we do not vendor).
+extern "C" {
+    fn mi_option_set(option: std::os::raw::c_int, value: std::os::raw::c_long);
+    fn mi_option_get(option: std::os::raw::c_int) -> std::os::raw::c_long;
+}
+
+/// `mi_option_purge_delay`: index 15 of `mi_option_t` in both the v2 and
+/// the v3 headers bundled with libmimalloc-sys 0.1.49 (Cargo.lock pins it).
+const MI_OPTION_PURGE_DELAY: std::os::raw::c_int = 15;
+
+/// How long memory mimalloc has freed stays mapped before it is returned to
+/// the OS, in milliseconds (mimalloc's default: 1,000).
+pub const PURGE_DELAY_MS: i64 = 10_000;
+
+/// Keeps freed memory mapped for [`PURGE_DELAY_MS`] instead of 1 s.
+///
+/// Why: a block allocates and frees a lot (change sets, tree updates,
+/// receipts); returning that memory to the OS after 1 s and faulting it back
+/// in (the kernel zeroing every page) took up to 29% of an end-to-end fires
+/// block, and a node producing a block a second pays it every block. With
+/// 10 s, consecutive blocks reuse the memory; an idle node still gives it
+/// back. Fires per second, alternating runs of one binary: 14,078–19,801
+/// with the default, 17,356–25,147 with 10 s (docs/PERFORMANCE.md).
+/// Idempotent; called by `Vm::new`.
+pub fn keep_freed_memory_between_blocks() {
+    // SAFETY: mimalloc's option setter takes any option index and value and
+    // only stores them (options are process-wide atomics).
+    unsafe {
+        mi_option_set(
+            MI_OPTION_PURGE_DELAY,
+            PURGE_DELAY_MS as std::os::raw::c_long,
+        )
+    };
+}
+
+/// The purge delay mimalloc currently uses, in milliseconds.
+#[allow(clippy::useless_conversion)] // `c_long` is 32 bits on some targets
+pub fn purge_delay_ms() -> i64 {
+    // SAFETY: reads a process-wide option.
+    i64::from(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) })
+}
+
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    // const-initialised Cells without destructors: safe to touch from inside
+    // the allocator (no lazy initialisation, no allocation, no TLS dtor).
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    static LIVE_BYTES: Cell<i64> = const { Cell::new(0) };
+    static PEAK_BYTES: Cell<i64> = const { Cell::new(0) };
+    static BUDGET: Cell<i64> = const { Cell::new(i64::MAX) };
+    static EXCEEDED: Cell<bool> = const { Cell::new(false) };
+    static LAST_PEAK: Cell<i64> = const { Cell::new(0) };
+}
+
+fn record(delta: i64) {
+    let _ = ACTIVE.try_with(|active| {
+        if !active.get() {
+            return;
+        }
+        let live = LIVE_BYTES.get() + delta;
+        LIVE_BYTES.set(live);
+        if live > PEAK_BYTES.get() {
+            PEAK_BYTES.set(live);
+        }
+        if live > BUDGET.get() {
+            EXCEEDED.set(true);
+        }
+    });
+}
+
+unsafe impl GlobalAlloc for MeteredAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !INSTALLED.load(Ordering::Relaxed) {
+            INSTALLED.store(true, Ordering::Relaxed);
+        }
+        record(layout.size() as i64);
+        // SAFETY: forwarded unchanged to the underlying allocator.
+        unsafe { UNDERLYING.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        record(layout.size() as i64);
+        // SAFETY: forwarded unchanged to the underlying allocator.
+        unsafe { UNDERLYING.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        record(-(layout.size() as i64));
+        // SAFETY: `ptr` was allocated by `UNDERLYING` with this layout (we forward every call).
+        unsafe { UNDERLYING.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record(new_size as i64 - layout.size() as i64);
+        // SAFETY: forwarded unchanged to the underlying allocator.
+        unsafe { UNDERLYING.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Has [`MeteredAllocator`] served at least one allocation in this process?
+pub fn is_installed() -> bool {
+    // Make sure at least one allocation has happened before asking.
+    drop(std::hint::black_box(Box::new(0u8)));
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// Counts this thread's allocations against `budget_bytes` until dropped.
+/// Nested budgets are not supported: an inner call inherits the outer budget.
+pub struct MemoryBudget {
+    owner: bool,
+}
+
+impl MemoryBudget {
+    /// Starts counting against `budget_bytes` (a no-op inside another budget).
+    pub fn start(budget_bytes: u64) -> MemoryBudget {
+        if ACTIVE.get() {
+            return MemoryBudget { owner: false };
+        }
+        LIVE_BYTES.set(0);
+        PEAK_BYTES.set(0);
+        EXCEEDED.set(false);
+        BUDGET.set(i64::try_from(budget_bytes).unwrap_or(i64::MAX));
+        ACTIVE.set(true);
+        MemoryBudget { owner: true }
+    }
+
+    /// Has the execution gone over its budget?
+    #[inline]
+    pub fn exceeded() -> bool {
+        EXCEEDED.get()
+    }
+
+    /// Bytes still available before the budget trips (0 when over).
+    pub fn remaining() -> u64 {
+        if !ACTIVE.get() {
+            return u64::MAX;
+        }
+        (BUDGET.get() - LIVE_BYTES.get()).max(0) as u64
+    }
+
+    /// Highest net allocation seen so far in this execution.
+    pub fn peak() -> u64 {
+        PEAK_BYTES.get().max(0) as u64
+    }
+}
+
+/// Stops counting this thread's allocations until dropped (then the
+/// counting state is back exactly as it was): what a module load allocates
+/// is the interpreter's, not the running execution's.
+pub struct SuspendedBudget {
+    saved: (bool, i64, i64, i64, bool),
+}
+
+impl SuspendedBudget {
+    /// Suspends the budget in force, if any.
+    pub fn start() -> SuspendedBudget {
+        let saved = (
+            ACTIVE.get(),
+            LIVE_BYTES.get(),
+            PEAK_BYTES.get(),
+            BUDGET.get(),
+            EXCEEDED.get(),
+        );
+        ACTIVE.set(false);
+        SuspendedBudget { saved }
+    }
+}
+
+impl Drop for SuspendedBudget {
+    fn drop(&mut self) {
+        let (active, live, peak, budget, exceeded) = self.saved;
+        LIVE_BYTES.set(live);
+        PEAK_BYTES.set(peak);
+        BUDGET.set(budget);
+        EXCEEDED.set(exceeded);
+        ACTIVE.set(active);
+    }
+}
+
+/// Peak net allocation of the last execution that finished on this thread.
+///
+/// Diagnostics only (tests, profiling): it is a real byte count, so it is not
+/// part of any receipt; see docs/METERING.md "Memory".
+pub fn last_peak_bytes() -> u64 {
+    LAST_PEAK.get().max(0) as u64
+}
+
+impl Drop for MemoryBudget {
+    fn drop(&mut self) {
+        if self.owner {
+            LAST_PEAK.set(PEAK_BYTES.get());
+            ACTIVE.set(false);
+            BUDGET.set(i64::MAX);
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! Guarded builtins: the builtins whose work grows with their arguments
+//! (`sorted`, `sum`, `pow`, and the constructors of [`crate::interpreter::builtin_types`])
+//! charge that work and then call the original; the reflective builtins
+//! (`getattr`, `setattr`, `format`, `iter`, …) check the names and specs
+//! they are given at run time the way the deploy validator checks written
+//! ones.
+
+use rustpython_vm::builtins::{PyStr, PyType};
+use rustpython_vm::function::{FuncArgs, OptionalArg};
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::meter::charge::charge;
+use crate::meter::operators::charge_operator;
+use crate::meter::sizes::*;
+use crate::rules::costs;
+use crate::rules::guards::OperatorCode;
+
+/// Items of a tuple of classes `isinstance`/`issubclass` check for free
+/// (`isinstance(x, (int, float))`); each one past them costs a cycle.
+const FREE_CLASS_INFO_ITEMS: u64 = 8;
+
+/// Bounds the nesting of `isinstance`/`issubclass`'s second argument (a
+/// class or a tuple of them, nested: RustPython walks it recursively,
+/// guarded only by the native stack) and charges for its items.
+fn charge_class_info(class_info: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    let items = crate::meter::nesting::check_class_info(class_info, vm)?;
+    crate::meter::charge::charge_if_executing(items.saturating_sub(FREE_CLASS_INFO_ITEMS), vm)
+}
+
+/// How a consuming builtin walks its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// One iterable argument (`list(it)`, `any(it)`), or several values
+    /// compared (`max(a, b)`).
+    First,
+    /// `sorted(it)`: the walk plus n·log2(n) comparisons.
+    Sort,
+    /// `sum(it, start)`: the iterable is walked whatever follows it.
+    Sum,
+}
+
+/// A builtin that walks its first argument (`list`, `sorted`, `sum`, …):
+/// charges the walk (drawing a lazy iterator here, one charged item at a
+/// time), calls `call` and charges the result's size.
+pub(crate) fn consuming_builtin(
+    walk: Walk,
+    mut args: FuncArgs,
+    vm: &VirtualMachine,
+    call: impl FnOnce(FuncArgs) -> PyResult,
+) -> PyResult {
+    let sort = walk == Walk::Sort;
+    // `sum(range(n), 0)` walks its first argument as `sum(range(n))` does;
+    // `max(a, b, c)` compares its arguments.
+    if args.args.len() == 1 || (walk == Walk::Sum && !args.args.is_empty()) {
+        let first = args.args.remove(0);
+        let materialized = materialize(first, vm)?;
+        if sort {
+            let (elements, _) = size_of(&materialized);
+            let elements = elements.max(materialized.length(vm).unwrap_or(0) as u64);
+            let log = 64 - elements.leading_zeros() as u64;
+            charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
+        }
+        args.args.insert(0, materialized);
+    } else {
+        for arg in &args.args {
+            charge_size(arg, vm)?;
+        }
+    }
+    let result = call(args)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+/// `int(text, base)`: the digits' bits against the int cap, before parsing
+/// (power-of-two bases are not bound by `int_max_str_digits`, 4,300 digits,
+/// so `int("f" * 20_000, 16)` made an 80,000-bit int); returns what parsing
+/// them costs.
+fn check_parsed_int_bits(
+    text: &PyObjectRef,
+    base: Option<&PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult<u64> {
+    let Some(digits) = items_of_text(text) else {
+        return Ok(0);
+    };
+    // Base 0 reads a prefix (`0x…`); assume the widest digits, 36.
+    let base = base.and_then(int_value).map_or(10, int_to_i64);
+    let base = if base == 0 { 36 } else { base.clamp(2, 36) } as u128;
+    // Bits per digit, rounded up: ceil(log2(base)).
+    let bits_per_digit = u128::from(128 - (base - 1).leading_zeros());
+    check_int_bits(u128::from(digits) * bits_per_digit, vm)?;
+    // Parsing is quadratic in the digits (cheaper for power-of-two bases;
+    // charged alike).
+    Ok(decimal_cycles(digits))
+}
+
+/// A conversion (`str`, `int`, `bytes`, `pow`, …) charged by the sizes of
+/// its arguments and result; `original` names which builtin it is.
+pub(crate) fn converting_builtin(
+    original: &PyObjectRef,
+    mut args: FuncArgs,
+    vm: &VirtualMachine,
+    call: impl FnOnce(FuncArgs) -> PyResult,
+) -> PyResult {
+    let is_bytes_ctor = original.is(vm.ctx.types.bytes_type.as_object())
+        || original.is(vm.ctx.types.bytearray_type.as_object());
+    // A conversion's own overhead (~1 µs through the type stand-in), then
+    // what its arguments ask for, charged at once below, just before the
+    // call: nothing runs between these charges, so one charge of their sum
+    // ends every execution they end, at the same point.
+    let mut cycles = CONVERSION_CYCLES;
+    if let Some(first) = args.args.first().cloned() {
+        if original.is(vm.ctx.types.int_type.as_object()) {
+            cycles += check_parsed_int_bits(&first, args.args.get(1), vm)?;
+        }
+        // `str(n)`: RustPython converts an exact int to decimal inline (no
+        // slot), quadratic in its digits.
+        if original.is(vm.ctx.types.str_type.as_object()) {
+            if let Some(int) = int_value(&first) {
+                cycles += int_decimal_cycles(int_bits(int));
+            }
+        }
+        if is_bytes_ctor {
+            if let Some(length) = int_value(&first) {
+                let length = int_to_i64(length).max(0) as u128;
+                precheck_result_bytes(length, vm)?;
+            } else if !is_sized(&first) {
+                args.args[0] = materialize(first.clone(), vm)?;
+            }
+        }
+        // (A type is never `pow`: the lookup, a str made and hashed, is
+        // skipped for `str(x)` and `int(x)`.)
+        if args.args.len() >= 2
+            && original.downcast_ref::<PyType>().is_none()
+            && original.is(vm.builtins.dict().get_item("pow", vm)?.as_object())
+        {
+            let second = args.args[1].clone();
+            if args.args.len() == 2 {
+                charge_operator(OperatorCode::Pow, &first, &second, vm)?;
+            } else {
+                // One modular squaring (and at most one multiplication) per
+                // exponent bit, each quadratic in the modulus' limbs: a
+                // charge linear in the limbs bought 65 ms for 586k cycles
+                // with 6,000-bit operands.
+                let modulus_bits = args.args.get(2).and_then(int_value).map_or(64, int_bits);
+                let exponent_bits = int_value(&second).map_or(64, int_bits);
+                let limbs = modulus_bits / 64 + 1;
+                // (+3 per bit: even one-limb steps allocate a big int each.)
+                charge(
+                    exponent_bits.saturating_mul(limbs * (limbs / 8 + 1) + 3),
+                    0,
+                    vm,
+                )?;
+            }
+        }
+    }
+    let cycles = args
+        .args
+        .iter()
+        .fold(cycles, |sum, arg| sum.saturating_add(size_charge(arg)));
+    charge(cycles, 0, vm)?;
+    let result = call(args)?;
+    charge_size(&result, vm)?;
+    Ok(result)
+}
+
+/// What any conversion (`int(x)`, `str(x)`, `bytes(x)`, …) costs beyond its
+/// sizes: ~1 µs through the stand-in (30 ns per cycle without it).
+const CONVERSION_CYCLES: u64 = 20;
+
+/// The attribute name a reflective builtin was given, if actors may reach it.
+fn reachable_attribute(name: &PyObjectRef, vm: &VirtualMachine) -> PyResult<PyObjectRef> {
+    // The name is hashed, compared along the MRO and copied into an error
+    // message: a 1 MB name bought 5.2 ms per cycle before this charge.
+    let (_, name_bytes) = size_of(name);
+    charge(4 * costs::for_bytes(name_bytes), 0, vm)?;
+    let text = name
+        .downcast_ref::<PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(|| vm.new_type_error("attribute name must be a string"))?;
+    if let Some(reason) = crate::rules::names::refuse_attribute(&text) {
+        return Err(vm.new_attribute_error(format!("attribute '{text}': {reason}")));
+    }
+    if crate::rules::names::FORMAT_METHODS.contains(&text.as_str()) {
+        return Err(vm.new_attribute_error(format!(
+            "attribute '{text}': call it in place (\"…\".{text}(…)) so the VM can check the template"
+        )));
+    }
+    Ok(name.clone())
+}
+
+/// `getattr`, `hasattr`, `setattr`, `delattr` on the names actors may write
+/// ([`crate::rules::names::refuse_attribute`]), `format(value, spec)` with a
+/// checked spec, and one-argument `iter`.
+pub(crate) fn reflective_builtins(vm: &VirtualMachine) -> Vec<(&'static str, PyObjectRef)> {
+    vec![
+        (
+            "isinstance",
+            vm.new_function(
+                "isinstance",
+                |obj: PyObjectRef, class_info: PyObjectRef, vm: &VirtualMachine| -> PyResult<bool> {
+                    charge_class_info(&class_info, vm)?;
+                    obj.is_instance(&class_info, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "issubclass",
+            vm.new_function(
+                "issubclass",
+                |class: PyObjectRef, class_info: PyObjectRef, vm: &VirtualMachine| -> PyResult<bool> {
+                    charge_class_info(&class_info, vm)?;
+                    class.is_subclass(&class_info, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "getattr",
+            vm.new_function(
+                "getattr",
+                |obj: PyObjectRef, name: PyObjectRef, default: OptionalArg<PyObjectRef>, vm: &VirtualMachine| -> PyResult {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    match (obj.get_attr(&name, vm), default) {
+                        (Ok(value), _) => Ok(value),
+                        (Err(error), OptionalArg::Present(default))
+                            if error.fast_isinstance(vm.ctx.exceptions.attribute_error) =>
+                        {
+                            Ok(default)
+                        }
+                        (Err(error), _) => Err(error),
+                    }
+                },
+            )
+            .into(),
+        ),
+        (
+            "hasattr",
+            vm.new_function(
+                "hasattr",
+                |obj: PyObjectRef, name: PyObjectRef, vm: &VirtualMachine| -> PyResult<bool> {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    match obj.get_attr(&name, vm) {
+                        Ok(_) => Ok(true),
+                        Err(error) if error.fast_isinstance(vm.ctx.exceptions.attribute_error) => {
+                            Ok(false)
+                        }
+                        Err(error) => Err(error),
+                    }
+                },
+            )
+            .into(),
+        ),
+        (
+            "setattr",
+            vm.new_function(
+                "setattr",
+                |obj: PyObjectRef, name: PyObjectRef, value: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    obj.set_attr(&name, value, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "delattr",
+            vm.new_function(
+                "delattr",
+                |obj: PyObjectRef, name: PyObjectRef, vm: &VirtualMachine| -> PyResult<()> {
+                    let name = reachable_attribute(&name, vm)?;
+                    let name = name.downcast::<PyStr>().expect("checked");
+                    obj.del_attr(&name, vm)
+                },
+            )
+            .into(),
+        ),
+        (
+            "format",
+            vm.new_function(
+                "format",
+                |value: PyObjectRef, spec: OptionalArg<PyObjectRef>, vm: &VirtualMachine| -> PyResult {
+                    let spec = match spec {
+                        OptionalArg::Present(spec) => spec
+                            .downcast::<PyStr>()
+                            .map_err(|_| vm.new_type_error("format spec must be a str"))?,
+                        OptionalArg::Missing => vm.ctx.new_str(""),
+                    };
+                    crate::rules::formatting::check_format_spec(spec.to_str().unwrap_or(""))
+                        .map_err(|reason| vm.new_value_error(reason))?;
+                    charge_size(&value, vm)?;
+                    let result = vm.format(&value, spec)?;
+                    let result: PyObjectRef = result.into();
+                    charge_size(&result, vm)?;
+                    Ok(result)
+                },
+            )
+            .into(),
+        ),
+        (
+            "iter",
+            vm.new_function(
+                "iter",
+                |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                    if args.args.len() != 1 || !args.kwargs.is_empty() {
+                        return Err(vm.new_type_error(
+                            "iter() takes one argument in an actor; for iter(callable, sentinel) write a while loop",
+                        ));
+                    }
+                    Ok(args.args[0].get_iter(vm)?.into())
+                },
+            )
+            .into(),
+        ),
+    ]
+}

@@ -1,0 +1,130 @@
+//! The cost table: every number the VM charges, in one place. Changing any of
+//! them changes consensus (cycle counts are part of receipts), so the pinned
+//! cycle-count test in `tests/determinism.rs` fails on purpose when they move.
+//! `docs/METERING.md` explains each one.
+
+/// Static weights of executed code, charged per basic block by the meter
+/// calls the instrumenter inserts (see [`crate::deploy::instrument`]).
+pub mod code {
+    /// Every statement executed (bookkeeping, stores, jumps).
+    pub const STATEMENT: u64 = 1;
+    /// Arithmetic, bitwise, boolean and comparison operators, unary ops.
+    pub const OPERATOR: u64 = 1;
+    /// A name load (local, global or builtin).
+    pub const NAME: u64 = 0;
+    /// An attribute load.
+    pub const ATTRIBUTE: u64 = 2;
+    /// A subscript (`x[i]`, dict or list access).
+    pub const SUBSCRIPT: u64 = 3;
+    /// A call (Python or native), before what the callee itself charges.
+    pub const CALL: u64 = 10;
+    /// Building a container display (`[..]`, `{..}`, `(..)`), plus one per element.
+    pub const CONTAINER: u64 = 2;
+    /// One loop iteration (for/while) or comprehension item.
+    pub const ITERATION: u64 = 2;
+    /// Entering a function body (frame setup).
+    pub const FUNCTION_ENTRY: u64 = 5;
+    /// An f-string, plus one per interpolated value.
+    pub const FORMAT: u64 = 5;
+    /// Per replacement field of a `str.format`/`format_map` template (parsed
+    /// and formatted natively on every call; half of it per `%` conversion,
+    /// which RustPython formats about twice as fast).
+    pub const FORMAT_FIELD: u64 = 8;
+    /// Creating a class (`class X: …` run): RustPython builds the type, its
+    /// slots and its MRO natively — ~13 µs for a class without bases where
+    /// an ordinary cycle is ~0.1–0.2 µs (measured with the in-process chain,
+    /// `class` statements in a loop).
+    pub const CLASS_CREATION: u64 = 150;
+    /// A function a library module generates as source (`_pvm_def`: a
+    /// dataclass's `__init__`, `__eq__`, …), parsed, instrumented and compiled
+    /// natively: a base, plus [`GENERATED_FUNCTION_PER_BYTE`] per byte of its
+    /// source. Measured with a dataclass (four fields, `order=True`) made in
+    /// a loop: ~680 µs per class, ~2 KB of generated source, 90 ns per cycle
+    /// when a generated function cost 150 + 1 per byte.
+    pub const GENERATED_FUNCTION: u64 = 1_000;
+    /// Per byte of generated source (see [`GENERATED_FUNCTION`]).
+    pub const GENERATED_FUNCTION_PER_BYTE: u64 = 12;
+    /// And per entry of the new class's MRO: slot inheritance walks all of
+    /// it, ~1.9 µs per entry (a chain of 1,000 classes, each deriving from
+    /// the last, took 933 ms with this charge absent — quadratic in depth).
+    pub const CLASS_PER_MRO_ENTRY: u64 = 16;
+}
+
+/// Size surcharges for operations whose work grows with their input; charged by
+/// the guard natives before (for the input) and after (for the output) the
+/// operation itself.
+pub mod size {
+    /// Per element of a container an operation walks (`sum`, `in`, `sorted`, …).
+    pub const PER_ELEMENT: u64 = 1;
+    /// Per 16 bytes of str/bytes an operation reads or produces.
+    pub const BYTES_PER_CYCLE: u64 = 16;
+    /// Bytes of two ints' limbs an addition or subtraction (and the walk of
+    /// a division's operands, and writing an int result) covers per cycle.
+    pub const INT_BYTES_PER_CYCLE: u64 = 128;
+    /// Per element hashed and inserted into a set or dict a native builds or
+    /// grows (`a | b`, `set(x)`, `d.update(x)`: ~50 ns an element at one).
+    pub const PER_ELEMENT_BUILT: u64 = 4;
+    /// The first write in an invocation to a value made at load (a module
+    /// constant, [`crate::interpreter::constants`]): marking it and restoring it when the
+    /// invocation ends, plus [`PER_ELEMENT`] per item of a list (16 bytes
+    /// of a bytearray) or [`PER_ELEMENT_BUILT`] per entry of a dict, set or
+    /// instance restored.
+    pub const RESTORE_BASE: u64 = 20;
+    /// `sorted`/`list.sort`: extra factor of log2(n) per element.
+    pub const SORT_LOG_FACTOR: u64 = 1;
+    /// Per value inside a container converted between Python objects and the
+    /// canonical encoding (storage, events, cross-actor calls, `json`): each
+    /// is an object to walk or build, 80–200 ns in RustPython.
+    pub const PER_CONVERTED_ITEM: u64 = 8;
+    /// Largest result any single operation may produce, in bytes; beyond it
+    /// the execution fails with `out_of_memory` *before* allocating.
+    pub const MAX_RESULT_BYTES: u64 = 16 * 1024 * 1024;
+}
+
+/// Host-call costs used by [`crate::testing::MockHost`] and recommended to the
+/// chain (CIP-3 / CIP-5 §6.1).
+pub mod host {
+    /// Reading one storage slot.
+    pub const STORAGE_READ: u64 = 10;
+    /// Writing or deleting one storage slot.
+    pub const STORAGE_WRITE: u64 = 50;
+    /// One step of an ordered key scan.
+    pub const STORAGE_NEXT_KEY: u64 = 10;
+    /// The VM's own work for a `timer_quote` (binding its keywords, building
+    /// the result dict), charged on top of the host's cost.
+    pub const TIMER_QUOTE_VM: u64 = 160;
+    /// The VM's own work per step of a key scan (charged by the VM on top
+    /// of the host's `STORAGE_NEXT_KEY`).
+    pub const STORAGE_KEY_STEP_VM: u64 = 30;
+    /// Looking up an actor's record (code hash, deployer).
+    pub const ACTOR_LOOKUP: u64 = 10;
+    /// Reading a balance.
+    pub const BALANCE: u64 = 10;
+    /// A value transfer.
+    pub const TRANSFER: u64 = 100;
+    /// Emitting an event (plus its bytes in cells).
+    pub const EMIT: u64 = 30;
+    /// A nested actor call (plus its arguments in cells), before the callee runs.
+    pub const CALL: u64 = 100;
+    // The timer host-call costs (CIP-5 §6.1) are consensus constants the
+    // timers crate charges too: they live in `timerhost_types::timer`
+    // (`SET_TIMER_BASE_CYCLES`, `EXTEND_TIMER_CYCLES`, `CANCEL_TIMER_CYCLES`,
+    // `REVOKE_TIMER_PAYMENTS_CYCLES`).
+    /// Block info, tx sender, actor address: constant per execution.
+    pub const CONTEXT_READ: u64 = 2;
+    /// Hashing (keccak256/sha256): base, plus [`super::size`] per input byte.
+    pub const HASH_BASE: u64 = 30;
+}
+
+/// Cells: bytes that become durable or leave the VM.
+pub mod cells {
+    /// Fixed overhead per storage write (key bookkeeping), plus key and value bytes.
+    pub const STORAGE_WRITE_OVERHEAD: u64 = 32;
+    /// Fixed overhead per event, plus name and data bytes.
+    pub const EVENT_OVERHEAD: u64 = 16;
+}
+
+/// Cycles needed for `bytes` bytes of str/bytes work.
+pub fn for_bytes(bytes: u64) -> u64 {
+    bytes / size::BYTES_PER_CYCLE
+}
