@@ -669,7 +669,7 @@ impl Transformer for Rewriter {
                 meter_suite(&mut try_stmt.body, 0);
                 for handler in &mut try_stmt.handlers {
                     let ast::ExceptHandler::ExceptHandler(handler) = handler;
-                    meter_suite(&mut handler.body, cost::STATEMENT);
+                    meter_suite(&mut handler.body, cost::EXCEPTION_HANDLED);
                 }
                 meter_suite(&mut try_stmt.orelse, 0);
                 meter_suite(&mut try_stmt.finalbody, 0);
@@ -1079,7 +1079,8 @@ fn stmt_header_cost(stmt: &Stmt) -> u64 {
         Stmt::Raise(s) => s.exc.as_deref().map_or(0, expr_cost) + cost::CALL,
         Stmt::Assert(s) => expr_cost(&s.test) + s.msg.as_deref().map_or(0, expr_cost),
         Stmt::Delete(s) => s.targets.iter().map(target_cost).sum(),
-        Stmt::FunctionDef(_) | Stmt::ClassDef(_) => cost::CONTAINER,
+        Stmt::FunctionDef(_) => cost::FUNCTION_CREATION,
+        Stmt::ClassDef(_) => cost::CONTAINER,
         // `__enter__` and `__exit__` are two calls.
         Stmt::With(s) => s
             .items
@@ -1218,18 +1219,26 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
         Expr::Starred(s) => expr_cost(&s.value),
         Expr::Yield(y) => cost::CALL + y.value.as_deref().map_or(0, expr_cost),
         Expr::YieldFrom(y) => cost::CALL + expr_cost(&y.value),
-        Expr::Lambda(_) => cost::CONTAINER,
+        Expr::Lambda(_) => cost::FUNCTION_CREATION,
         Expr::ListComp(c) => {
-            cost::CONTAINER + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
+            cost::CONTAINER
+                + cost::FUNCTION_CREATION
+                + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
         }
         Expr::SetComp(c) => {
-            cost::CONTAINER + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
+            cost::CONTAINER
+                + cost::FUNCTION_CREATION
+                + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
         }
         Expr::DictComp(c) => {
-            cost::CONTAINER + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
+            cost::CONTAINER
+                + cost::FUNCTION_CREATION
+                + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
         }
         Expr::Generator(c) => {
-            cost::CONTAINER + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
+            cost::FUNCTION_CREATION
+                + cost::GENERATOR_CREATION
+                + c.generators.first().map_or(0, |g| expr_cost(&g.iter))
         }
         _ => 0,
     }

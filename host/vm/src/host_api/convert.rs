@@ -17,7 +17,7 @@ use timerhost_types::Value;
 /// Converts an actor's object into a [`Value`], raising `TypeError` for
 /// anything outside the value model.
 pub fn py_to_value(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
-    to_value(obj, vm, 0, false)
+    converted(obj, vm, false)
 }
 
 /// [`py_to_value`] with dicts left in insertion order instead of the
@@ -25,7 +25,25 @@ pub fn py_to_value(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
 /// members in the order the dict has them, as CPython does. Such a value is
 /// only encoded, never stored or compared.
 pub fn py_to_value_in_order(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
-    to_value(obj, vm, 0, true)
+    converted(obj, vm, true)
+}
+
+/// Converts `obj`; a conversion that fails part-way (a value nested too
+/// deep, an object that cannot be stored, found after a million ints) is
+/// charged for the items it converted before it stopped — a successful
+/// one is charged by its caller, by the value it returns. `json.dumps` of
+/// a dict nested past the limit was free to attempt in a loop (~3× ordinary
+/// code, the metering fuzzer, #47).
+fn converted(obj: &PyObjectRef, vm: &VirtualMachine, in_order: bool) -> PyResult<Value> {
+    let mut visited = 0u64;
+    let result = to_value(obj, vm, 0, in_order, &mut visited);
+    if result.is_err() {
+        crate::meter::charge::charge_if_executing(
+            visited.saturating_mul(crate::rules::costs::size::PER_CONVERTED_ITEM),
+            vm,
+        )?;
+    }
+    result
 }
 
 fn to_value(
@@ -33,7 +51,17 @@ fn to_value(
     vm: &VirtualMachine,
     depth: usize,
     in_order: bool,
+    visited: &mut u64,
 ) -> PyResult<Value> {
+    *visited += 1;
+    // What a conversion builds is allocated as it goes: every 1,024 items
+    // the budget's flag is looked at, so a value that cannot fit stops
+    // within that many items of it (`json.dumps` of a self-referencing
+    // dict of 28,000 entries grew the process by 300 MB before failing at
+    // the depth bound, the metering fuzzer, #47).
+    if visited.is_multiple_of(1024) {
+        crate::meter::charge::charge_if_executing(0, vm)?;
+    }
     if depth > MAX_DEPTH {
         return Err(vm.new_value_error(format!("value nested deeper than {MAX_DEPTH}")));
     }
@@ -66,7 +94,7 @@ fn to_value(
         return Ok(Value::List(
             items
                 .iter()
-                .map(|i| to_value(i, vm, depth + 1, in_order))
+                .map(|i| to_value(i, vm, depth + 1, in_order, visited))
                 .collect::<PyResult<_>>()?,
         ));
     }
@@ -75,7 +103,7 @@ fn to_value(
         return Ok(Value::Tuple(
             tuple
                 .iter()
-                .map(|i| to_value(i, vm, depth + 1, in_order))
+                .map(|i| to_value(i, vm, depth + 1, in_order, visited))
                 .collect::<PyResult<_>>()?,
         ));
     }
@@ -84,8 +112,8 @@ fn to_value(
         let mut entries = Vec::new();
         for (key, value) in dict.items_vec() {
             entries.push((
-                to_value(&key, vm, depth + 1, in_order)?,
-                to_value(&value, vm, depth + 1, in_order)?,
+                to_value(&key, vm, depth + 1, in_order, visited)?,
+                to_value(&value, vm, depth + 1, in_order, visited)?,
             ));
         }
         if in_order {

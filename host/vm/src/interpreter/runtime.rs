@@ -134,6 +134,13 @@ impl ExecutionWorker {
 /// Tracked objects created since the last collection after which
 /// [`Runtime::settle`] collects cyclic garbage (RustPython's own default).
 const GC_YOUNG_THRESHOLD: usize = 2000;
+/// Net bytes executions may leave allocated since the last collection
+/// before [`Runtime::settle`] collects every generation: a cycle of a few
+/// tracked objects can hold a whole budget (a self-referencing list of
+/// 75,000 ints is two tracked objects and 12 MB), so counting objects alone
+/// let executions leave garbage behind without end (the metering fuzzer,
+/// #47: 128 MB after eight calls).
+const GC_AFTER_RETAINED_BYTES: u64 = 16 * 1024 * 1024;
 /// Peak bytes of executions since the last settle after which the free lists
 /// that keep payloads are refilled (see [`Runtime::settle`]).
 const SETTLE_AFTER_PEAK_BYTES: u64 = 64 * 1024;
@@ -159,6 +166,8 @@ pub(crate) struct Runtime {
     frame_maker: PyObjectRef,
     /// Peak bytes of the executions since the free lists were last settled.
     unsettled_peak_bytes: std::cell::Cell<u64>,
+    /// Net bytes executions left allocated since the last collection.
+    retained_bytes: std::cell::Cell<u64>,
     /// Something outside any budget (class loading, a collection) took
     /// objects off or put them on the free lists: settle all of them.
     unsettled_all: std::cell::Cell<bool>,
@@ -360,6 +369,8 @@ impl Runtime {
             // runtime makes.
             crate::meter::contains::install(vm);
             crate::meter::int_hash::install(vm);
+            crate::meter::range_drain::install(vm);
+            crate::meter::resume::install(vm);
             crate::meter::natives::install(vm);
             crate::interpreter::builtin_types::install_construction_meter(vm);
             crate::interpreter::load::install_freeze(vm);
@@ -385,6 +396,7 @@ impl Runtime {
             actor_classes: RefCell::new(HashMap::new()),
             frame_maker,
             unsettled_peak_bytes: std::cell::Cell::new(0),
+            retained_bytes: std::cell::Cell::new(0),
             unsettled_all: std::cell::Cell::new(true),
         };
         runtime
@@ -685,10 +697,21 @@ impl Runtime {
     /// docs/METERING.md, "Memory").
     pub(crate) fn settle(&self, vm: &VirtualMachine) {
         let unsettled = self.unsettled_peak_bytes.get() + crate::meter::alloc::last_peak_bytes();
+        let retained = self
+            .retained_bytes
+            .get()
+            .saturating_add(u64::try_from(crate::meter::alloc::last_live_bytes()).unwrap_or(0));
         let (young, _, _) = rustpython_vm::gc_state::gc_state().get_count();
-        if young >= GC_YOUNG_THRESHOLD {
+        if retained >= GC_AFTER_RETAINED_BYTES {
+            vm.state.gc.collect_force(2);
+            self.unsettled_all.set(true);
+            self.retained_bytes.set(0);
+        } else if young >= GC_YOUNG_THRESHOLD {
             vm.state.gc.collect_force(0);
             self.unsettled_all.set(true);
+            self.retained_bytes.set(retained);
+        } else {
+            self.retained_bytes.set(retained);
         }
         let all = self.unsettled_all.replace(false);
         if !all && unsettled < SETTLE_AFTER_PEAK_BYTES {

@@ -102,6 +102,7 @@ thread_local! {
     static BUDGET: Cell<i64> = const { Cell::new(i64::MAX) };
     static EXCEEDED: Cell<bool> = const { Cell::new(false) };
     static LAST_PEAK: Cell<i64> = const { Cell::new(0) };
+    static LAST_LIVE: Cell<i64> = const { Cell::new(0) };
 }
 
 fn record(delta: i64) {
@@ -237,10 +238,20 @@ pub fn last_peak_bytes() -> u64 {
     LAST_PEAK.get().max(0) as u64
 }
 
+/// Net bytes the last execution that finished on this thread left
+/// allocated (negative when it freed more than it allocated): what it left
+/// behind, cyclic garbage included, until a collection. Not part of any
+/// receipt; the runtime collects once enough has been left
+/// ([`crate::interpreter::runtime`]).
+pub fn last_live_bytes() -> i64 {
+    LAST_LIVE.get()
+}
+
 impl Drop for MemoryBudget {
     fn drop(&mut self) {
         if self.owner {
             LAST_PEAK.set(PEAK_BYTES.get());
+            LAST_LIVE.set(LIVE_BYTES.get());
             ACTIVE.set(false);
             BUDGET.set(i64::MAX);
         }

@@ -82,10 +82,21 @@ impl Meter {
         Ok(())
     }
 
-    /// Records `abort` unless an earlier one was recorded.
+    /// Records `abort` unless an earlier one was recorded, reporting the
+    /// limit it stands for as used up, as [`Meter::charge`] does: a
+    /// pre-check that refuses an operation out of memory (it compares with
+    /// what is left of the budget) charges the whole budget like the flag.
     pub fn trip(&mut self, abort: Abort) {
         if self.abort.is_none() {
             self.abort = Some(abort);
+            match abort {
+                Abort::Cycles => self.cycles_used = self.cycles_limit,
+                Abort::Cells => self.cells_used = self.cells_limit,
+                Abort::Memory => {
+                    self.cycles_used = self.cycles_limit;
+                    self.cells_used = self.cells_limit;
+                }
+            }
         }
     }
 }

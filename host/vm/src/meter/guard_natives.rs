@@ -53,7 +53,7 @@ pub(crate) fn guard_object(guard: crate::rules::guards::Guard, vm: &VirtualMachi
         Guard::Meter => meter_subscript,
         Guard::Result => slot!(result_native),
         Guard::Mutate => slot!(mutate_native),
-        Guard::Materialize => slot!(materialize),
+        Guard::Materialize => slot!(materialize_kept),
         Guard::Kwargs => slot!(kwargs_native),
         other => panic!("{} is called, not subscripted", other.name()),
     };
@@ -467,7 +467,7 @@ pub(crate) fn unpack_native(
     shape: PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
-    let value = materialize(value, vm)?;
+    let value = materialize_kept(value, vm)?;
     materialize_shape(value, &shape, vm)
 }
 

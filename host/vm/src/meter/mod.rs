@@ -3,7 +3,7 @@
 //! ([`budget`], [`charge`]), the memory budget ([`alloc`]), sizes of
 //! values ([`sizes`]), the operator guards ([`operators`],
 //! [`guard_natives`]), the charges inside type slots ([`slots`],
-//! [`subscripts`], [`contains`], [`int_hash`]), metered iteration
+//! [`subscripts`], [`contains`], [`int_hash`], [`range_drain`], [`resume`]), metered iteration
 //! ([`iteration`]), the guarded builtins ([`builtin_natives`]), the
 //! allow-list of natives with their prices ([`natives`]) and the
 //! deterministic bound on native nesting ([`nesting`]).
@@ -28,6 +28,8 @@ pub(crate) mod iteration;
 pub mod natives;
 pub mod nesting;
 pub(crate) mod operators;
+pub(crate) mod range_drain;
+pub(crate) mod resume;
 pub(crate) mod sizes;
 pub(crate) mod slots;
 pub(crate) mod subscripts;

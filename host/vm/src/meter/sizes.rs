@@ -8,6 +8,7 @@ use num_bigint::BigInt;
 use rustpython_vm::builtins::{
     PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PySet, PyStr, PyTuple,
 };
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use timerhost_types::Value;
 
@@ -149,6 +150,21 @@ pub(crate) fn is_sized(obj: &PyObjectRef) -> bool {
         || obj.downcast_ref::<PyFrozenSet>().is_some()
 }
 
+/// Cycles for the `key` function a native calls once per element
+/// (`sorted`, `min`, `max`, `list.sort`): a native key (`key=hash`,
+/// `key=len`) is called from Rust with nothing charged inside it — ~150 ns
+/// a call (`max(d, key=hash)` ran at ~140 ns per cycle when only the walk
+/// was charged, the metering fuzzer, #47); a Python key pays its frame on
+/// top.
+pub(crate) fn key_calls(elements: u64, args: &FuncArgs) -> u64 {
+    match args.kwargs.get("key") {
+        Some(key) if !rustpython_vm::vm::thread::with_current_vm(|vm| vm.is_none(key)) => {
+            elements.saturating_mul(costs::size::KEY_CALL)
+        }
+        _ => 0,
+    }
+}
+
 /// Cycles per item drawn from a lazy iterator by a native (a generator's
 /// resumption is ~100 ns; its own code is metered too).
 pub(crate) const LAZY_ITEM_CYCLES: u64 = 4;
@@ -190,6 +206,58 @@ pub(crate) fn materialize(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
     }
     Ok(vm.ctx.new_list(items).into())
 }
+
+/// [`materialize`] for a value whose items are all kept (`f(*x)`,
+/// `[*x]`, `{**x}`, `a, *b = x`): the container the items go into, and for
+/// a `range` the int made of every item, are checked against what is left
+/// of the memory budget first. `f(*range(12_000_000))` grew the process to
+/// 1.2 GB under a 64 MiB budget before the call could fail; now it fails
+/// at once, out of memory. (Lazy iterators are drained one charged item at
+/// a time, and every charge sees the budget's flag.)
+pub(crate) fn materialize_kept(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let kept_bytes = if obj.downcast_ref::<PyRange>().is_some() {
+        (obj.length(vm)? as u128).saturating_mul(KEPT_INT_BYTES)
+    } else {
+        u128::from(size_of(&obj).0).saturating_mul(POINTER_BYTES)
+    };
+    precheck_result_bytes(kept_bytes, vm)?;
+    // The unpacking itself: an iterator made and drained into the new
+    // container, through `__iter__` for a subclass (`[*x, *x]` of a list
+    // subclass ran at ~3.9× ordinary code on its one element's charge, the
+    // metering fuzzer, #47).
+    charge(KEPT_UNPACK_CYCLES, 0, vm)?;
+    materialize(obj, vm)
+}
+
+/// What [`materialize_kept`] charges for the unpacking itself.
+const KEPT_UNPACK_CYCLES: u64 = 8;
+
+/// Before a native builds a set or dict from `source`: the entries (and
+/// for a `range`, the int made of every item) must fit in what is left of
+/// the memory budget. `dict.fromkeys(range(3_000_000))` grew the process by
+/// 140 MiB under a 64 MiB budget, the table's last resize on top of the
+/// ints, before the budget's flag could be seen.
+pub(crate) fn precheck_built_entries(source: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    let bytes = if source.downcast_ref::<PyRange>().is_some() {
+        (source.length(vm)? as u128).saturating_mul(KEPT_INT_BYTES + TABLE_ENTRY_BYTES)
+    } else {
+        u128::from(size_of(source).0).saturating_mul(TABLE_ENTRY_BYTES)
+    };
+    precheck_result_bytes(bytes, vm)
+}
+
+/// Bytes of one entry of a dict or set table (a hash, a key, a value and
+/// its index slot: 32, and the table's room to grow; `str.maketrans` of a
+/// 512,000-key dict grew the process by 180 MiB at 16).
+const TABLE_ENTRY_BYTES: u128 = 48;
+
+/// Bytes a kept int of a range takes at least: its object and the slot
+/// pointing at it (RustPython's int objects are larger; the estimate only
+/// has to refuse what cannot fit).
+const KEPT_INT_BYTES: u128 = 48;
+
+/// Bytes of a container's slot for one item.
+const POINTER_BYTES: u128 = 8;
 
 /// Charges one argument of in-place growth onto `receiver` (`xs += ys`,
 /// `xs.extend(ys)`, `d |= pairs`, `s.update(items)`) and returns what the

@@ -33,7 +33,7 @@ use std::sync::OnceLock;
 use rustpython_vm::builtins::{PyStr, PyType};
 use rustpython_vm::common::hash::PyHash;
 use rustpython_vm::function::{Either, PyComparisonValue};
-use rustpython_vm::types::PyComparisonOp;
+use rustpython_vm::types::{PyComparisonOp, PyTypeFlags};
 use rustpython_vm::{Py, PyObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use crate::meter::charge::charge_if_executing;
@@ -55,8 +55,31 @@ type HashSlot = fn(&PyObject, &VirtualMachine) -> PyResult<PyHash>;
 /// Cycles one level of comparing `a` with `b` costs: the shorter of the two
 /// by elements or bytes (a comparison stops at the end of the shorter).
 fn compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
-    size_cycles(size_of(a)).min(size_cycles(size_of(b)))
+    let subclass = |o: &PyObject| o.class().slots.flags.has_feature(PyTypeFlags::HEAPTYPE);
+    let dispatch = if subclass(a) || subclass(b) {
+        SUBCLASS_COMPARE_CYCLES
+    } else {
+        0
+    };
+    CONTAINER_COMPARE_CYCLES + dispatch + size_cycles(size_of(a)).min(size_cycles(size_of(b)))
 }
+
+/// A comparison where an operand is an instance of an actor's subclass of
+/// a container: the operator looks for the subclass's own `__eq__` through
+/// its MRO first (~1 µs; `D(...) == D(...)` of a one-item dict subclass ran
+/// at ~4.8× ordinary code, the metering fuzzer, #47).
+const SUBCLASS_COMPARE_CYCLES: u64 = 12;
+
+/// And per element when the subclass compares through its method: the
+/// contents are compared on the generic path (~200 ns an element for a
+/// dict subclass of 22 items, 3.3× ordinary code at the plain rate).
+const SUBCLASS_COMPARE_PER_ELEMENT: u64 = 8;
+
+/// Each container comparison's own step (types checked, a level of
+/// nesting entered): comparing lists nested 7,000 deep ran at ~3× ordinary
+/// code when a one-element level cost its one element (the metering
+/// fuzzer, #47).
+const CONTAINER_COMPARE_CYCLES: u64 = 1;
 
 fn str_compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
     match (a.downcast_ref::<PyStr>(), b.downcast_ref::<PyStr>()) {
@@ -102,6 +125,21 @@ metered_compare!(
 metered_compare!(bytes_compare, BYTES_COMPARE, compare_cycles);
 metered_compare!(bytearray_compare, BYTEARRAY_COMPARE, compare_cycles);
 metered_compare!(str_compare, STR_COMPARE, str_compare_cycles);
+metered_compare!(dict_keys_compare, DICT_KEYS_COMPARE, view_compare_cycles);
+metered_compare!(dict_items_compare, DICT_ITEMS_COMPARE, view_compare_cycles);
+
+/// A comparison of `keys()` or `items()` views is a set comparison: every
+/// element of the shorter is looked up in the other (an item made into a
+/// tuple and compared by value too): ~75 ns an element, charged nothing
+/// before the metering fuzzer found `x.items() == y.items()` at ~25 µs per
+/// cycle (#47).
+fn view_compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
+    VIEW_COMPARE_CYCLES_PER_ELEMENT * size_of(a).0.min(size_of(b).0)
+}
+
+/// See [`view_compare_cycles`].
+const VIEW_COMPARE_CYCLES_PER_ELEMENT: u64 = 4;
+
 // Instances of classes without `__eq__` compare by identity here, charged
 // per call, so a dict probing colliding keys (a class whose `__hash__` returns a
 // constant) pays per probe (`crate::meter::int_hash`). RustPython gives a new class
@@ -115,6 +153,61 @@ metered_compare!(object_compare, OBJECT_COMPARE, |_, _| {
 /// An identity comparison through the slots (both operands' slots are
 /// tried before identity decides): ~100 ns, 26 ns per cycle at one cycle.
 const IDENTITY_COMPARE_CYCLES: u64 = 4;
+
+/// The interpreter's generic comparison slot of classes that define or
+/// inherit `__eq__` through a Python-visible method (RustPython's
+/// `richcompare_wrapper`): recorded from the first class seen with it.
+static GENERIC_COMPARE: OnceLock<CompareSlot> = OnceLock::new();
+
+fn subclass_compare(
+    a: &PyObject,
+    b: &PyObject,
+    op: PyComparisonOp,
+    vm: &VirtualMachine,
+) -> PyResult<Either<PyObjectRef, PyComparisonValue>> {
+    // The subclass's `__eq__` (a built-in's, reached through the method)
+    // compares the contents with the unmetered original: charged here.
+    let elements = size_of(a).0.min(size_of(b).0);
+    charge_if_executing(
+        compare_cycles(a, b) + SUBCLASS_COMPARE_PER_ELEMENT * elements,
+        vm,
+    )?;
+    let original = GENERIC_COMPARE
+        .get()
+        .expect("wrapped slot has its original");
+    original(a, b, op, vm)
+}
+
+/// Gives an actor's class that compares through the generic slot (a
+/// subclass of a built-in container, or a class with its own `__eq__`)
+/// the charging one: the method is looked up along the MRO and called on
+/// every comparison (see [`SUBCLASS_COMPARE_CYCLES`]).
+pub(crate) fn meter_subclass_comparison(class: &PyType) {
+    let Some(current) = class.slots.richcompare.load() else {
+        return;
+    };
+    let ours = [
+        object_compare as CompareSlot as usize,
+        subclass_compare as CompareSlot as usize,
+        container_compare_list as CompareSlot as usize,
+        container_compare_tuple as CompareSlot as usize,
+        container_compare_dict as CompareSlot as usize,
+        container_compare_set as CompareSlot as usize,
+        container_compare_frozenset as CompareSlot as usize,
+        bytes_compare as CompareSlot as usize,
+        bytearray_compare as CompareSlot as usize,
+        str_compare as CompareSlot as usize,
+        dict_keys_compare as CompareSlot as usize,
+        dict_items_compare as CompareSlot as usize,
+    ];
+    if ours.contains(&(current as usize)) {
+        return;
+    }
+    let generic = *GENERIC_COMPARE.get_or_init(|| current);
+    if current as usize == generic as usize {
+        class.slots.richcompare.store(Some(subclass_compare));
+    }
+}
 
 /// Gives `class` the charging identity comparison if it inherited the
 /// original one from `object`.
@@ -151,6 +244,16 @@ type ReprSlot = fn(&PyObject, &VirtualMachine) -> PyResult<PyRef<PyStr>>;
 /// cycle when only the result's bytes were charged).
 const REPR_CYCLES_PER_UNIT: u64 = 4;
 
+/// Bytes of a nested `repr`'s text each level pays a cycle for (a copy:
+/// at 16 bytes a cycle, nested reprs ran at 4–7 ns per cycle).
+const REPR_COPY_BYTES_PER_CYCLE: u64 = 64;
+
+/// Every `repr` of a container or text, whatever its size: the recursion
+/// guard entered, the result allocated (`format` of frozensets nested 529
+/// deep ran at ~4× ordinary code on the per-element charge alone, the
+/// metering fuzzer, #47).
+const REPR_BASE_CYCLES: u64 = 4;
+
 macro_rules! metered_repr {
     ($name:ident, $original:ident) => {
         static $original: OnceLock<ReprSlot> = OnceLock::new();
@@ -158,9 +261,17 @@ macro_rules! metered_repr {
             // `str(x)` and `f"{x}"` of a container format every element
             // (nested ones through their own slot); a string or bytes
             // inside one escapes every character.
-            charge_if_executing(REPR_CYCLES_PER_UNIT * size_cycles(size_of(obj)), vm)?;
+            charge_if_executing(
+                REPR_BASE_CYCLES + REPR_CYCLES_PER_UNIT * size_cycles(size_of(obj)),
+                vm,
+            )?;
             let original = $original.get().expect("wrapped slot has its original");
-            original(obj, vm)
+            let text = original(obj, vm)?;
+            // A nested container's text is built level by level, each
+            // level copying what the levels inside it made: quadratic in
+            // the depth, so each level pays for the text it returns.
+            charge_if_executing(text.byte_len() as u64 / REPR_COPY_BYTES_PER_CYCLE, vm)?;
+            Ok(text)
         }
     };
 }
@@ -191,6 +302,84 @@ macro_rules! metered_int_text {
 
 metered_int_text!(int_repr, INT_REPR);
 metered_int_text!(int_str, INT_STR);
+
+/// `repr` of a class (`<class 'int'>`, a module and qualified name looked
+/// up and formatted): ~0.3 µs, free before the metering fuzzer found
+/// `repr` of nested tuples of classes at ~80 ns per cycle (#47).
+pub(crate) const CLASS_REPR_CYCLES: u64 = 20;
+
+/// `repr` of a float (its `str` and `format(x, "")` come here too): the
+/// shortest text that reads back as the same
+/// float, then Python's layout rules: ~0.6–1.3 µs in RustPython (`f"{x}"`
+/// of a float ran at ~97 ns per cycle free, the metering fuzzer, #47).
+const FLOAT_TEXT_CYCLES: u64 = 40;
+
+static FLOAT_REPR: OnceLock<ReprSlot> = OnceLock::new();
+fn float_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+    charge_if_executing(FLOAT_TEXT_CYCLES, vm)?;
+    let original = FLOAT_REPR.get().expect("wrapped slot has its original");
+    original(obj, vm)
+}
+
+/// `repr`/`str` of an exception formats its arguments (`ValueError(x)`),
+/// nested ones level by level, each copying the text of the levels inside
+/// it: exceptions nested 900 deep took ~4 ms a `repr` for ~20 cycles, and
+/// the metering fuzzer's loop of them ran past a minute (#47). Each level
+/// pays a base and the text it returns, like the containers' reprs.
+static EXCEPTION_REPR: OnceLock<ReprSlot> = OnceLock::new();
+static EXCEPTION_STR: OnceLock<ReprSlot> = OnceLock::new();
+
+fn exception_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+    charge_if_executing(REPR_BASE_CYCLES, vm)?;
+    let text = EXCEPTION_REPR.get().expect("wrapped slot has its original")(obj, vm)?;
+    charge_if_executing(text.byte_len() as u64 / REPR_COPY_BYTES_PER_CYCLE, vm)?;
+    Ok(text)
+}
+
+fn exception_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+    charge_if_executing(REPR_BASE_CYCLES, vm)?;
+    let text = EXCEPTION_STR.get().expect("wrapped slot has its original")(obj, vm)?;
+    charge_if_executing(text.byte_len() as u64 / REPR_COPY_BYTES_PER_CYCLE, vm)?;
+    Ok(text)
+}
+
+/// Gives every built-in exception type whose `repr`/`str` is
+/// `BaseException`'s the charging wrappers (each type holds its own copy of
+/// the slot; the ones with their own formatting keep theirs).
+fn wrap_exception_text(vm: &VirtualMachine) {
+    let base = vm.ctx.exceptions.base_exception_type;
+    let (Some(repr), Some(str)) = (base.slots.repr.load(), base.slots.str.load()) else {
+        return;
+    };
+    let repr = if repr as usize == exception_repr as ReprSlot as usize {
+        *EXCEPTION_REPR.get().expect("recorded when first wrapped")
+    } else {
+        *EXCEPTION_REPR.get_or_init(|| repr)
+    };
+    let str = if str as usize == exception_str as ReprSlot as usize {
+        *EXCEPTION_STR.get().expect("recorded when first wrapped")
+    } else {
+        *EXCEPTION_STR.get_or_init(|| str)
+    };
+    for class in crate::meter::natives::inventory::builtin_types(vm) {
+        if !class.fast_issubclass(base) {
+            continue;
+        }
+        if class.slots.repr.load().map(|f| f as usize) == Some(repr as usize) {
+            class.slots.repr.store(Some(exception_repr));
+        }
+        if class.slots.str.load().map(|f| f as usize) == Some(str as usize) {
+            class.slots.str.store(Some(exception_str));
+        }
+    }
+}
+
+static TYPE_REPR: OnceLock<ReprSlot> = OnceLock::new();
+fn type_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
+    charge_if_executing(CLASS_REPR_CYCLES, vm)?;
+    let original = TYPE_REPR.get().expect("wrapped slot has its original");
+    original(obj, vm)
+}
 
 metered_repr!(list_repr, LIST_REPR);
 metered_repr!(tuple_repr, TUPLE_REPR);
@@ -229,6 +418,8 @@ pub(crate) fn install(vm: &VirtualMachine) {
         types.bytearray_type => (BYTEARRAY_COMPARE, bytearray_compare),
         types.str_type => (STR_COMPARE, str_compare),
         types.object_type => (OBJECT_COMPARE, object_compare),
+        types.dict_keys_type => (DICT_KEYS_COMPARE, dict_keys_compare),
+        types.dict_items_type => (DICT_ITEMS_COMPARE, dict_items_compare),
     );
     wrap!(hash: HashSlot,
         types.tuple_type => (TUPLE_HASH, tuple_hash),
@@ -244,8 +435,11 @@ pub(crate) fn install(vm: &VirtualMachine) {
         types.bytes_type => (BYTES_REPR, bytes_repr),
         types.bytearray_type => (BYTEARRAY_REPR, bytearray_repr),
         types.int_type => (INT_REPR, int_repr),
+        types.type_type => (TYPE_REPR, type_repr),
+        types.float_type => (FLOAT_REPR, float_repr),
     );
     wrap!(str: ReprSlot,
         types.int_type => (INT_STR, int_str),
     );
+    wrap_exception_text(vm);
 }

@@ -215,6 +215,7 @@ impl Price {
             }
             Price::FromKeys => {
                 if let Some(keys) = args.args.get(1).cloned() {
+                    precheck_built_entries(&keys, vm)?;
                     let keys = materialize(keys, vm)?;
                     let length = keys.length(vm).map_or(0, |l| l as u64);
                     charge(length.saturating_mul(costs::size::PER_ELEMENT_BUILT), 0, vm)?;
@@ -234,6 +235,7 @@ impl Price {
             Price::Build => {
                 let mut elements = receiver_size.0;
                 for index in 1..args.args.len() {
+                    precheck_built_entries(&args.args[index], vm)?;
                     let argument = materialize(args.args[index].clone(), vm)?;
                     elements = elements.saturating_add(argument.length(vm).map_or(0, |l| l as u64));
                     args.args[index] = argument;
@@ -324,6 +326,7 @@ impl Price {
                 let elements = receiver_size.0;
                 let log = 64 - elements.leading_zeros() as u64;
                 charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
+                charge(key_calls(elements, args), 0, vm)?;
                 charge(sized(args), 0, vm)
             }
             Price::Translate => {

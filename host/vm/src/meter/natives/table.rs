@@ -393,7 +393,7 @@ pub(crate) const BUILTIN_RULES: &[Rule] = &[
     Rule {
         types: &["builtins"],
         names: &["isinstance", "issubclass"],
-        price: Price::Stand("a tuple of classes: nesting bounded (`nesting::check_class_info`), 1 cycle per item past the first 8 (`builtin_natives::reflective_builtins`)"),
+        price: Price::Stand("a tuple of classes: nesting bounded (`nesting::check_class_info`), charged as it is walked: 6 cycles per class past the first 8, 1 per nested tuple (`builtin_natives::reflective_builtins`)"),
         why: "RustPython walks a nested tuple of classes recursively",
     },
 ];

@@ -1,0 +1,240 @@
+//! Every program the metering fuzzer (`tests/meterfuzz`, issue #47) or the
+//! issue found underpriced, as a named test of its charge: the price now
+//! follows the work (a charge that grows as the work does, or a cheap
+//! refusal), checked in cycles, which are deterministic. The fuzzer's short
+//! run measures the same programs' time per cycle
+//! (`tests/meterfuzz/src/corpus.rs`).
+
+#[global_allocator]
+static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
+
+mod common;
+
+use common::addr;
+use timerhost_types::{ErrorKind, Invocation, Value};
+use timerhost_vm::testing::MockHost;
+use timerhost_vm::{ExecLimits, Outcome, Vm};
+
+/// 50M cycles: a large transaction.
+fn limits() -> ExecLimits {
+    ExecLimits::new(50_000_000, 1_000_000)
+}
+
+/// Runs `run(n)` of an actor whose `run` body is `setup`, then `op`.
+fn run(setup: &str, op: &str, n: i64) -> Outcome {
+    let indent =
+        |text: &str| -> String { text.lines().map(|l| format!("        {l}\n")).collect() };
+    let source = format!(
+        "class Found:\n    def run(self, n):\n{}{}        return 0\n",
+        indent(setup),
+        indent(op)
+    );
+    let vm = Vm::new().unwrap();
+    let mut host = MockHost::new();
+    let actor = addr(4);
+    host.install_actor(actor, &source);
+    let deployed = vm.deploy(&mut host, &actor, &source, &[], limits());
+    assert!(deployed.is_success(), "{source}\n{:?}", deployed.result);
+    vm.call(
+        &mut host,
+        &actor,
+        "run",
+        &[Value::int(n)],
+        limits(),
+        Invocation::Transaction,
+    )
+}
+
+/// Cycles `op` adds to `setup` at size `n` (both must succeed).
+fn op_cycles(setup: &str, op: &str, n: i64) -> u64 {
+    let without = run(setup, "pass", n);
+    let with = run(setup, op, n);
+    assert!(without.is_success(), "{setup}: {:?}", without.result);
+    assert!(with.is_success(), "{op}: {:?}", with.result);
+    with.cycles_used - without.cycles_used
+}
+
+#[test]
+fn sum_of_one_item_lists_pays_for_its_quadratic_copies() {
+    let setup = "x = [[i] for i in range(n)]";
+    // n²/2 elements copied, 8 a cycle.
+    let small = op_cycles(setup, "sum(x, [])", 1_000);
+    assert!(small >= 1_000 * 1_000 / 2 / 8, "{small}");
+    let tuples = op_cycles("x = [(i,) for i in range(n)]", "sum(x, ())", 1_000);
+    assert!(tuples >= 1_000 * 1_000 / 2 / 8, "{tuples}");
+    // The issue's 60,000 lists: refused before the copying starts, out of
+    // cycles with the setup's cycles and the charge, not after seconds.
+    let issue = run(setup, "sum(x, [])", 60_000);
+    assert_eq!(issue.error_kind(), Some(ErrorKind::OutOfCycles));
+    // Numbers are unaffected: a sum of ints costs its walk.
+    let ints = op_cycles("x = list(range(n))", "sum(x)", 1_000);
+    assert!(ints < 3_000, "{ints}");
+}
+
+#[test]
+fn isinstance_pays_for_every_level_it_walks_even_when_it_fails() {
+    let nest = "t = int\nfor _ in range(n):\n    t = (t,)";
+    let deep = op_cycles(
+        nest,
+        "try:\n    isinstance(1, t)\nexcept RecursionError:\n    pass",
+        50_000,
+    );
+    // The walk stops at the nesting bound (1,000 levels), each paid.
+    assert!(deep >= 990, "{deep}");
+    let shallow = op_cycles(nest, "isinstance(1, t)", 10);
+    assert!(shallow < deep / 10, "{shallow} vs {deep}");
+    // A wide tuple pays per class past the first eight.
+    let wide = op_cycles("t = tuple([str] * n + [int])", "issubclass(int, t)", 10_000);
+    assert!(wide >= 6 * 10_000 - 100, "{wide}");
+    // The ordinary case stays cheap.
+    let pair = op_cycles("t = (int, str)", "isinstance(1, t)", 1);
+    assert!(pair < 30, "{pair}");
+}
+
+#[test]
+fn a_class_pays_for_every_name_of_its_namespace() {
+    let body = |names: usize| -> String {
+        let mut text = String::from("class C:\n");
+        for i in 0..names {
+            text.push_str(&format!("    a{i} = {i}\n"));
+        }
+        text
+    };
+    let small = op_cycles("", &body(1), 1);
+    let big = op_cycles("", &body(3_000), 1);
+    // 12 cycles a name on top of the body's own statements.
+    assert!(big - small >= 3_000 * 12, "{small} {big}");
+    assert!(small >= 600, "a class costs its creation: {small}");
+}
+
+#[test]
+fn hashing_a_large_int_is_charged() {
+    let colliding = op_cycles(
+        "x = [i * (2 ** 61 - 1) for i in range(n)]",
+        "set(x)",
+        20_000,
+    );
+    let small = op_cycles("x = list(range(n))", "set(x)", 20_000);
+    // 5 cycles per large-int hash on top of the build.
+    assert!(
+        colliding >= small + 5 * 20_000 - 10,
+        "{colliding} vs {small}"
+    );
+}
+
+#[test]
+fn making_functions_and_comprehensions_is_charged() {
+    let def = op_cycles("", "def f():\n    pass", 1);
+    assert!(def >= 24, "{def}");
+    let lambda = op_cycles("", "f = lambda: 0", 1);
+    assert!(lambda >= 24, "{lambda}");
+    let generator = op_cycles("x = [1]", "g = (v for v in x)", 1);
+    assert!(generator >= 36, "{generator}");
+    let comprehension = op_cycles("x = [1]", "y = [v for v in x]", 1);
+    assert!(comprehension >= 26, "{comprehension}");
+}
+
+#[test]
+fn values_that_cannot_fit_the_budget_are_refused_before_they_are_built() {
+    for (setup, op) in [
+        ("def f(*a):\n    return 0", "f(*range(n))"),
+        ("", "y = [*range(n), *range(n)]"),
+        ("", "y = {*range(n)}"),
+        ("", "a, *b = range(n)"),
+        ("", "y = dict.fromkeys(range(n))"),
+    ] {
+        let outcome = run(setup, op, 12_000_000);
+        assert_eq!(
+            outcome.error_kind(),
+            Some(ErrorKind::OutOfMemory),
+            "{op}: {:?}",
+            outcome.result
+        );
+        // Refused before anything was built (an abort reports the whole
+        // limit as used, so the proof of cheapness is the memory it took).
+        let peak = timerhost_vm::alloc::last_peak_bytes();
+        assert!(peak < 1024 * 1024, "{op}: {peak}");
+    }
+    // Built inside a native from a range, a container stops within one
+    // resize of the budget (the range iterators look at it per item).
+    for op in [
+        "y = list(range(n))",
+        "y = set(range(n))",
+        "y = tuple(range(n))",
+    ] {
+        let outcome = run("", op, 5_000_000);
+        assert_eq!(outcome.error_kind(), Some(ErrorKind::OutOfMemory), "{op}");
+        assert!(
+            timerhost_vm::alloc::last_peak_bytes() < 2 * ExecLimits::DEFAULT_MEMORY_BYTES,
+            "{op}: {}",
+            timerhost_vm::alloc::last_peak_bytes()
+        );
+    }
+}
+
+/// What the fuzzer's first runs found beyond the issue's five programs,
+/// each charged now by the work it does.
+#[test]
+fn the_fuzzers_later_findings_are_charged() {
+    // An exception caught: made, formatted, unwound.
+    let caught = op_cycles("x = []", "try:\n    {x: 1}\nexcept TypeError:\n    pass", 1);
+    assert!(caught >= 48, "{caught}");
+    // A native key function, per element.
+    let keyed = op_cycles("x = list(range(n))", "max(x, key=hash)", 1_000);
+    let plain = op_cycles("x = list(range(n))", "max(x)", 1_000);
+    assert!(keyed >= plain + 8 * 1_000, "{keyed} vs {plain}");
+    // Comparing dict views, per element.
+    let views = op_cycles(
+        "x = {i: i for i in range(n)}\ny = dict(x)",
+        "x.items() == y.items()",
+        1_000,
+    );
+    assert!(views >= 4 * 1_000, "{views}");
+    // Text of floats, classes and iterators.
+    let floats = op_cycles("x = 1 / 7", "s = f'{x}'", 1);
+    assert!(floats >= 40, "{floats}");
+    let class = op_cycles("", "s = repr(int)", 1);
+    assert!(class >= 20, "{class}");
+    let iterator = op_cycles("x = map(abs, [])", "s = repr(x)", 1);
+    assert!(iterator >= 12, "{iterator}");
+    // A nested repr pays for the text every level copies.
+    let nested = op_cycles(
+        "x = []\nfor _ in range(n):\n    x = [x, 1]",
+        "s = repr(x)",
+        500,
+    );
+    assert!(nested >= 500 * 500 * 3 / 2 / 64, "{nested}");
+    // Resuming generators, and unwinding them.
+    let chain = "def wrap(it):\n    for v in it:\n        yield v\nx = iter([1])\nfor _ in range(n):\n    x = wrap(x)";
+    let unwound = op_cycles(
+        chain,
+        "try:\n    list(x)\nexcept RecursionError:\n    pass",
+        5_000,
+    );
+    // (The recursion limit stops the chain some 450 generators deep.)
+    assert!(unwound >= 400 * (3 + 60), "{unwound}");
+    // Nested exceptions' text pays per level and for what each copies.
+    let errors = op_cycles(
+        "x = ValueError(0)\nfor _ in range(n):\n    x = ValueError(x)",
+        "s = repr(x)",
+        400,
+    );
+    assert!(errors >= 400 * 4 + 400 * 400 * 10 / 2 / 64, "{errors}");
+    // A power pays for its squarings as products.
+    let power = op_cycles("x = 7 ** n", "y = x ** 2", 10_601);
+    assert!(power >= 7_000, "{power}");
+    // `math` refuses a non-int by its type, before looking inside it.
+    let refused = op_cycles(
+        "import math\nx = list(range(n))",
+        "try:\n    math.isqrt(x)\nexcept TypeError:\n    pass",
+        100_000,
+    );
+    assert!(refused < 200, "{refused}");
+    // The refused last level of a frozenset nest was walked: paid.
+    let nest = op_cycles(
+        "x = frozenset()\nfor _ in range(999):\n    x = frozenset([x])",
+        "try:\n    y = frozenset([frozenset([x])])\nexcept RecursionError:\n    pass",
+        1,
+    );
+    assert!(nest >= 3 * 999, "{nest}");
+}
