@@ -215,12 +215,7 @@ pub(crate) fn materialize(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
 /// at once, out of memory. (Lazy iterators are drained one charged item at
 /// a time, and every charge sees the budget's flag.)
 pub(crate) fn materialize_kept(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-    let kept_bytes = if obj.downcast_ref::<PyRange>().is_some() {
-        (obj.length(vm)? as u128).saturating_mul(KEPT_INT_BYTES)
-    } else {
-        u128::from(size_of(&obj).0).saturating_mul(POINTER_BYTES)
-    };
-    precheck_result_bytes(kept_bytes, vm)?;
+    precheck_items_kept(&obj, KEPT_INT_BYTES, POINTER_BYTES, vm)?;
     // The unpacking itself: an iterator made and drained into the new
     // container, through `__iter__` for a subclass (`[*x, *x]` of a list
     // subclass ran at ~3.9× ordinary code on its one element's charge, the
@@ -238,10 +233,29 @@ const KEPT_UNPACK_CYCLES: u64 = 8;
 /// 140 MiB under a 64 MiB budget, the table's last resize on top of the
 /// ints, before the budget's flag could be seen.
 pub(crate) fn precheck_built_entries(source: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    precheck_items_kept(
+        source,
+        KEPT_INT_BYTES + TABLE_ENTRY_BYTES,
+        TABLE_ENTRY_BYTES,
+        vm,
+    )
+}
+
+/// Fails out of memory before the items of `source` are kept in a new
+/// container if they cannot fit what is left of the budget: a `range`'s
+/// items at `range_item_bytes` each (an int is made of each), any other
+/// container's elements at `element_bytes`. The one check behind
+/// [`materialize_kept`] and [`precheck_built_entries`].
+fn precheck_items_kept(
+    source: &PyObjectRef,
+    range_item_bytes: u128,
+    element_bytes: u128,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     let bytes = if source.downcast_ref::<PyRange>().is_some() {
-        (source.length(vm)? as u128).saturating_mul(KEPT_INT_BYTES + TABLE_ENTRY_BYTES)
+        (source.length(vm)? as u128).saturating_mul(range_item_bytes)
     } else {
-        u128::from(size_of(source).0).saturating_mul(TABLE_ENTRY_BYTES)
+        u128::from(size_of(source).0).saturating_mul(element_bytes)
     };
     precheck_result_bytes(bytes, vm)
 }
