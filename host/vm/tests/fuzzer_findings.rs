@@ -178,7 +178,10 @@ fn values_that_cannot_fit_the_budget_are_refused_before_they_are_built() {
 fn the_fuzzers_later_findings_are_charged() {
     // An exception caught: made, formatted, unwound.
     let caught = op_cycles("x = []", "try:\n    {x: 1}\nexcept TypeError:\n    pass", 1);
-    assert!(caught >= 48, "{caught}");
+    assert!(
+        caught >= timerhost_vm::costs::code::EXCEPTION_HANDLED,
+        "{caught}"
+    );
     // A native key function, per element.
     let keyed = op_cycles("x = list(range(n))", "max(x, key=hash)", 1_000);
     let plain = op_cycles("x = list(range(n))", "max(x)", 1_000);
@@ -219,7 +222,7 @@ fn the_fuzzers_later_findings_are_charged() {
         "s = repr(x)",
         400,
     );
-    assert!(errors >= 400 * 4 + 400 * 400 * 10 / 2 / 64, "{errors}");
+    assert!(errors >= 400 * 4 + 400 * 400 * 10 / 2 / 32, "{errors}");
     // A power pays for its squarings as products.
     let power = op_cycles("x = 7 ** n", "y = x ** 2", 10_601);
     assert!(power >= 7_000, "{power}");
@@ -237,4 +240,45 @@ fn the_fuzzers_later_findings_are_charged() {
         1,
     );
     assert!(nest >= 3 * 999, "{nest}");
+}
+
+/// Natives that make an `AttributeError` and swallow it pay for it as an
+/// `except` clause does; the same calls without the miss do not.
+#[test]
+fn an_exception_a_native_swallows_is_charged() {
+    let swallowed = timerhost_vm::costs::code::EXCEPTION_SWALLOWED;
+    let miss = op_cycles("x = []", "b = hasattr(x, 'missing')", 1);
+    let hit = op_cycles("x = []", "b = hasattr(x, 'append')", 1);
+    assert!(miss >= hit + swallowed, "{miss} vs {hit}");
+    let default = op_cycles("x = []", "b = getattr(x, 'missing', 0)", 1);
+    let found = op_cycles("x = []", "b = getattr(x, 'append', 0)", 1);
+    assert!(default >= found + swallowed, "{default} vs {found}");
+    // `dict(pairs)` probes its argument for `keys`; `dict(mapping)` finds it.
+    let pairs = op_cycles("x = [(1, 1), (2, 2)]", "d = dict(x)", 1);
+    let mapping = op_cycles("x = {1: 1, 2: 2}", "d = dict(x)", 1);
+    assert!(pairs >= mapping + swallowed, "{pairs} vs {mapping}");
+    let updated = op_cycles("x = [(1, 1)]\nd = {}", "d.update(x)", 1);
+    let merged = op_cycles("x = {1: 1}\nd = {}", "d.update(x)", 1);
+    assert!(updated >= merged + swallowed, "{updated} vs {merged}");
+    // A module's missing attribute does more than an object's.
+    let module = op_cycles(
+        "import math",
+        "try:\n    f = math.prod\nexcept AttributeError:\n    pass",
+        1,
+    );
+    let object = op_cycles(
+        "x = 1",
+        "try:\n    f = x.prod\nexcept AttributeError:\n    pass",
+        1,
+    );
+    assert!(
+        module >= object + timerhost_vm::costs::code::MODULE_ATTRIBUTE_MISS,
+        "{module} vs {object}"
+    );
+    let or_pairs = op_cycles("x = [(1, 1)]\nd = {}", "d |= x", 1);
+    let or_mapping = op_cycles("x = {1: 1}\nd = {}", "d |= x", 1);
+    assert!(
+        or_pairs >= or_mapping + swallowed,
+        "{or_pairs} vs {or_mapping}"
+    );
 }

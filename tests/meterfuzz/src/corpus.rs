@@ -210,6 +210,21 @@ pub fn findings() -> Vec<Program> {
             "str.maketrans(d)",
             512_000,
         ),
+        // #47, the fuzzer's short run: a native that makes and swallows an
+        // `AttributeError` (the dict's `keys` probe of a list of pairs).
+        named(
+            "dict_of_a_few_pairs",
+            "x = [1, 2]",
+            "dict(zip(x, x))",
+            12,
+        ),
+        named("hasattr_missing", "x = []", "hasattr(x, 'missing')", 1),
+        named(
+            "missing_module_attribute",
+            "import math\nx = [1]",
+            "math.prod(x)",
+            9,
+        ),
     ]
 }
 

@@ -37,6 +37,10 @@ struct Cli {
     /// Print a line per program measured.
     #[arg(long)]
     verbose: bool,
+    /// Run the seed's programs only, without breeding from the slowest (the
+    /// short run's mode: the same programs on every machine).
+    #[arg(long)]
+    no_breeding: bool,
     /// Write the whole outcome as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -62,6 +66,7 @@ fn main() {
     let mut config = SearchConfig::new(cli.seed, Duration::from_secs(cli.seconds));
     config.threshold = cli.threshold;
     config.verbose = cli.verbose;
+    config.mutate = !cli.no_breeding;
     let outcome = match search(&config, &Runner::new(exe)) {
         Ok(outcome) => outcome,
         Err(error) => {

@@ -22,6 +22,10 @@ pub const CALL_CYCLES: u64 = 60_000_000;
 /// benchmark's target): enough that the timer's noise is small.
 const TARGET_MARGINAL_CYCLES: u64 = 2_000_000;
 
+/// The marginal time must be at least the base call's time over this for
+/// its ratio to count (else the whole call's is used).
+const MARGINAL_SHARE_OF_BASE: u32 = 4;
+
 /// Below this much marginal time a ratio is noise; the whole call's ratio
 /// is used only when the call took at least this long too.
 const MIN_TIMED: Duration = Duration::from_micros(500);
@@ -197,7 +201,13 @@ fn measure_fuzz(actor: &mut Actor, n: u64) -> Report {
     let args = |k: u64| [Value::int(n), Value::int(k)];
     let (_, base) = actor.call(&args(0));
     let (_, once) = actor.call(&args(1));
-    let per_op = once.cycles_used.saturating_sub(base.cycles_used).max(1);
+    let (_, twice) = actor.call(&args(2));
+    // The steady cost of one more operation: the first may do work the
+    // rest do not (drain an iterator, fill a cache), and sizing `k` by it
+    // left a marginal too small to time against a heavy setup.
+    let first = once.cycles_used.saturating_sub(base.cycles_used);
+    let steady = twice.cycles_used.saturating_sub(once.cycles_used);
+    let per_op = if twice.is_success() { steady } else { first }.max(1);
     // An operation that ends the call (an abort) is measured once.
     let k = if once.is_success() {
         (TARGET_MARGINAL_CYCLES / per_op).clamp(1, 20_000)
@@ -210,7 +220,12 @@ fn measure_fuzz(actor: &mut Actor, n: u64) -> Report {
     let marginal_time = time.saturating_sub(base_time);
     // A setup that fails (refused at some size) leaves nothing marginal to
     // time: the whole call is what it bought.
-    let marginal = if base.is_success() && marginal_time >= MIN_TIMED {
+    // A marginal much smaller than the call around it is the call's noise
+    // (a setup of 40 ms moves by a millisecond between runs).
+    let marginal = if base.is_success()
+        && marginal_time >= MIN_TIMED
+        && marginal_time * MARGINAL_SHARE_OF_BASE >= base_time
+    {
         marginal_time.as_nanos() as f64 / marginal_cycles as f64
     } else {
         0.0

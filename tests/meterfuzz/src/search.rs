@@ -2,8 +2,10 @@
 //! the natives table's workloads at large sizes, fresh programs (a shape ×
 //! an operation) and mutations of the slowest programs found so far — a
 //! genetic loop whose fitness is nanoseconds per cycle over the ordinary
-//! median. A candidate over the threshold is measured twice more (the
-//! machine is shared: a finding must hold on its best run) and minimised
+//! median. A candidate over the threshold is measured twice more, each time
+//! beside the ordinary program nearest the median (the machine is shared: a
+//! finding must hold on its best run, against the machine as it is then —
+//! a slower moment scales the median up, never down) and minimised
 //! (its size halved while it still holds). Crashes, hangs and growth past
 //! the memory budget plus [`SearchConfig::memory_slack_bytes`] are findings
 //! whatever their time.
@@ -160,6 +162,11 @@ struct Search<'a> {
     runner: &'a Runner,
     rng: ChaCha8Rng,
     median: f64,
+    /// The ordinary program nearest the median, with its first figure:
+    /// measured again beside every confirmation, so a finding is judged
+    /// against the machine as it is then (a long run shares the machine
+    /// with builds and other jobs).
+    yardstick: Option<(Request, f64)>,
     population: Vec<Scored>,
     /// Names (shape and operation) of the programs already found: their
     /// mutations are counted but not confirmed, minimised or bred again, so
@@ -194,6 +201,21 @@ pub fn measure_ordinary(runner: &Runner) -> Result<Vec<(String, f64)>> {
     Ok(figures)
 }
 
+/// The ordinary program whose figure is nearest the median, as a request
+/// for the child, with that figure.
+fn yardstick(ordinary: &[(String, f64)], median_ns: f64) -> Result<Option<(Request, f64)>> {
+    let Some((name, figure)) = ordinary
+        .iter()
+        .min_by(|a, b| (a.1 - median_ns).abs().total_cmp(&(b.1 - median_ns).abs()))
+    else {
+        return Ok(None);
+    };
+    Ok(crate::ordinary::suite()?
+        .into_iter()
+        .find(|request| matches!(request, Request::Ordinary { name: n, .. } if n == name))
+        .map(|request| (request, *figure)))
+}
+
 /// Runs a search.
 pub fn search(config: &SearchConfig, runner: &Runner) -> Result<SearchOutcome> {
     let started = Instant::now();
@@ -211,6 +233,7 @@ pub fn search(config: &SearchConfig, runner: &Runner) -> Result<SearchOutcome> {
         runner,
         rng: ChaCha8Rng::seed_from_u64(config.seed),
         median: median_ns,
+        yardstick: yardstick(&ordinary, median_ns)?,
         population: Vec::new(),
         found: std::collections::HashSet::new(),
         outcome: SearchOutcome {
@@ -352,12 +375,23 @@ impl Search<'_> {
         Ok(())
     }
 
-    /// The program's ratio on one more run (None if it did not measure).
+    /// The program's ratio on one more run (None if it did not measure),
+    /// against the median scaled by the yardstick measured beside it.
     fn ratio_of(&self, program: &Program) -> Option<f64> {
-        match self.runner.run(&Request::Fuzz(program.clone())) {
-            Ok(Ending::Measured(report)) => Some(report.ns_per_cycle / self.median),
-            _ => None,
-        }
+        let report = match self.runner.run(&Request::Fuzz(program.clone())) {
+            Ok(Ending::Measured(report)) => report,
+            _ => return None,
+        };
+        let scale = self.yardstick.as_ref().map_or(1.0, |(request, first)| {
+            match self.runner.run(request) {
+                // Never judged against a machine faster than at the start.
+                Ok(Ending::Measured(now)) if now.ns_per_cycle > 0.0 => {
+                    (now.ns_per_cycle / first).max(1.0)
+                }
+                _ => 1.0,
+            }
+        });
+        Some(report.ns_per_cycle / (self.median * scale))
     }
 
     /// Two more runs; the finding holds on its best (lowest) ratio.

@@ -39,6 +39,7 @@ use rustpython_vm::{
 
 use crate::meter::builtin_natives::{consuming_builtin, converting_builtin, Walk};
 use crate::meter::charge::is_executing;
+use crate::meter::swallowed::charge_keys_probe;
 
 /// How constructing a type is charged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,9 +99,14 @@ impl Callable for MeteredType {
     fn call(zelf: &Py<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
         let real = zelf.real.as_object();
         match zelf.construction {
-            Construction::Consuming => {
-                consuming_builtin(Walk::First, args, vm, |args| construct(real, args, vm))
-            }
+            Construction::Consuming => consuming_builtin(Walk::First, args, vm, |args| {
+                if real.is(vm.ctx.types.dict_type) {
+                    if let Some(first) = args.args.first() {
+                        charge_keys_probe(first, vm)?;
+                    }
+                }
+                construct(real, args, vm)
+            }),
             Construction::Converting => {
                 let real_ref: PyObjectRef = zelf.real.clone().into();
                 converting_builtin(&real_ref, args, vm, |args| construct(real, args, vm))

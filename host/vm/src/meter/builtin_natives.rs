@@ -12,6 +12,7 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use crate::meter::charge::charge;
 use crate::meter::operators::charge_operator;
 use crate::meter::sizes::*;
+use crate::meter::swallowed::charge_swallowed;
 use crate::rules::costs;
 use crate::rules::guards::OperatorCode;
 
@@ -306,6 +307,7 @@ pub(crate) fn reflective_builtins(vm: &VirtualMachine) -> Vec<(&'static str, PyO
                         (Err(error), OptionalArg::Present(default))
                             if error.fast_isinstance(vm.ctx.exceptions.attribute_error) =>
                         {
+                            charge_swallowed(vm)?;
                             Ok(default)
                         }
                         (Err(error), _) => Err(error),
@@ -324,6 +326,7 @@ pub(crate) fn reflective_builtins(vm: &VirtualMachine) -> Vec<(&'static str, PyO
                     match obj.get_attr(&name, vm) {
                         Ok(_) => Ok(true),
                         Err(error) if error.fast_isinstance(vm.ctx.exceptions.attribute_error) => {
+                            charge_swallowed(vm)?;
                             Ok(false)
                         }
                         Err(error) => Err(error),

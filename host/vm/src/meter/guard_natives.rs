@@ -384,6 +384,9 @@ fn augop(
     let merges = op == OperatorCode::BitOr
         && (current.downcast_ref::<PyDict>().is_some()
             || current.downcast_ref::<PySet>().is_some());
+    if merges {
+        crate::meter::swallowed::charge_keys_probe_into(&current, &value, vm)?;
+    }
     let value = if extends || merges {
         grow_in_place(&current, value, vm)?
     } else {

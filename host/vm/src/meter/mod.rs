@@ -3,7 +3,8 @@
 //! ([`budget`], [`charge`]), the memory budget ([`alloc`]), sizes of
 //! values ([`sizes`]), the operator guards ([`operators`],
 //! [`guard_natives`]), the charges inside type slots ([`slots`],
-//! [`subscripts`], [`contains`], [`int_hash`], [`range_drain`], [`resume`]), metered iteration
+//! [`subscripts`], [`contains`], [`int_hash`], [`range_drain`], [`resume`]), natives' swallowed exceptions
+//! ([`swallowed`]), a module's missing attributes ([`module_attributes`]), metered iteration
 //! ([`iteration`]), the guarded builtins ([`builtin_natives`]), the
 //! allow-list of natives with their prices ([`natives`]) and the
 //! deterministic bound on native nesting ([`nesting`]).
@@ -25,6 +26,7 @@ pub(crate) mod contains;
 pub(crate) mod guard_natives;
 pub(crate) mod int_hash;
 pub(crate) mod iteration;
+pub(crate) mod module_attributes;
 pub mod natives;
 pub mod nesting;
 pub(crate) mod operators;
@@ -33,6 +35,7 @@ pub(crate) mod resume;
 pub(crate) mod sizes;
 pub(crate) mod slots;
 pub(crate) mod subscripts;
+pub(crate) mod swallowed;
 pub(crate) mod writes;
 
 pub use budget::{Abort, Meter};

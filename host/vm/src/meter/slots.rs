@@ -326,20 +326,27 @@ fn float_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
 /// it: exceptions nested 900 deep took ~4 ms a `repr` for ~20 cycles, and
 /// the metering fuzzer's loop of them ran past a minute (#47). Each level
 /// pays a base and the text it returns, like the containers' reprs.
+///
+/// A level copies its text about twice (its arguments' tuple text, then
+/// its own): at the containers' 64 bytes a cycle, 900 levels ran at
+/// 2.0–2.6× ordinary code per cycle in the fuzzer's short run, too near its
+/// 3× bar; at 32 bytes, ~1.2×.
+const EXCEPTION_TEXT_BYTES_PER_CYCLE: u64 = 32;
+
 static EXCEPTION_REPR: OnceLock<ReprSlot> = OnceLock::new();
 static EXCEPTION_STR: OnceLock<ReprSlot> = OnceLock::new();
 
 fn exception_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
     charge_if_executing(REPR_BASE_CYCLES, vm)?;
     let text = EXCEPTION_REPR.get().expect("wrapped slot has its original")(obj, vm)?;
-    charge_if_executing(text.byte_len() as u64 / REPR_COPY_BYTES_PER_CYCLE, vm)?;
+    charge_if_executing(text.byte_len() as u64 / EXCEPTION_TEXT_BYTES_PER_CYCLE, vm)?;
     Ok(text)
 }
 
 fn exception_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyRef<PyStr>> {
     charge_if_executing(REPR_BASE_CYCLES, vm)?;
     let text = EXCEPTION_STR.get().expect("wrapped slot has its original")(obj, vm)?;
-    charge_if_executing(text.byte_len() as u64 / REPR_COPY_BYTES_PER_CYCLE, vm)?;
+    charge_if_executing(text.byte_len() as u64 / EXCEPTION_TEXT_BYTES_PER_CYCLE, vm)?;
     Ok(text)
 }
 

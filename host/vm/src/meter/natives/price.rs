@@ -14,6 +14,7 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use crate::meter::charge::charge;
 use crate::meter::operators::charge_operator;
 use crate::meter::sizes::*;
+use crate::meter::swallowed::charge_keys_probe_into;
 use crate::rules::costs;
 use crate::rules::guards::OperatorCode;
 
@@ -228,6 +229,7 @@ impl Price {
                     return Ok(());
                 };
                 for index in 1..args.args.len() {
+                    charge_keys_probe_into(&receiver, &args.args[index], vm)?;
                     args.args[index] = grow_in_place(&receiver, args.args[index].clone(), vm)?;
                 }
                 Ok(())
@@ -235,6 +237,9 @@ impl Price {
             Price::Build => {
                 let mut elements = receiver_size.0;
                 for index in 1..args.args.len() {
+                    if let Some(receiver) = &receiver {
+                        charge_keys_probe_into(receiver, &args.args[index], vm)?;
+                    }
                     precheck_built_entries(&args.args[index], vm)?;
                     let argument = materialize(args.args[index].clone(), vm)?;
                     elements = elements.saturating_add(argument.length(vm).map_or(0, |l| l as u64));

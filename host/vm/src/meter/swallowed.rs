@@ -1,0 +1,43 @@
+//! Exceptions a native makes and swallows itself, and what they cost
+//! ([`costs::code::EXCEPTION_SWALLOWED`]): a miss in `hasattr` or in
+//! `getattr` with a default, and the `keys` probe RustPython's dict makes on
+//! the argument of `dict(pairs)`, `dict.update(pairs)` and `d |= pairs`.
+//! Making the `AttributeError` (its message formatted, its traceback begun)
+//! is the same work an `except` clause pays for; no Python code sees it.
+
+use rustpython_vm::builtins::PyDict;
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::meter::charge::charge;
+use crate::rules::costs;
+
+/// Charges one swallowed exception.
+pub(crate) fn charge_swallowed(vm: &VirtualMachine) -> PyResult<()> {
+    charge(costs::code::EXCEPTION_SWALLOWED, 0, vm)
+}
+
+/// Charges the `keys` probe a dict makes on `argument` when merging it,
+/// if the probe will miss (the class lookup here makes no exception).
+pub(crate) fn charge_keys_probe(argument: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    if argument
+        .class()
+        .has_attr(rustpython_vm::identifier!(vm, keys))
+    {
+        return Ok(());
+    }
+    charge_swallowed(vm)
+}
+
+/// [`charge_keys_probe`] when `receiver` is a dict (the natives table's
+/// `dict.__init__`/`update`/`__ior__`; the same price kinds serve other
+/// types, which make no probe).
+pub(crate) fn charge_keys_probe_into(
+    receiver: &PyObjectRef,
+    argument: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    if receiver.downcast_ref::<PyDict>().is_none() {
+        return Ok(());
+    }
+    charge_keys_probe(argument, vm)
+}
