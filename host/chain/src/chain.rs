@@ -136,6 +136,22 @@ impl<B: KvBackend> Chain<B> {
                 tracing::info!(chain_id = chain.genesis.chain_id, state_root = %root, "wrote genesis");
             }
             Some(_) => {
+                if let Err(timerhost_state::StorageError::NeedsMigration { found, expected }) =
+                    chain.store.check_format()
+                {
+                    // In place, crash-safe (`timerhost_state::migrations`):
+                    // an interrupted start resumes it.
+                    tracing::info!(from = found, to = expected, "migrating the store");
+                    let report = chain.store.migrate(|format, written| {
+                        tracing::info!(leaving = format, entries_written = written, "migrating")
+                    })?;
+                    tracing::info!(
+                        from = report.from,
+                        to = report.to,
+                        entries_written = report.entries_written,
+                        "store migrated"
+                    );
+                }
                 chain.store.check_format()?;
                 let stored = chain.store.block(0)?.ok_or_else(|| {
                     ChainError::Genesis("the database has a head but no block 0".into())

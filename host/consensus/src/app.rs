@@ -398,7 +398,13 @@ impl<B: KvBackend + 'static> App<B> {
                 let _ = reply.send(values);
             }
             AppMsg::GetHistoryMinHeight { reply } => {
-                let _ = reply.send(Height(1));
+                // A pruning node serves blocks from its history floor on.
+                let floor = self
+                    .chain
+                    .store()
+                    .history_floor()
+                    .map_err(|e| ConsensusError::Chain(e.to_string()))?;
+                let _ = reply.send(Height(floor.max(1)));
             }
             AppMsg::ProcessSyncedValue {
                 height,
@@ -724,12 +730,18 @@ impl<B: KvBackend + 'static> App<B> {
     fn decided_values(&self, from: u64, to: u64) -> Result<Vec<RawDecidedValue<Ctx>>> {
         let head = self.head_height()?;
         let mut values = Vec::new();
-        for h in from.max(1)..=to.min(head) {
-            let block = self
-                .chain
-                .store()
-                .block(h)
-                .map_err(|e| ConsensusError::Chain(e.to_string()))?;
+        let floor = self
+            .chain
+            .store()
+            .history_floor()
+            .map_err(|e| ConsensusError::Chain(e.to_string()))?;
+        for h in from.max(floor).max(1)..=to.min(head) {
+            let block = match self.chain.store().block(h) {
+                Ok(block) => block,
+                // Pruned since the floor was read: nothing older to serve.
+                Err(timerhost_state::StorageError::Pruned { .. }) => continue,
+                Err(e) => return Err(ConsensusError::Chain(e.to_string())),
+            };
             let (Some(block), Some(certificate)) = (block, self.store.certificate(h)?) else {
                 break;
             };

@@ -62,6 +62,14 @@ pub enum Command {
         #[arg(long)]
         home: PathBuf,
     },
+    /// Migrate the home's store in place to this release's format (a node
+    /// also migrates at start). Crash-safe: an interrupted migration leaves
+    /// the old format or the new, and running it again finishes.
+    Migrate {
+        /// Home directory.
+        #[arg(long)]
+        home: PathBuf,
+    },
     /// Run a node on an initialised home: JSON-RPC, block production (or,
     /// when the genesis lists validators, a member of the validator
     /// network), metrics. Restarting continues from the last committed block.
@@ -190,6 +198,7 @@ pub fn run(cli: &Cli) -> Result<()> {
             genesis,
         } => crate::home_cmds::init(cli.json, home, *dev, *chain_id, genesis.as_ref()),
         Command::Replay { home } => crate::home_cmds::replay(cli.json, home),
+        Command::Migrate { home } => crate::home_cmds::migrate(cli.json, home),
         Command::Node(args) => args.execute(cli.json),
         Command::Testnet(args) => args.execute(cli.json),
         Command::Load(args) => args.execute(cli.json),

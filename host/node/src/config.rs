@@ -40,6 +40,18 @@ pub struct NodeConfig {
     /// Validator networks: peers, keys, timeouts (used when the genesis
     /// lists validators).
     pub consensus: ConsensusSection,
+    /// What history the node keeps on disk.
+    pub storage: StorageSection,
+}
+
+/// `[storage]` in `node.toml`: how much history the node keeps (#44).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageSection {
+    /// Blocks whose transactions, receipts and events are kept (the last
+    /// N); older ones are pruned in the background. 0 keeps every block
+    /// (an archive node, the default). Headers and state are always kept.
+    pub keep_blocks: u64,
 }
 
 /// `[consensus]` in `node.toml`: how the node joins a validator network.
@@ -134,6 +146,7 @@ impl Default for NodeConfig {
             proposer: Address::ZERO,
             mempool: MempoolConfig::default(),
             consensus: ConsensusSection::default(),
+            storage: StorageSection::default(),
         }
     }
 }

@@ -272,6 +272,9 @@ pub(crate) fn dev(
             mempool: Default::default(),
             json: as_json,
             prelude,
+            // A devnet keeps its whole history (`timerhost node` reads
+            // `[storage] keep_blocks`).
+            keep_blocks: 0,
         },
     )?;
     Ok(())

@@ -84,6 +84,40 @@ pub(crate) fn init(
     Ok(())
 }
 
+/// `timerhost migrate`: brings the home's store to this release's format
+/// (`timerhost_state::migrations`), printing progress on stderr.
+pub(crate) fn migrate(as_json: bool, home: &PathBuf) -> Result<()> {
+    let home = Home::new(home);
+    let store =
+        timerhost_state::ChainStore::new(timerhost_state::SledBackend::open(&home.data_path())?);
+    let report = store.migrate(|format, written| {
+        if !as_json {
+            eprintln!("migrate: leaving format {format}, {written} entries written");
+        }
+    })?;
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "from": report.from,
+                "to": report.to,
+                "entries_written": report.entries_written,
+            })
+        );
+    } else if report.from == report.to {
+        println!(
+            "the store is already in format {} (nothing to do)",
+            report.to
+        );
+    } else {
+        println!(
+            "migrated the store from format {} to {} ({} entries written)",
+            report.from, report.to, report.entries_written
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn replay(as_json: bool, home: &PathBuf) -> Result<()> {
     let chain = Home::new(home).open()?;
     let head = chain.head()?;

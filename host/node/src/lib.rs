@@ -49,6 +49,7 @@ pub mod network_node;
 pub mod node_cmd;
 pub mod output;
 pub mod producer;
+pub mod pruner;
 pub mod query;
 pub mod run;
 pub mod testnet;

@@ -268,6 +268,7 @@ pub(crate) fn run(
 
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
     let services = Services::start(4, "node", cfg.rpc, ctx, metrics_addr, metrics.clone())?;
+    let pruner = crate::pruner::Pruner::start(chain.clone(), cfg.storage.keep_blocks);
     let head = chain.head()?;
     let role = match (&member, &key) {
         (Some(k), _) => format!("validator {}", k.address()),
@@ -325,6 +326,9 @@ pub(crate) fn run(
         engine.actor.stop(None);
         result
     });
+    if let Some(pruner) = pruner {
+        pruner.stop();
+    }
     services.stop();
     outcome?;
     let height = chain.head()?.height;

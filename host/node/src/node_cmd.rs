@@ -105,6 +105,7 @@ impl RunNodeArgs {
                 mempool: cfg.mempool,
                 json: as_json,
                 prelude: Vec::new(),
+                keep_blocks: cfg.storage.keep_blocks,
             },
         )?;
         Ok(())

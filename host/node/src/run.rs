@@ -34,6 +34,8 @@ pub struct RunOptions {
     pub json: bool,
     /// Transactions to put in the mempool before the first block (dev examples).
     pub prelude: Vec<SignedTransaction>,
+    /// Blocks of history kept (`[storage] keep_blocks`; 0 = all).
+    pub keep_blocks: u64,
 }
 
 /// What a running node serves besides its chain: the async runtime, the
@@ -179,6 +181,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     );
     let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
     let services = Services::start(2, "rpc", opts.rpc, ctx, opts.metrics, metrics)?;
+    let pruner = crate::pruner::Pruner::start(chain.clone(), opts.keep_blocks);
     let head = chain.head()?;
     services.announce(
         as_json,
@@ -201,6 +204,9 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     });
     drop(handle);
     let outcome = producer.run();
+    if let Some(pruner) = pruner {
+        pruner.stop();
+    }
     services.stop();
     let height = outcome?;
     if as_json {

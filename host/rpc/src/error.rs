@@ -22,6 +22,9 @@ pub mod codes {
     pub const READ_LIMIT: i32 = -32004;
     /// The server is busy with expensive queries; retry shortly.
     pub const BUSY: i32 = -32005;
+    /// The history asked for was pruned on this node (`[storage]
+    /// keep_blocks`); `data.floor` is its oldest whole block.
+    pub const PRUNED: i32 = -32006;
 }
 
 /// Errors of the RPC crate.
@@ -127,7 +130,22 @@ impl RpcError {
             RpcError::Producer(_) => codes::PRODUCER,
             RpcError::ReadLimit { .. } => codes::READ_LIMIT,
             RpcError::Busy { .. } => codes::BUSY,
+            _ if self.pruned_floor().is_some() => codes::PRUNED,
             _ => codes::INTERNAL,
+        }
+    }
+
+    /// The node's history floor when this error is a read of pruned
+    /// history (from the store, directly or through the chain).
+    pub fn pruned_floor(&self) -> Option<u64> {
+        let storage = match self {
+            RpcError::Storage(e) => e,
+            RpcError::Chain(timerhost_chain::ChainError::Storage(e)) => e,
+            _ => return None,
+        };
+        match storage {
+            timerhost_state::StorageError::Pruned { floor, .. } => Some(*floor),
+            _ => None,
         }
     }
 }
@@ -149,6 +167,7 @@ impl RpcError {
             RpcError::MempoolFull { .. } => Some("mempool_full"),
             RpcError::ReadLimit { .. } => Some("read_limit"),
             RpcError::Busy { .. } => Some("busy"),
+            _ if self.pruned_floor().is_some() => Some("pruned"),
             RpcError::Remote { reason, .. } => reason.as_deref(),
             _ => None,
         }
@@ -167,6 +186,9 @@ impl From<RpcError> for ErrorObjectOwned {
         {
             data["resume_from"] = serde_json::json!(resume_from);
             data["events"] = serde_json::Value::Array(found.clone());
+        }
+        if let (Some(data), Some(floor)) = (data.as_mut(), e.pruned_floor()) {
+            data["floor"] = serde_json::json!(floor);
         }
         ErrorObjectOwned::owned(e.code(), e.to_string(), data)
     }

@@ -254,6 +254,9 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "mempool": { "size": pool.len(), "capacity": pool.config().max_txs },
             "producer": self.control.describe(),
             "timers": self.timers_status()?,
+            // Blocks, receipts and events are kept from this height on
+            // (1: the whole history; `[storage] keep_blocks`).
+            "history_floor": self.chain.store().history_floor()?,
         });
         if self.is_dev() {
             status["snapshots"] = json!(snapshots);

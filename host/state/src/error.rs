@@ -40,6 +40,27 @@ pub enum StorageError {
         /// Format this build reads and writes.
         expected: u32,
     },
+    /// The history asked for was pruned (`[storage] keep_blocks`): the node
+    /// keeps the headers of every height, and blocks, receipts and events
+    /// only from `floor` on.
+    #[error("pruned: this node keeps the last {keep_blocks} blocks; block {height} is below its oldest whole block, {floor} (ask an archive node)")]
+    Pruned {
+        /// The height asked for.
+        height: u64,
+        /// The lowest height whose history is kept.
+        floor: u64,
+        /// The node's `keep_blocks`.
+        keep_blocks: u64,
+    },
+    /// The database was written in an older store format this timerhost can
+    /// migrate (`timerhost migrate`, or a start of the node).
+    #[error("the database uses store format {found}, this timerhost reads format {expected}: run `timerhost migrate` (a node migrates at start)")]
+    NeedsMigration {
+        /// Format found.
+        found: u32,
+        /// Format this build reads and writes.
+        expected: u32,
+    },
     /// A commit did not extend the current head by exactly one block.
     #[error("commit out of order: head is {head:?}, tried to commit height {height}")]
     OutOfOrder {

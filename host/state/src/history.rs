@@ -35,7 +35,7 @@ use timerhost_types::{Address, Event, Hash, Receipt, Value};
 
 use crate::backend::{KvBackend, WriteBatch};
 use crate::error::{corrupt, Result};
-use crate::namespaces::{ns_key, BLOCK, EVENT_CHUNKS, EVENT_INDEX, RECEIPTS, TX_INDEX};
+use crate::namespaces::{ns_key, EVENT_CHUNKS, EVENT_INDEX, HEADERS, RECEIPTS, TX_INDEX};
 
 /// Events per stored chunk: small enough that reading one event is cheap,
 /// large enough that a block of 20,000 fires adds under a hundred keys.
@@ -259,6 +259,56 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
     }
 }
 
+/// Adds to `batch` the deletion of every entry [`stage`] wrote for block
+/// `height` — its receipts, event chunks, transaction index entries and
+/// event postings — found by reading the block's receipts and events back.
+/// Returns how many entries it deletes. (Pruning, `crate::pruning`.)
+pub(crate) fn unstage(
+    backend: &dyn KvBackend,
+    batch: &mut WriteBatch,
+    height: u64,
+) -> Result<usize> {
+    let height_be = height.to_be_bytes();
+    let mut block = BlockEvents::open(backend, height)?;
+    let mut keys: std::collections::BTreeSet<Vec<u8>> = std::collections::BTreeSet::new();
+    for receipt in &block.receipts {
+        // A transaction hash belongs to one block; delete its entry only if
+        // it still points here.
+        if tx_location(backend, &receipt.tx_hash)?.is_some_and(|loc| loc.height == height) {
+            keys.insert(ns_key(TX_INDEX, receipt.tx_hash.as_bytes()));
+        }
+    }
+    for position in 0..block.event_total() {
+        let record = block.event(position)?;
+        let event = &record.event;
+        let mut by_name = events_by_name_prefix(&event.name);
+        by_name.extend_from_slice(&height_be);
+        keys.insert(by_name);
+        let mut by_emitter = events_by_emitter_prefix(&event.emitter);
+        by_emitter.extend_from_slice(&height_be);
+        keys.insert(by_emitter);
+        if let Some(id) = timer_id_of(event) {
+            if !is_scheduled_fire(event) {
+                let mut key = events_by_timer_prefix(id);
+                key.extend_from_slice(&height_be);
+                key.extend_from_slice(&position.to_be_bytes());
+                keys.insert(key);
+            }
+        }
+    }
+    let chunks = block.event_total().div_ceil(EVENTS_PER_CHUNK as u32);
+    for chunk in 0..chunks {
+        keys.insert(chunk_key(height, chunk));
+    }
+    keys.insert(fires_key(height));
+    keys.insert(ns_key(RECEIPTS, &height_be));
+    let deleted = keys.len();
+    for key in keys {
+        batch.delete(key);
+    }
+    Ok(deleted)
+}
+
 fn get_decoded<T: Canonical>(backend: &dyn KvBackend, key: &[u8]) -> Result<Option<T>> {
     match backend.get(key)? {
         None => Ok(None),
@@ -418,6 +468,7 @@ fn height_in(key: &[u8], at: usize) -> Result<u64> {
 }
 
 /// Events matching `filter`, in chain order, up to the head `head`.
+#[cfg(test)]
 pub(crate) fn events(
     backend: &dyn KvBackend,
     head: u64,
@@ -582,17 +633,12 @@ fn find_fire(
 /// The first height at or above `from` whose block's timestamp is at least
 /// `due_ms` (a binary search over block headers), or `head + 1`.
 fn first_block_at(backend: &dyn KvBackend, from: u64, head: u64, due_ms: u64) -> Result<u64> {
+    // Headers, kept for every height (pruning removes blocks, not headers).
     let timestamp = |h: u64| -> Result<u64> {
-        let key = ns_key(BLOCK, &h.to_be_bytes());
-        let bytes = backend
-            .get(&key)?
-            .ok_or_else(|| corrupt("block", &key, "missing below the head"))?;
-        // `VERSION ‖ borsh(Block)`, whose header comes first.
-        let header = bytes
-            .get(1..)
-            .and_then(|mut rest| timerhost_types::BlockHeader::deserialize(&mut rest).ok())
-            .ok_or_else(|| corrupt("block", &key, "header does not decode"))?;
-        Ok(header.timestamp_ms)
+        let key = ns_key(HEADERS, &h.to_be_bytes());
+        let stored = get_decoded::<crate::headers::StoredHeader>(backend, &key)?
+            .ok_or_else(|| corrupt("block header", &key, "missing below the head"))?;
+        Ok(stored.header.timestamp_ms)
     };
     let (mut lo, mut hi) = (from, head.saturating_add(1));
     while lo < hi {
@@ -723,7 +769,7 @@ pub(crate) mod tests {
     use crate::backend::MemoryBackend;
     use timerhost_types::{ReceiptStatus, TxSource};
 
-    fn event(name: &str, who: u8, timer: Option<[u8; 32]>) -> Event {
+    pub(crate) fn event(name: &str, who: u8, timer: Option<[u8; 32]>) -> Event {
         let data = match timer {
             Some(id) => Value::Dict(vec![(Value::str("timer_id"), Value::Bytes(id.to_vec()))]),
             None => Value::None,
@@ -898,8 +944,11 @@ pub(crate) mod tests {
         };
         let mut batch = WriteBatch::new();
         batch.put(
-            ns_key(BLOCK, &height.to_be_bytes()),
-            encoding::encode(&block),
+            ns_key(HEADERS, &height.to_be_bytes()),
+            encoding::encode(&crate::headers::StoredHeader {
+                header: block.header,
+                tx_count: 0,
+            }),
         );
         stage(&mut batch, height, receipts);
         backend.write(batch).unwrap();

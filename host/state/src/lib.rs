@@ -22,15 +22,20 @@ pub mod accounts;
 pub mod backend;
 pub mod commitment;
 pub mod error;
+pub mod headers;
 pub mod history;
+pub mod migrations;
 pub mod namespaces;
 pub mod overlay;
+pub mod pruning;
 pub mod store;
 
 pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 pub use commitment::{NodeCache, StateCommitment};
 pub use error::{Result, StorageError};
+pub use migrations::{MigrationReport, OLDEST_MIGRATABLE_FORMAT};
 pub use overlay::{ChangeSet, Checkpoint, EmptyState, NextKey, Overlay, StateRead, StateReadExt};
+pub use pruning::PruneStep;
 pub use store::{
     ChainStore, CommitRequest, EventFilter, EventRecord, EventsPage, StoreSnapshot, StoredHeader,
     TxLocation, STORE_FORMAT,

@@ -13,52 +13,14 @@ use timerhost_types::{Block, BlockHeader, Hash, Receipt};
 use crate::backend::{KvBackend, WriteBatch};
 use crate::commitment::{NodeCache, StateCommitment};
 use crate::error::{corrupt, Result, StorageError};
+pub use crate::headers::StoredHeader;
 use crate::history;
 pub use crate::history::{EventFilter, EventRecord, EventsPage, TxLocation};
+use crate::migrations;
+pub use crate::migrations::{MigrationReport, STORE_FORMAT};
 use crate::namespaces::{ns_key, BLOCK, HASH_INDEX, HEADERS, META, STATE, SUMMARY};
 use crate::overlay::{ChangeSet, StateRead};
-
-/// Layout version of the store (namespaces, index shapes, and the layout of
-/// consensus state that the code reads back), written with block 0 under
-/// `M format`. Bump it whenever a layout changes; a database with another
-/// value is refused at open ([`ChainStore::check_format`]) instead of being
-/// misread.
-///
-/// 2: event indexes are per-block posting lists (1 had one entry per event
-/// and no marker).
-/// 3: timer indexes are chunked and timer records carry their index slots
-/// (`timerhost_timers::index`); 2 had one state key per timer per index.
-/// 4: timers carry their deposit, `TimerConfig` has `max_fires_per_block`
-/// and `deposit_per_byte`, and the timer status and revocation marks exist.
-/// 5: timers are committed through one tree leaf per due bucket; records and
-/// indexes moved to the derived `u` namespace, accounts carry `live_timers`
-/// and GC entries their record's hash; block timestamps are unix ms.
-/// 6: timers carry their kind (height, time, state) and `TimerConfig` the
-/// watch limits; time timers and state watches have their own keys.
-/// 7: timers carry their bid and escrow key, `TimerConfig` the ordering
-/// fields, and the Globalbox and the ARC-21 registry exist.
-/// 8: every due bucket keeps a stored form (`u l`/`u m`): its record
-/// hashes while small, else its lattice until it empties (#29), so that a
-/// bucket changes without reading a record.
-/// 9: events are stored apart from their receipts in chunks (`V`), event
-/// postings are positions in the block's events, and events that name a
-/// timer are indexed by it (`E t`).
-/// 10: each block's header and transaction count are stored apart (`h`).
-pub const STORE_FORMAT: u32 = 10;
-
-/// A block's header and how many transactions it holds, stored apart from
-/// the block (`h ‖ height`).
-#[derive(Clone, Debug, PartialEq, Eq, borsh::BorshSerialize, borsh::BorshDeserialize)]
-pub struct StoredHeader {
-    /// The header.
-    pub header: BlockHeader,
-    /// Transactions in the block.
-    pub tx_count: u32,
-}
-
-impl Canonical for StoredHeader {
-    const NAME: &'static str = "block header";
-}
+use crate::pruning::{self, PruneStep};
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -219,9 +181,26 @@ impl<B: KvBackend> ChainStore<B> {
         self.get_decoded(&ns_key(HEADERS, &height.to_be_bytes()))
     }
 
-    /// The block at `height`.
+    /// The block at `height` ([`StorageError::Pruned`] below the floor).
     pub fn block(&self, height: u64) -> Result<Option<Block>> {
+        pruning::check_kept(&self.backend, height)?;
         self.get_decoded(&ns_key(BLOCK, &height.to_be_bytes()))
+    }
+
+    /// The lowest height above 0 whose block, receipts and events this
+    /// store keeps (1 unless pruned; `crate::pruning`).
+    pub fn history_floor(&self) -> Result<u64> {
+        pruning::history_floor(&self.backend)
+    }
+
+    /// Removes the history of at most `max_heights` heights that lie more
+    /// than `keep_blocks` below the head, oldest first, in one atomic batch
+    /// (`crate::pruning`). Safe beside commits: they write other keys.
+    pub fn prune(&self, keep_blocks: u64, max_heights: u64) -> Result<PruneStep> {
+        let Some(head) = self.head_height()? else {
+            return Ok(PruneStep::default());
+        };
+        pruning::prune_step(&self.backend, head, keep_blocks, max_heights)
     }
 
     /// Height of the block with this hash.
@@ -239,8 +218,10 @@ impl<B: KvBackend> ChainStore<B> {
         }
     }
 
-    /// The receipts of the block at `height` (empty if none).
+    /// The receipts of the block at `height` (empty if none;
+    /// [`StorageError::Pruned`] below the floor).
     pub fn receipts(&self, height: u64) -> Result<Vec<Receipt>> {
+        pruning::check_kept(&self.backend, height)?;
         history::receipts(&self.backend, height)
     }
 
@@ -278,19 +259,28 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Events matching `filter`, in chain order.
     pub fn events(&self, filter: &EventFilter) -> Result<Vec<EventRecord>> {
-        match self.head_height()? {
-            None => Ok(Vec::new()),
-            Some(head) => history::events(&self.backend, head, filter),
-        }
+        Ok(self.events_within(filter, 0)?.events)
     }
 
     /// [`ChainStore::events`] reading at most about `max_reads` entries
     /// (`history::events_within`): what a query from outside gets.
+    /// Below the floor: [`StorageError::Pruned`] for a `from_height` given,
+    /// the floor for none.
     pub fn events_within(&self, filter: &EventFilter, max_reads: usize) -> Result<EventsPage> {
-        match self.head_height()? {
-            None => Ok(EventsPage::default()),
-            Some(head) => history::events_within(&self.backend, head, filter, max_reads),
+        let Some(head) = self.head_height()? else {
+            return Ok(EventsPage::default());
+        };
+        let mut filter = filter.clone();
+        let floor = self.history_floor()?;
+        match filter.from_height {
+            // From genesis on a pruned node is below the floor too.
+            Some(from) if from < floor && floor > 1 => {
+                pruning::check_kept(&self.backend, from.max(1))?
+            }
+            Some(_) => {}
+            None => filter.from_height = Some(floor),
         }
+        history::events_within(&self.backend, head, &filter, max_reads)
     }
 
     /// The events that name timer `timer_id` in their data (scheduled,
@@ -419,24 +409,34 @@ impl<B: KvBackend> ChainStore<B> {
         self.nodes.len()
     }
 
-    /// Refuses a database written in another layout (see [`STORE_FORMAT`]).
-    /// An empty database passes: its block 0 will carry the marker.
+    /// Refuses a database written in another layout (see [`STORE_FORMAT`]):
+    /// [`StorageError::NeedsMigration`] for one [`ChainStore::migrate`]
+    /// can bring up to date, [`StorageError::Format`] otherwise. An empty
+    /// database passes: its block 0 will carry the marker.
     pub fn check_format(&self) -> Result<()> {
         if self.head_height()?.is_none() {
             return Ok(());
         }
-        let found = match self.meta("format")? {
-            None => "none (before format markers)".to_string(),
-            Some(bytes) => match <[u8; 4]>::try_from(bytes.as_slice()) {
-                Ok(b) if u32::from_be_bytes(b) == STORE_FORMAT => return Ok(()),
-                Ok(b) => u32::from_be_bytes(b).to_string(),
-                Err(_) => format!("unreadable ({} bytes)", bytes.len()),
-            },
-        };
-        Err(StorageError::Format {
-            found,
-            expected: STORE_FORMAT,
-        })
+        migrations::check(&self.backend)
+    }
+
+    /// Migrates the store in place to [`STORE_FORMAT`] (`crate::migrations`:
+    /// crash-safe, one format at a time); `progress` hears the format being
+    /// left and the entries written after every batch. An empty or current
+    /// store is left as it is.
+    pub fn migrate(&self, progress: impl FnMut(u32, u64)) -> Result<MigrationReport> {
+        if self.head_height()?.is_none() {
+            return Ok(MigrationReport {
+                from: STORE_FORMAT,
+                to: STORE_FORMAT,
+                entries_written: 0,
+            });
+        }
+        let report = migrations::migrate(&self.backend, progress)?;
+        // Nothing a migration writes is a tree node, but the cache is cheap
+        // to refill and must never outlive a rewrite.
+        self.nodes.clear();
+        Ok(report)
     }
 
     /// Reads a node-local metadata value (not consensus state).
@@ -667,5 +667,114 @@ mod tests {
             .len();
         // Block 1: names Fired, Other and emitters 1, 2; blocks 2 and 3: one name and one emitter.
         assert_eq!(index_entries, (2 + 2) + (1 + 1) + (1 + 1));
+    }
+
+    /// Block `height`'s receipts in the pruning test: two transactions,
+    /// events by name, emitter and timer, one of them a scheduled fire.
+    fn pruning_receipts(height: u64) -> Vec<Receipt> {
+        use crate::history::tests::{event, receipt};
+        let tag = height as u8;
+        let mut fire = event("TimerFired", 9, Some([tag; 32]));
+        // Canonical dicts keep their keys sorted.
+        if let Value::Dict(entries) = &mut fire.data {
+            entries.insert(0, (Value::str("kind"), Value::str("height")));
+        }
+        vec![
+            receipt(
+                tag,
+                vec![
+                    event("Ping", 1, None),
+                    event("TimerScheduled", 2, Some([tag; 32])),
+                ],
+            ),
+            receipt(tag.wrapping_add(100), vec![fire, event("Ping", 3, None)]),
+        ]
+    }
+
+    /// The keys block `height`'s history writes (what pruning must delete).
+    fn history_keys(height: u64) -> Vec<Vec<u8>> {
+        let mut batch = WriteBatch::new();
+        history::stage(&mut batch, height, &pruning_receipts(height));
+        let mut keys: Vec<Vec<u8>> = batch.ops().iter().map(|(k, _)| k.clone()).collect();
+        keys.push(ns_key(BLOCK, &height.to_be_bytes()));
+        keys
+    }
+
+    #[test]
+    fn pruning_removes_exactly_the_old_history_in_bounded_steps() {
+        let store = ChainStore::new(MemoryBackend::new());
+        commit(&store, &writes(0, 4), &[]);
+        for height in 1..=12 {
+            commit(&store, &writes(height, 4), &pruning_receipts(height));
+        }
+        let state_before: Vec<_> = store
+            .backend
+            .scan(&[STATE], Some(&[STATE + 1]), usize::MAX)
+            .unwrap();
+        // An archive node keeps everything.
+        assert_eq!(store.prune(0, 100).unwrap().heights, 0);
+        assert_eq!(store.history_floor().unwrap(), 1);
+        // Keep 4 of 13 blocks (0..=12): heights 1..=8 go, 3 per step.
+        let mut steps = Vec::new();
+        loop {
+            let step = store.prune(4, 3).unwrap();
+            if step.heights == 0 {
+                break;
+            }
+            steps.push(step.heights);
+        }
+        assert_eq!(steps, vec![3, 3, 2]);
+        assert_eq!(store.history_floor().unwrap(), 9);
+        for height in 1..=12 {
+            for key in history_keys(height) {
+                let present = store.backend.get(&key).unwrap().is_some();
+                assert_eq!(present, height >= 9, "height {height} key {key:?}");
+            }
+            // Headers stay for every height.
+            assert!(store.header(height).unwrap().is_some());
+        }
+        // State and its tree are untouched; block 0 stays.
+        let state_after: Vec<_> = store
+            .backend
+            .scan(&[STATE], Some(&[STATE + 1]), usize::MAX)
+            .unwrap();
+        assert_eq!(state_before, state_after);
+        assert!(store.block(0).unwrap().is_some());
+        // Reads below the floor say so.
+        let error = store.block(5).unwrap_err().to_string();
+        assert!(
+            error.starts_with("pruned: this node keeps the last 4 blocks"),
+            "{error}"
+        );
+        assert!(store
+            .receipts(8)
+            .unwrap_err()
+            .to_string()
+            .starts_with("pruned"));
+        assert!(store.block(9).unwrap().is_some());
+        assert_eq!(store.receipts(9).unwrap(), pruning_receipts(9));
+        // A transaction of a pruned block is no longer indexed; a kept one is.
+        assert!(store.receipt(&Hash([5; 32])).unwrap().is_none());
+        assert_eq!(
+            store.receipt(&Hash([10; 32])).unwrap().unwrap().0.height,
+            10
+        );
+        // Events: from the floor by default, an error from below it.
+        let pings = store
+            .events(&EventFilter {
+                name: Some("Ping".into()),
+                ..EventFilter::default()
+            })
+            .unwrap();
+        assert_eq!(pings.iter().map(|e| e.height).min(), Some(9));
+        assert_eq!(pings.len(), 4 * 2);
+        let below = store.events(&EventFilter {
+            from_height: Some(0),
+            ..EventFilter::default()
+        });
+        assert!(below.unwrap_err().to_string().starts_with("pruned"));
+        // Commits go on, and pruning follows the head.
+        commit(&store, &writes(13, 4), &pruning_receipts(13));
+        assert_eq!(store.prune(4, 100).unwrap().floor, 10);
     }
 }

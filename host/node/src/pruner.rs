@@ -1,0 +1,107 @@
+//! The background pruner (`[storage] keep_blocks`, #44): removes the
+//! history of blocks more than `keep_blocks` below the head, oldest first,
+//! [`PRUNE_STEP_HEIGHTS`] heights per atomic batch on a thread of its own,
+//! pausing [`PRUNE_PAUSE`] between batches. It never takes a lock the
+//! producer or consensus holds: a commit and a pruning batch write disjoint
+//! keys of one sled database, so commits are never delayed by more than
+//! sharing the disk (`timerhost_state::pruning` says what is kept).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use timerhost_chain::Chain;
+use timerhost_state::SledBackend;
+
+/// Heights one batch removes: a block of 20,000 fires has ~40,000 index
+/// entries, so a batch stays within a few hundred thousand deletions.
+pub const PRUNE_STEP_HEIGHTS: u64 = 16;
+
+/// Pause between two batches while behind, so a node catching up on a
+/// long backlog leaves the disk to commits.
+pub const PRUNE_PAUSE: Duration = Duration::from_millis(20);
+
+/// Pause when nothing is left to prune.
+pub const PRUNE_IDLE: Duration = Duration::from_millis(500);
+
+/// A running pruner; [`Pruner::stop`] (or dropping it) ends its thread
+/// after the batch in progress.
+pub struct Pruner {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Pruner {
+    /// Starts pruning `chain` to its last `keep_blocks` blocks; `None` for
+    /// an archive node (`keep_blocks = 0`).
+    pub fn start(chain: Arc<Chain<SledBackend>>, keep_blocks: u64) -> Option<Pruner> {
+        if keep_blocks == 0 {
+            return None;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("pruner".into())
+            .spawn(move || run(&chain, keep_blocks, &flag))
+            .ok()?;
+        tracing::info!(
+            keep_blocks,
+            "pruning history older than the last {keep_blocks} blocks"
+        );
+        Some(Pruner {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops the thread after its current batch and waits for it.
+    pub fn stop(mut self) {
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Pruner {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn sleep_unless_stopped(pause: Duration, stop: &AtomicBool) {
+    let slice = Duration::from_millis(20);
+    let mut slept = Duration::ZERO;
+    while slept < pause && !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(slice);
+        slept += slice;
+    }
+}
+
+fn run(chain: &Chain<SledBackend>, keep_blocks: u64, stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        match chain.store().prune(keep_blocks, PRUNE_STEP_HEIGHTS) {
+            Ok(step) if step.heights > 0 => {
+                tracing::debug!(
+                    heights = step.heights,
+                    entries = step.entries,
+                    floor = step.floor,
+                    "pruned"
+                );
+                sleep_unless_stopped(PRUNE_PAUSE, stop);
+            }
+            Ok(_) => sleep_unless_stopped(PRUNE_IDLE, stop),
+            Err(error) => {
+                // A full disk or a failing backend: commits will say so too;
+                // the pruner waits and tries again.
+                tracing::warn!(%error, "pruning failed; retrying");
+                sleep_unless_stopped(PRUNE_IDLE * 4, stop);
+            }
+        }
+    }
+}

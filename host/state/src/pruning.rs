@@ -1,0 +1,115 @@
+//! Pruning old history (`[storage] keep_blocks` in node.toml, #44).
+//!
+//! A node that keeps the last N blocks removes, for every height below
+//! `head + 1 - N`, the block's transactions (`B`), receipts (`R`), events
+//! (`V`) and the index entries that point into them (`X`, `E`), oldest
+//! first, a bounded number of heights per atomic batch. It keeps:
+//!
+//! - consensus state and its tree, which execution and state sync need;
+//! - block 0 (the genesis block every open checks the genesis file against);
+//! - every height's header (`h`), hash index entry (`H`) and timer summary
+//!   (`Y`): a few hundred bytes per block, what the head, the dashboard's
+//!   timeline, a light client following headers and the search for when a
+//!   time timer was due read.
+//!
+//! The lowest height whose history is whole — the *floor* — is `M
+//! history_floor` (absent: 1, nothing pruned), written in the same batch as
+//! the deletions, so a crash leaves the floor and the entries in agreement.
+//! Reads below the floor fail with [`StorageError::Pruned`], whose message
+//! starts with "pruned" and says how many blocks the node keeps.
+
+use crate::backend::{KvBackend, WriteBatch};
+use crate::error::{corrupt, Result, StorageError};
+use crate::history;
+use crate::namespaces::{ns_key, BLOCK, META};
+
+/// Metadata key of the floor.
+const FLOOR_KEY: &[u8] = b"history_floor";
+/// Metadata key of the `keep_blocks` the last pruning used (for messages).
+const KEEP_KEY: &[u8] = b"keep_blocks";
+
+/// What one pruning step removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PruneStep {
+    /// Heights whose history was removed (`floor_before..floor_after`).
+    pub heights: u64,
+    /// Backend entries deleted.
+    pub entries: u64,
+    /// The floor after the step.
+    pub floor: u64,
+}
+
+fn read_u64(backend: &dyn KvBackend, name: &[u8]) -> Result<Option<u64>> {
+    let key = ns_key(META, name);
+    match backend.get(&key)? {
+        None => Ok(None),
+        Some(bytes) => {
+            let arr: [u8; 8] = bytes
+                .as_slice()
+                .try_into()
+                .map_err(|_| corrupt("pruning marker", &key, "not 8 bytes"))?;
+            Ok(Some(u64::from_be_bytes(arr)))
+        }
+    }
+}
+
+/// The lowest height above 0 whose block, receipts and events are kept.
+pub(crate) fn history_floor(backend: &dyn KvBackend) -> Result<u64> {
+    Ok(read_u64(backend, FLOOR_KEY)?.unwrap_or(1).max(1))
+}
+
+/// `Ok` if block `height`'s history is kept (block 0 always is).
+pub(crate) fn check_kept(backend: &dyn KvBackend, height: u64) -> Result<()> {
+    if height == 0 {
+        return Ok(());
+    }
+    let floor = history_floor(backend)?;
+    if height >= floor {
+        return Ok(());
+    }
+    Err(StorageError::Pruned {
+        height,
+        floor,
+        keep_blocks: read_u64(backend, KEEP_KEY)?.unwrap_or(0),
+    })
+}
+
+/// Removes the history of at most `max_heights` heights above the floor
+/// that lie below `head + 1 - keep_blocks`, in one atomic batch with the
+/// new floor. `keep_blocks == 0` keeps everything (an archive node).
+pub(crate) fn prune_step(
+    backend: &dyn KvBackend,
+    head: u64,
+    keep_blocks: u64,
+    max_heights: u64,
+) -> Result<PruneStep> {
+    let floor = history_floor(backend)?;
+    if keep_blocks == 0 {
+        return Ok(PruneStep {
+            floor,
+            ..PruneStep::default()
+        });
+    }
+    let target = (head + 1).saturating_sub(keep_blocks).max(1);
+    let end = target.min(floor.saturating_add(max_heights));
+    if end <= floor {
+        return Ok(PruneStep {
+            floor,
+            ..PruneStep::default()
+        });
+    }
+    let mut batch = WriteBatch::new();
+    let mut entries = 0u64;
+    for height in floor..end {
+        batch.delete(ns_key(BLOCK, &height.to_be_bytes()));
+        entries += 1 + history::unstage(backend, &mut batch, height)? as u64;
+    }
+    batch.put(ns_key(META, FLOOR_KEY), end.to_be_bytes().to_vec());
+    batch.put(ns_key(META, KEEP_KEY), keep_blocks.to_be_bytes().to_vec());
+    backend.write(batch)?;
+    Ok(PruneStep {
+        heights: end - floor,
+        entries,
+        floor: end,
+    })
+}
