@@ -282,3 +282,25 @@ fn an_exception_a_native_swallows_is_charged() {
         "{or_pairs} vs {or_mapping}"
     );
 }
+
+/// The long run's findings (#47): a set key retried as a frozenset copy,
+/// substring searches, sequence repetition, set construction.
+#[test]
+fn the_long_runs_findings_are_charged() {
+    // `t in s` and `s.discard(t)` with `t` a set: its size and the error.
+    let set_key = op_cycles("x = set(range(n))\ny = set(range(n))", "b = y in x", 478);
+    let int_key = op_cycles("x = set(range(n))\ny = 5", "b = y in x", 478);
+    assert!(set_key >= int_key + 478 + 48, "{set_key} vs {int_key}");
+    let discard = op_cycles("x = set(range(n))\ny = set(range(n))", "x.discard(y)", 478);
+    assert!(discard >= 478 + 48, "{discard}");
+    // A substring search pays the haystack twice and the needle.
+    let search = op_cycles("x = b'ab' * n\ny = b'ab' * n", "b = y in x", 16_000);
+    assert!(search >= 3 * 32_000 / 16, "{search}");
+    // A repetition pays its making, however small.
+    let repeat = op_cycles("x = 'a'", "y = x * 2", 1);
+    assert!(repeat >= 8, "{repeat}");
+    // A set's hash table.
+    let set = op_cycles("x = [0]", "y = set(x)", 1);
+    let list = op_cycles("x = [0]", "y = list(x)", 1);
+    assert!(set >= list + 16, "{set} vs {list}");
+}

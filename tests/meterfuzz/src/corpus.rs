@@ -219,6 +219,20 @@ pub fn findings() -> Vec<Program> {
             12,
         ),
         named("hasattr_missing", "x = []", "hasattr(x, 'missing')", 1),
+        // #47, the first long run.
+        named(
+            "set_key_in_a_set",
+            "x = set(range(n))\ny = set(range(n))",
+            "y in x",
+            478,
+        ),
+        named(
+            "equal_bytes_substring",
+            "x = b'ab' * n\ny = b'ab' * n",
+            "y in x",
+            18_449,
+        ),
+        named("repeat_a_short_str", "x = 'a'", "x * 2", 1),
         named(
             "missing_module_attribute",
             "import math\nx = [1]",

@@ -14,7 +14,7 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use crate::meter::charge::charge;
 use crate::meter::operators::charge_operator;
 use crate::meter::sizes::*;
-use crate::meter::swallowed::charge_keys_probe_into;
+use crate::meter::swallowed::{charge_keys_probe_into, charge_set_key};
 use crate::rules::costs;
 use crate::rules::guards::OperatorCode;
 
@@ -26,6 +26,11 @@ pub(crate) enum Price {
     /// Constant time (`list.append`, `dict.get`, `int.bit_length`): nothing
     /// beyond the call. Hashing a key is charged by the hash slots.
     Free,
+    /// One hash lookup of a key that may be a `set` (`set.discard`,
+    /// `set.remove`): RustPython retries an unhashable set key as a
+    /// frozenset copy of it, so such a key pays the swallowed `TypeError`
+    /// and the copy's size (`crate::meter::swallowed::charge_set_key`).
+    SetKey,
     /// A fixed number of cycles: constant-time natives that are slow in
     /// RustPython (`list[int]` builds a generic alias: ~4 µs).
     Constant(u64),
@@ -125,6 +130,7 @@ impl Price {
         !matches!(
             self,
             Price::Free
+                | Price::SetKey
                 | Price::Constant(_)
                 | Price::Receiver
                 | Price::Compare
@@ -140,6 +146,9 @@ impl Price {
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Price::Free => "constant",
+            Price::SetKey => {
+                "constant; a set key: its size + 48 (copied to a frozenset after a swallowed error)"
+            }
             Price::Constant(_) => "a fixed charge (see why)",
             Price::Receiver => "3 × receiver size",
             Price::Sized => "receiver + arguments + result",
@@ -193,6 +202,10 @@ impl Price {
         };
         match self {
             Price::Free | Price::Stand(_) => Ok(()),
+            Price::SetKey => match args.args.get(1) {
+                Some(key) => charge_set_key(key, vm),
+                None => Ok(()),
+            },
             Price::Constant(cycles) => charge(cycles, 0, vm),
             Price::Refused(reason) => Err(refusal(native, reason, vm)),
             // A test of every character: ~2 ns each (30 ns per cycle at

@@ -272,6 +272,12 @@ pub const WORKLOADS: &[Workload] = &[
         1000,
     ),
     w("set.add", "s = set()", "s.add(5)", 1),
+    w(
+        "set.discard",
+        "s = set(range(n))\nt = set(range(n))",
+        "s.discard(t)",
+        1000,
+    ),
     w("set.copy", "s = set(range(n))", "s.copy()", 1000),
     w("set.union", "s = set(range(n))", "s.union(range(n))", 1000),
     w("range.__new__", "", "range(n)", 1000),
