@@ -78,7 +78,16 @@ pub trait AppHooks: Send + Sync + 'static {
     }
     /// A block was committed (decided by the network, or synced).
     fn committed(&self, executed: &ExecutedBlock, round: Round, started: Instant);
+    /// May a block be committed now? The reason it may not (a full disk:
+    /// the app waits, re-asking every [`COMMIT_RECHECK`], and consensus
+    /// waits for it; the network goes on without this node).
+    fn commit_allowed(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
+
+/// How often a node refused a commit (a full disk) asks again.
+pub const COMMIT_RECHECK: Duration = Duration::from_secs(1);
 
 /// Settings the app needs from the node's configuration.
 #[derive(Clone, Debug)]
@@ -367,6 +376,12 @@ impl<B: KvBackend + 'static> App<B> {
                 extensions,
                 reply,
             } => {
+                // Never commit into a full disk: wait for space (reads and
+                // the RPC go on; a stop request ends the wait with the task).
+                while let Err(why) = self.hooks.commit_allowed() {
+                    tracing::debug!(height = %certificate.height, %why, "waiting to commit");
+                    tokio::time::sleep(COMMIT_RECHECK).await;
+                }
                 self.decided(certificate, extensions);
                 let _ = reply.send(());
             }

@@ -44,14 +44,28 @@ pub struct NodeConfig {
     pub storage: StorageSection,
 }
 
-/// `[storage]` in `node.toml`: how much history the node keeps (#44).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+/// `[storage]` in `node.toml`: how much history the node keeps and how
+/// much disk it leaves free (#44).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageSection {
     /// Blocks whose transactions, receipts and events are kept (the last
     /// N); older ones are pruned in the background. 0 keeps every block
     /// (an archive node, the default). Headers and state are always kept.
     pub keep_blocks: u64,
+    /// Free bytes the data directory's filesystem must have for the node to
+    /// commit a block (`crate::disk`); below it the node waits, serving
+    /// reads, until space returns.
+    pub min_free_bytes: u64,
+}
+
+impl Default for StorageSection {
+    fn default() -> Self {
+        Self {
+            keep_blocks: 0,
+            min_free_bytes: crate::disk::DEFAULT_MIN_FREE_BYTES,
+        }
+    }
 }
 
 /// `[consensus]` in `node.toml`: how the node joins a validator network.

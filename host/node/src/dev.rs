@@ -275,6 +275,10 @@ pub(crate) fn dev(
             // A devnet keeps its whole history (`timerhost node` reads
             // `[storage] keep_blocks`).
             keep_blocks: 0,
+            disk: Some(crate::disk::DiskGuard::new(
+                home.data_path(),
+                crate::disk::DEFAULT_MIN_FREE_BYTES,
+            )),
         },
     )?;
     Ok(())

@@ -36,6 +36,7 @@ pub mod config;
 pub mod cron;
 pub mod dev;
 pub mod dev_tools;
+pub mod disk;
 pub mod error;
 pub mod follow;
 pub mod gossip;

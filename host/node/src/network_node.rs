@@ -41,9 +41,14 @@ struct NodeHooks {
     pool: Arc<Mutex<Mempool>>,
     metrics: Arc<Metrics>,
     as_json: bool,
+    disk: crate::disk::DiskGuard,
 }
 
 impl AppHooks for NodeHooks {
+    fn commit_allowed(&self) -> std::result::Result<(), String> {
+        self.disk.allows_commit()
+    }
+
     fn candidates(&self) -> Vec<(SignedTransaction, Address)> {
         let chain = &self.chain;
         let pool = self.pool.lock();
@@ -103,6 +108,8 @@ struct NetworkControl {
     key: Option<String>,
     /// The engine's view: the set of the height being decided (#32).
     consensus: Arc<ConsensusMetrics>,
+    /// The full-disk guard (`producer.disk` in `th_status`).
+    disk: crate::disk::DiskGuard,
 }
 
 fn not_on_network(what: &str) -> RpcError {
@@ -139,6 +146,7 @@ impl NodeControl for NetworkControl {
             let voting = self.consensus.in_validator_set.load(Ordering::Relaxed) == 1;
             d["validator"] = json!(self.key.clone().filter(|_| voting));
         }
+        d["disk"] = self.disk.describe();
         d
     }
 
@@ -259,11 +267,13 @@ pub(crate) fn run(
         "block_time_ms": settings.block_time.as_millis() as u64,
         "p2p": cfg.consensus.listen,
     });
+    let disk = crate::disk::DiskGuard::new(home.data_path(), cfg.storage.min_free_bytes);
     let control = NetworkControl {
         describe,
         gossip: crate::gossip::Gossip::start(&cfg.consensus.tx_gossip),
         key: key.as_ref().map(|k| k.address().to_string()),
         consensus: consensus_metrics.clone(),
+        disk: disk.clone(),
     };
 
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
@@ -292,6 +302,7 @@ pub(crate) fn run(
         pool,
         metrics,
         as_json,
+        disk,
     });
     let app_settings = AppSettings {
         timeouts: settings.timeouts,

@@ -106,6 +106,10 @@ impl RunNodeArgs {
                 json: as_json,
                 prelude: Vec::new(),
                 keep_blocks: cfg.storage.keep_blocks,
+                disk: Some(crate::disk::DiskGuard::new(
+                    home.data_path(),
+                    cfg.storage.min_free_bytes,
+                )),
             },
         )?;
         Ok(())

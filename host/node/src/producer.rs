@@ -30,6 +30,7 @@ use timerhost_state::KvBackend;
 use timerhost_types::Address;
 
 use crate::block_report::BlockReport;
+use crate::disk::DiskGuard;
 use crate::error::Result;
 use crate::metrics::Metrics;
 
@@ -70,6 +71,7 @@ pub struct ProducerHandle {
     tx: Sender<Cmd>,
     stop: Arc<AtomicBool>,
     schedule: Schedule,
+    disk: Option<DiskGuard>,
 }
 
 impl std::fmt::Debug for ProducerHandle {
@@ -115,14 +117,21 @@ impl NodeControl for ProducerHandle {
     }
 
     fn describe(&self) -> Json {
-        match self.schedule {
+        let mut described = match self.schedule {
             Schedule::Interval(d) => {
                 json!({ "mode": "interval", "block_time_ms": d.as_millis() as u64 })
             }
             Schedule::Manual => json!({ "mode": "manual" }),
+        };
+        if let Some(disk) = &self.disk {
+            described["disk"] = disk.describe();
         }
+        described
     }
 }
+
+/// How often a producer facing a full disk looks again.
+const DISK_RECHECK: Duration = Duration::from_secs(1);
 
 /// The block producer (run it with [`Producer::run`] on its own thread).
 pub struct Producer<B: KvBackend> {
@@ -135,6 +144,8 @@ pub struct Producer<B: KvBackend> {
     next_timestamp: Option<u64>,
     metrics: Arc<Metrics>,
     log: Box<dyn Fn(ProducerEvent<'_>) + Send>,
+    /// Refuses commits while the disk is full (`crate::disk`).
+    disk: Option<DiskGuard>,
 }
 
 fn now_ms() -> u64 {
@@ -154,6 +165,7 @@ impl<B: KvBackend> Producer<B> {
         schedule: Schedule,
         metrics: Arc<Metrics>,
         log: Box<dyn Fn(ProducerEvent<'_>) + Send>,
+        disk: Option<DiskGuard>,
     ) -> (Self, ProducerHandle) {
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -161,6 +173,7 @@ impl<B: KvBackend> Producer<B> {
             tx,
             stop: stop.clone(),
             schedule,
+            disk: disk.clone(),
         };
         let producer = Self {
             chain,
@@ -172,6 +185,7 @@ impl<B: KvBackend> Producer<B> {
             next_timestamp: None,
             metrics,
             log,
+            disk,
         };
         (producer, handle)
     }
@@ -202,6 +216,13 @@ impl<B: KvBackend> Producer<B> {
                 },
             };
             match cmd {
+                // A full disk: no block this tick; reads go on, and the
+                // next tick checks again.
+                None if self.disk_refuses().is_some() => {
+                    if let Some(at) = due.as_mut() {
+                        *at = Instant::now() + DISK_RECHECK.min(self.interval());
+                    }
+                }
                 None => {
                     self.produce()?;
                     if let (Schedule::Interval(d), Some(at)) = (self.schedule, due.as_mut()) {
@@ -224,6 +245,10 @@ impl<B: KvBackend> Producer<B> {
                 }
                 Some(Cmd::Revert(snapshot, reply)) => {
                     let _ = reply.send(self.revert(&snapshot));
+                }
+                Some(Cmd::Mine(_, reply)) if self.disk_refuses().is_some() => {
+                    let why = self.disk_refuses().unwrap_or_default();
+                    let _ = reply.send(Err(RpcError::Producer(why)));
                 }
                 Some(Cmd::Mine(n, reply)) => {
                     let mut heights = Vec::new();
@@ -253,6 +278,18 @@ impl<B: KvBackend> Producer<B> {
             }
         }
         Ok(self.chain.head()?.height)
+    }
+
+    /// Why the disk refuses a commit now, if it does.
+    fn disk_refuses(&self) -> Option<String> {
+        self.disk.as_ref().and_then(|d| d.allows_commit().err())
+    }
+
+    fn interval(&self) -> Duration {
+        match self.schedule {
+            Schedule::Interval(d) => d,
+            Schedule::Manual => DISK_RECHECK,
+        }
     }
 
     fn set_next_timestamp(&mut self, ts: u64) -> Result<(), RpcError> {

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub prelude: Vec<SignedTransaction>,
     /// Blocks of history kept (`[storage] keep_blocks`; 0 = all).
     pub keep_blocks: u64,
+    /// The full-disk guard of the data directory, if any.
+    pub disk: Option<crate::disk::DiskGuard>,
 }
 
 /// What a running node serves besides its chain: the async runtime, the
@@ -178,6 +180,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
         opts.schedule,
         metrics.clone(),
         log,
+        opts.disk.clone(),
     );
     let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
     let services = Services::start(2, "rpc", opts.rpc, ctx, opts.metrics, metrics)?;

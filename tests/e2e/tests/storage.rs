@@ -273,3 +273,137 @@ fn a_node_migrates_a_previous_format_store_at_start() {
     node.terminate();
     assert_eq!(format_of(&home), STORE_FORMAT);
 }
+
+/// A tmpfs of `megabytes` mounted at `dir` (root only), unmounted on drop.
+struct SmallDisk {
+    dir: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(dir: &Path, megabytes: u64) -> Option<SmallDisk> {
+        std::fs::create_dir_all(dir).ok()?;
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .ok()?;
+        status.success().then(|| SmallDisk {
+            dir: dir.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+    }
+}
+
+/// Fills the filesystem of `dir` until fewer than `leave` bytes are free.
+fn fill(dir: &Path, leave: u64) -> std::path::PathBuf {
+    let path = dir.join("filler");
+    let free = fs_free(dir);
+    let size = free.saturating_sub(leave);
+    let file = std::fs::File::create(&path).unwrap();
+    use std::io::Write;
+    let mut writer = std::io::BufWriter::new(file);
+    let chunk = vec![7u8; 1 << 20];
+    let mut written = 0;
+    while written < size {
+        let n = (size - written).min(chunk.len() as u64) as usize;
+        if writer.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+        written += n as u64;
+    }
+    let _ = writer.flush();
+    path
+}
+
+fn fs_free(dir: &Path) -> u64 {
+    let out = Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_full_disk_stops_commits_keeps_reads_and_resumes_when_space_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount_at = dir.path().join("disk");
+    let Some(disk) = SmallDisk::mount(&mount_at, 96) else {
+        eprintln!("full disk: skipped — mounting a tmpfs needs root");
+        return;
+    };
+    let home = disk.dir.join("home");
+    init(&home);
+    std::fs::write(
+        home.join("node.toml"),
+        "[storage]\nmin_free_bytes = 24000000\n",
+    )
+    .unwrap();
+    let log = dir.path().join("node.log");
+    let node = Node::start_logged(
+        &[
+            "node",
+            "--home",
+            home_arg(&home),
+            "--rpc",
+            "127.0.0.1:0",
+            "--block-time",
+            "50ms",
+        ],
+        &log,
+    );
+    wait_for("ten blocks", Duration::from_secs(30), || {
+        height(&node) >= 10
+    });
+    let filler = fill(&disk.dir, 16_000_000);
+    // Commits stop (at most the block in flight lands), reads go on.
+    wait_for(
+        "the node to see the full disk",
+        Duration::from_secs(10),
+        || node.rpc("th_status", json!([]))["producer"]["disk"]["full"] == true,
+    );
+    let stopped_at = height(&node);
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        height(&node) <= stopped_at + 1,
+        "blocks kept coming on a full disk"
+    );
+    assert_eq!(node.rpc("th_getBlock", json!([5]))["height"], 5);
+    let status = node.rpc("th_status", json!([]));
+    assert!(
+        status["producer"]["disk"]["free_bytes"].as_u64().unwrap() < 24_000_000,
+        "{status}"
+    );
+    assert!(std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("disk full:"));
+    // Space returns: commits resume by themselves.
+    std::fs::remove_file(&filler).unwrap();
+    wait_for("commits to resume", Duration::from_secs(15), || {
+        height(&node) > stopped_at + 5
+    });
+    assert_eq!(
+        node.rpc("th_status", json!([]))["producer"]["disk"]["full"],
+        false
+    );
+    // Full again, then a stop request: it exits promptly.
+    let _filler = fill(&disk.dir, 16_000_000);
+    wait_for("the full disk again", Duration::from_secs(10), || {
+        node.rpc("th_status", json!([]))["producer"]["disk"]["full"] == true
+    });
+    let out = node.terminate();
+    assert!(out.contains("stopped at height"), "{out}");
+    drop(disk);
+}

@@ -97,7 +97,16 @@ impl Node {
     /// Starts `PREFIX… timerhost ARGS` (e.g. `ip netns exec NS`, which
     /// execs into the node: its pid is the node's) and waits for its
     /// `rpc:` line.
+    /// [`Node::start`] with the node's stderr (its log) written to `log`.
+    pub fn start_logged(args: &[&str], log: &Path) -> Node {
+        Node::spawn(&[], args, Stdio::from(std::fs::File::create(log).unwrap()))
+    }
+
     pub fn start_under(prefix: &[&str], args: &[&str]) -> Node {
+        Node::spawn(prefix, args, Stdio::null())
+    }
+
+    fn spawn(prefix: &[&str], args: &[&str], stderr: Stdio) -> Node {
         let mut command = match prefix.split_first() {
             None => Command::new(TIMERHOST),
             Some((program, rest)) => {
@@ -109,7 +118,7 @@ impl Node {
         let mut child = command
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
