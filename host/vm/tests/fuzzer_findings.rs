@@ -304,3 +304,31 @@ fn the_long_runs_findings_are_charged() {
     let list = op_cycles("x = [0]", "y = list(x)", 1);
     assert!(set >= list + 16, "{set} vs {list}");
 }
+
+/// The second long run's findings (#47).
+#[test]
+fn the_second_long_runs_findings_are_charged() {
+    // A conversion refused at its first item pays for that item, not for
+    // a copy of the whole list; a dict pays its entries' copy.
+    let floats = op_cycles(
+        "import json\nx = [i / 7 for i in range(n)]",
+        "try:\n    json.dumps(x)\nexcept TypeError:\n    pass",
+        3_000,
+    );
+    assert!(floats < 200, "{floats}");
+    let dict = op_cycles(
+        "import json\nx = {i: i / 7 for i in range(n)}",
+        "try:\n    json.dumps(x)\nexcept TypeError:\n    pass",
+        3_000,
+    );
+    assert!(dict >= 3_000, "{dict}");
+    // Each interpolation, and each slice load, pays its machinery.
+    let one = op_cycles("x = [1]", "s = f'{x}'", 1);
+    let two = op_cycles("x = [1]", "s = f'{x}{x}'", 1);
+    assert!(
+        two >= one + timerhost_vm::costs::code::FORMAT_INTERPOLATION,
+        "{two} vs {one}"
+    );
+    let slice = op_cycles("x = b'ab'", "y = x[::-1]", 1);
+    assert!(slice >= 6, "{slice}");
+}

@@ -233,6 +233,20 @@ pub fn findings() -> Vec<Program> {
             18_449,
         ),
         named("repeat_a_short_str", "x = 'a'", "x * 2", 1),
+        // #47, the second long run.
+        named(
+            "json_of_floats_refused_at_the_first",
+            "x = [i / 7 for i in range(n)]",
+            "import json\njson.dumps(x)",
+            3_127,
+        ),
+        named(
+            "fstring_of_a_list_subclass",
+            "class L(list):\n    pass\nx = L(range(n))",
+            "f'{x}'",
+            1,
+        ),
+        named("reversed_slice_of_short_bytes", "x = b'ab' * n", "x[::-1]", 1),
         named(
             "missing_module_attribute",
             "import math\nx = [1]",

@@ -1206,7 +1206,7 @@ pub(crate) fn expr_cost(expr: &Expr) -> u64 {
                     .elements()
                     .filter_map(|e| match e {
                         ast::InterpolatedStringElement::Interpolation(i) => {
-                            Some(1 + expr_cost(&i.expression))
+                            Some(cost::FORMAT_INTERPOLATION + expr_cost(&i.expression))
                         }
                         ast::InterpolatedStringElement::Literal(_) => None,
                     })
