@@ -266,9 +266,18 @@ fn proposal_action(json: &str) -> PyResult<timerhost_types::ProposalAction> {
                 .map(|a| address(a.as_str().unwrap_or_default()))
                 .collect::<PyResult<Vec<_>>>()?,
         ),
+        "ScheduleUpgrade" => A::ScheduleUpgrade {
+            name: text("name")?,
+            height: number("height")?,
+            info: v
+                .get("info")
+                .and_then(|i| i.as_str())
+                .unwrap_or_default()
+                .to_owned(),
+        },
         other => {
             return Err(bad(format!(
-                "unknown kind {other:?} (UpdateTimerConfig, UpdateBasefeeConfig, AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers)"
+                "unknown kind {other:?} (UpdateTimerConfig, UpdateBasefeeConfig, AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers, ScheduleUpgrade)"
             )))
         }
     })

@@ -233,7 +233,10 @@ class Governance:
           ``operator`` (the account that signs its votes);
         - ``"RemoveValidator"``: ``public_key``;
         - ``"SetValidatorPower"``: ``public_key``, ``power``;
-        - ``"SetSystemDeployers"``: ``system_deployers`` (a list of addresses).
+        - ``"SetSystemDeployers"``: ``system_deployers`` (a list of addresses);
+        - ``"ScheduleUpgrade"``: ``name``, ``height``, ``info=""`` — from
+          ``height`` on, nodes whose release knows the upgrade ``name`` apply
+          its rules and the others stop before ``height``.
         """
         __tracebackhide__ = True
         body: Dict[str, Any] = {"kind": action}
@@ -243,6 +246,7 @@ class Governance:
             "RemoveValidator": (("public_key",), {}),
             "SetValidatorPower": (("public_key", "power"), {}),
             "SetSystemDeployers": (("system_deployers",), {}),
+            "ScheduleUpgrade": (("name", "height"), {"info": ""}),
         }
         if action == "UpdateTimerConfig":
             config = self._chain.timer_config
@@ -265,6 +269,8 @@ class Governance:
             values = {**optional, **fields}
             if action == "SetSystemDeployers":
                 body["system_deployers"] = [_address(a, "system deployer") for a in values["system_deployers"]]
+            elif action == "ScheduleUpgrade":
+                body.update(name=values["name"], height=values["height"], info=values["info"])
             else:
                 body["public_key"] = values["public_key"]
                 if "power" in values:
@@ -274,7 +280,7 @@ class Governance:
         else:
             raise ValueError(
                 f"unknown proposal action {action!r} (UpdateTimerConfig, UpdateBasefeeConfig, "
-                "AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers)"
+                "AddValidator, RemoveValidator, SetValidatorPower, SetSystemDeployers, ScheduleUpgrade)"
             )
         receipt = self._run("submit_proposal", sender, action=json.dumps(body))
         submitted = next(e for e in receipt.events if e.name == "ProposalSubmitted")

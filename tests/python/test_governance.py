@@ -6,7 +6,7 @@ in ``host/chain/tests/governance.rs``.)"""
 
 import pytest
 
-from timerhost import Chain, Reverted
+from timerhost import Chain, Reverted, TransactionRejected
 
 
 @pytest.fixture
@@ -166,3 +166,36 @@ def test_a_validator_key_of_small_order_is_refused_by_the_chain(net):
     identity = "0x01" + "00" * 31
     with pytest.raises(ValueError, match="small order"):
         net.governance.propose("AddValidator", public_key=identity, operator=net.accounts[6].address)
+
+
+def test_a_scheduled_upgrade_applies_its_rule_from_its_height(net):
+    """``ScheduleUpgrade`` (#44): the in-process chain knows
+    ``zero-value-transfer-guard``, so from its height a transfer of 0 fails."""
+    at = net.height + 12
+    pid = net.governance.propose("ScheduleUpgrade", name="zero-value-transfer-guard", height=at, info="v2")
+    for a in voters(net, 3):
+        net.governance.vote(pid, sender=a)
+    executed = net.governance.execute(pid)
+    done = next(e for e in executed.events if e.name == "ProposalExecuted")
+    assert done["effective_height"] == at
+    assert done["action"]["name"] == "zero-value-transfer-guard"
+    net.mine_until(at - 2)
+    before = net.transfer(net.accounts[9].address, 0, sender=net.accounts[8])
+    assert before.height < at and before.status == "success"
+    net.mine_until(at)
+    after = net.transfer(net.accounts[9].address, 0, sender=net.accounts[8])
+    assert after.status == "failed", after
+    assert "refused by upgrade zero-value-transfer-guard" in str(after.error), after
+
+
+def test_an_upgrade_must_leave_time_and_be_well_named(net):
+    with pytest.raises(TransactionRejected, match="lowercase"):
+        net.governance.propose("ScheduleUpgrade", name="Bad Name", height=net.height + 50)
+    with pytest.raises(TypeError, match="ScheduleUpgrade takes name, height"):
+        net.governance.propose("ScheduleUpgrade", name="x")
+    pid = net.governance.propose("ScheduleUpgrade", name="soon", height=net.height + 3)
+    for a in voters(net, 3):
+        net.governance.vote(pid, sender=a)
+    net.mine_until(net.height + 3)
+    with pytest.raises(Reverted, match="too soon"):
+        net.governance.execute(pid)

@@ -98,6 +98,17 @@ pub enum ChainError {
     /// The database failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// A governed upgrade this binary does not know applies to the block
+    /// about to be executed: the node stops before it (#44).
+    #[error("upgrade {name} applies from height {height} and this timerhost (version {}) does not know it: stopping before block {height}. Install a release that knows {name} and restart{}", env!("CARGO_PKG_VERSION"), if info.is_empty() { String::new() } else { format!(" (the plan says: {info})") })]
+    UnknownUpgrade {
+        /// The upgrade's name.
+        name: String,
+        /// Its height.
+        height: u64,
+        /// The plan's text for operators.
+        info: String,
+    },
     /// Genesis is invalid or does not match the database.
     #[error("genesis: {0}")]
     Genesis(String),

@@ -82,6 +82,8 @@ pub struct BlockExecutor<'a> {
     /// The priority fee per cycle of every fire so far: their median is
     /// the next quote's tip hint.
     fire_priority_fees: Vec<u64>,
+    /// Upgrade `zero-value-transfer-guard` applies to this block (#44).
+    zero_value_transfer_guard: bool,
 }
 
 /// What a receipt records of an execution once its writes were kept or discarded.
@@ -100,6 +102,14 @@ impl<'a> BlockExecutor<'a> {
         runtime: &'a dyn ActorRuntime,
         hooks: &'a dyn BlockHooks,
     ) -> Result<Self> {
+        // A governed upgrade this binary does not know stops it here,
+        // before the block (#44).
+        crate::upgrades::check_known(state, env.height)?;
+        let zero_value_transfer_guard = crate::upgrades::active(
+            state,
+            crate::upgrades::ZERO_VALUE_TRANSFER_GUARD,
+            env.height,
+        )?;
         let params = accounts::chain_params(state)?;
         let basefee = accounts::basefee_config(state)?;
         let timer_config = accounts::timer_config(state)?;
@@ -128,6 +138,7 @@ impl<'a> BlockExecutor<'a> {
             deferred_count: 0,
             lane_market,
             fire_priority_fees: Vec::new(),
+            zero_value_transfer_guard,
         })
     }
 
@@ -307,6 +318,15 @@ impl<'a> BlockExecutor<'a> {
         let checkpoint = self.overlay.checkpoint();
         let mut created_actor = None;
         let outcome = match &t.kind {
+            TxKind::Transfer { amount: 0, .. } if self.zero_value_transfer_guard => {
+                ExecOutcome::failed(ExecError::new(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "a transfer of 0 moves nothing: refused by upgrade {}",
+                        crate::upgrades::ZERO_VALUE_TRANSFER_GUARD
+                    ),
+                ))
+            }
             TxKind::Transfer { to, amount } => {
                 match accounts::transfer(&mut self.overlay, &sender, to, *amount)? {
                     Debit::Done => ExecOutcome {

@@ -156,6 +156,11 @@ pub fn action_value(action: &ProposalAction) -> Value {
             Value::str("system_deployers"),
             Value::List(list.iter().map(|a| Value::str(a.to_hex())).collect()),
         )),
+        ProposalAction::ScheduleUpgrade { name, height, info } => fields.extend([
+            (Value::str("name"), Value::str(name.as_str())),
+            (Value::str("height"), Value::int(*height)),
+            (Value::str("info"), Value::str(info.as_str())),
+        ]),
     }
     Value::dict_from(fields).expect("str keys are hashable")
 }
@@ -415,6 +420,22 @@ pub fn execute(
         ProposalAction::UpdateTimerConfig(c) => applied.timer_config = Some(c.clone()),
         ProposalAction::UpdateBasefeeConfig(c) => applied.basefee_config = Some(c.clone()),
         ProposalAction::SetSystemDeployers(list) => applied.system_deployers = Some(list.clone()),
+        ProposalAction::ScheduleUpgrade {
+            name,
+            height: at,
+            info,
+        } => {
+            let plan = timerhost_types::UpgradePlan {
+                name: name.clone(),
+                height: *at,
+                info: info.clone(),
+                proposal_id: id,
+            };
+            if let Err(why) = crate::upgrades::schedule(state, plan, height)? {
+                return Ok(Err(why));
+            }
+            effective = *at;
+        }
         change => {
             let Some(latest) = latest_set(state)? else {
                 return Ok(Err("this chain has no validator set to change".into()));

@@ -38,6 +38,7 @@ pub mod senders;
 pub mod summary;
 pub mod system_actors;
 pub mod testing;
+pub mod upgrades;
 pub mod validation;
 pub mod vm_runtime;
 

@@ -306,10 +306,25 @@ impl<B: KvBackend + 'static> App<B> {
         Ok(())
     }
 
+    /// Stops the node before `height` when a governed upgrade this binary
+    /// does not know applies to it (#44): every validator that has not
+    /// installed it stops at the same height, with the upgrade named.
+    fn halt_before_unknown_upgrade(&self, height: u64) -> Result<()> {
+        match timerhost_chain::upgrades::check_known(&self.chain.store().state(), height) {
+            Ok(()) => Ok(()),
+            Err(e @ timerhost_chain::ChainError::UnknownUpgrade { .. }) => {
+                tracing::error!(error = %e, "halting for an upgrade");
+                Err(ConsensusError::Halted(e.to_string()))
+            }
+            Err(e) => Err(ConsensusError::Chain(e.to_string())),
+        }
+    }
+
     async fn handle(&mut self, msg: AppMsg<Ctx>, channels: &Channels<Ctx>) -> Result<()> {
         match msg {
             AppMsg::ConsensusReady { reply } => {
                 let start = Height(self.head_height()? + 1);
+                self.halt_before_unknown_upgrade(start.0)?;
                 tracing::info!(height = %start, "consensus ready");
                 let params = self.params(start.0)?;
                 let _ = reply.send((start, params));
@@ -322,6 +337,7 @@ impl<B: KvBackend + 'static> App<B> {
                 reply_value,
             } => {
                 tracing::debug!(%height, %round, %proposer, ?role, "round started");
+                self.halt_before_unknown_upgrade(height.0)?;
                 if height != self.height {
                     self.height = height;
                     self.height_started = Instant::now();

@@ -26,6 +26,10 @@ pub enum ConsensusError {
     /// The validator's side store (certificates, proposals) failed.
     #[error("consensus store: {0}")]
     Store(String),
+    /// The node stops: a governed upgrade this binary does not know applies
+    /// to the next height (#44).
+    #[error("{0}")]
+    Halted(String),
     /// The engine could not start, or stopped.
     #[error("consensus engine: {0}")]
     Engine(String),

@@ -177,6 +177,22 @@ pub enum ProposeAction {
         #[command(flatten)]
         tx: TxArgs,
     },
+    /// Schedule a governed upgrade: from HEIGHT on, validators whose
+    /// release knows NAME apply its rules; the others stop before HEIGHT.
+    ScheduleUpgrade {
+        /// The upgrade's name (`zero-value-transfer-guard`, …).
+        name: String,
+        /// The first height executed under it (at least 2 blocks after the
+        /// proposal is executed).
+        #[arg(long)]
+        height: u64,
+        /// Text for operators: which release to install, where.
+        #[arg(long, default_value = "")]
+        info: String,
+        /// Signer, fees and node.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
 }
 
 impl ProposeAction {
@@ -187,7 +203,8 @@ impl ProposeAction {
             | ProposeAction::AddValidator { tx, .. }
             | ProposeAction::RemoveValidator { tx, .. }
             | ProposeAction::SetValidatorPower { tx, .. }
-            | ProposeAction::SetSystemDeployers { tx, .. } => tx,
+            | ProposeAction::SetSystemDeployers { tx, .. }
+            | ProposeAction::ScheduleUpgrade { tx, .. } => tx,
         }
     }
 
@@ -239,6 +256,13 @@ impl ProposeAction {
                     .map(|a| address(a))
                     .collect::<Result<Vec<_>>>()?,
             ),
+            ProposeAction::ScheduleUpgrade {
+                name, height, info, ..
+            } => A::ScheduleUpgrade {
+                name: name.clone(),
+                height: *height,
+                info: info.clone(),
+            },
         };
         action
             .check()

@@ -40,11 +40,18 @@ pub struct RunNodeArgs {
     /// blocks (wrong-state-root | bad-transaction).
     #[arg(long, hide = true)]
     pub byzantine_proposer: Option<ByzantineMode>,
+    /// Test hook for the end-to-end tests: run as a release that does not
+    /// know this governed upgrade (it stops at the upgrade's height).
+    #[arg(long, hide = true)]
+    pub forget_upgrade: Vec<String>,
 }
 
 impl RunNodeArgs {
     /// Runs the node until SIGINT/SIGTERM.
     pub fn execute(&self, as_json: bool) -> Result<()> {
+        for name in &self.forget_upgrade {
+            timerhost_chain::upgrades::forget(name);
+        }
         let home = Home::new(&self.home);
         let mut cfg = match &self.config {
             Some(path) => NodeConfig::load(path)?,

@@ -327,6 +327,9 @@ pub fn proposal_action_json(action: &timerhost_types::ProposalAction) -> Json {
             json!({ "public_key": key(public_key), "power": power })
         }
         A::SetSystemDeployers(list) => json!({ "system_deployers": list }),
+        A::ScheduleUpgrade { name, height, info } => {
+            json!({ "name": name, "height": height, "info": info })
+        }
     };
     j["kind"] = json!(action.name());
     j

@@ -350,6 +350,18 @@ pub enum ProposalAction {
     },
     /// Replace the `system_deployers` (from the next block).
     SetSystemDeployers(Vec<Address>),
+    /// Schedule upgrade `name` from block `height` on (#44; at least
+    /// [`crate::upgrade::MIN_UPGRADE_DELAY_BLOCKS`] after the execution): a
+    /// binary that knows the name applies its rules from that height, one
+    /// that does not stops before executing it.
+    ScheduleUpgrade {
+        /// The upgrade's name (`timerhost_chain::upgrades`).
+        name: String,
+        /// The first height under it.
+        height: u64,
+        /// Free text for operators (what to install).
+        info: String,
+    },
 }
 
 impl ProposalAction {
@@ -362,6 +374,7 @@ impl ProposalAction {
             ProposalAction::RemoveValidator { .. } => "RemoveValidator",
             ProposalAction::SetValidatorPower { .. } => "SetValidatorPower",
             ProposalAction::SetSystemDeployers(_) => "SetSystemDeployers",
+            ProposalAction::ScheduleUpgrade { .. } => "ScheduleUpgrade",
         }
     }
 
@@ -384,6 +397,9 @@ impl ProposalAction {
             }
             ProposalAction::SetSystemDeployers(list) if list.len() > 64 => {
                 Err("at most 64 system deployers".into())
+            }
+            ProposalAction::ScheduleUpgrade { name, height, info } => {
+                crate::upgrade::check_upgrade(name, *height, info)
             }
             _ => Ok(()),
         }

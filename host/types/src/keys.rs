@@ -170,6 +170,12 @@ pub fn lane_market() -> Vec<u8> {
     [&[CONFIG][..], b"lane_market"].concat()
 }
 
+/// Key of every [`UpgradePlans`](crate::UpgradePlans) the validators
+/// scheduled (#44).
+pub fn upgrade_plans() -> Vec<u8> {
+    [&[CONFIG][..], b"upgrades"].concat()
+}
+
 /// Key of the [`GovernanceConfig`](crate::GovernanceConfig) (#32).
 pub fn governance_config() -> Vec<u8> {
     [&[CONFIG][..], b"governance"].concat()

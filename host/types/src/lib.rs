@@ -24,6 +24,7 @@ pub mod receipt;
 pub mod timer;
 pub mod timer_config;
 pub mod tx;
+pub mod upgrade;
 pub mod value;
 
 pub use block::{merkle_root, Block, BlockHeader};
@@ -52,6 +53,7 @@ pub use timer::{
 };
 pub use timer_config::{TimerConfig, TimerOrdering};
 pub use tx::{actor_address, SignedTransaction, SystemInstruction, Transaction, TxKind};
+pub use upgrade::{UpgradePlan, UpgradePlans};
 pub use value::Value;
 
 /// System address that emits governance events (CIP-5's reserved band, slot 0x0a).

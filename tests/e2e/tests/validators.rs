@@ -641,3 +641,127 @@ fn the_validators_vote_a_follower_in_and_one_of_themselves_out() {
         String::from_utf8_lossy(&replay.stderr)
     );
 }
+
+/// A transfer of 0 from dev account 6 through `node`: its receipt,
+/// success or not.
+fn transfer_of_zero(node: &Node) -> Value {
+    let out = node.cli(&[
+        "transfer",
+        "0x00000000000000000000000000000000000000cc",
+        "0",
+        "--dev-account",
+        "6",
+        "--json",
+    ]);
+    // A failed transaction prints its receipt, then the error.
+    serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter::<Value>()
+        .next()
+        .and_then(|first| first.ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+}
+
+#[test]
+fn a_governed_upgrade_stops_the_old_release_and_the_new_one_applies_it_from_its_height() {
+    const UPGRADE: &str = "zero-value-transfer-guard";
+    let dir = tempfile::tempdir().unwrap();
+    let homes = testnet(&dir.path().join("net"), 4, 0);
+    // Validator 3 runs "the previous release": one that does not know the
+    // upgrade (`--forget-upgrade`, the test's stand-in for an older binary).
+    let old_log = dir.path().join("old-release.log");
+    let mut nodes: Vec<Node> = homes[..3].iter().map(|h| start(h, &[])).collect();
+    nodes.push(Node::start_logged(
+        &[
+            "node",
+            "--home",
+            home_arg(&homes[3]),
+            "--forget-upgrade",
+            UPGRADE,
+        ],
+        &old_log,
+    ));
+    wait_for_height(
+        &nodes.iter().collect::<Vec<_>>(),
+        2,
+        Duration::from_secs(120),
+    );
+    // Before the upgrade, a transfer of 0 succeeds (and does nothing).
+    let before = transfer_of_zero(&nodes[0]);
+    assert_eq!(before["status"], "success", "{before}");
+    let at = height(&nodes[0]) + 40;
+    let effective = vote_through(
+        &nodes[0],
+        &[
+            "schedule-upgrade",
+            UPGRADE,
+            "--height",
+            &at.to_string(),
+            "--info",
+            "install a timerhost that knows zero-value-transfer-guard",
+        ],
+        &[0, 1, 2],
+    );
+    assert_eq!(effective, at);
+    // The old release stops cleanly before the upgrade's height, naming it.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let status = loop {
+        if let Some(status) = nodes[3].child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the old release did not stop");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(!status.success());
+    let log = std::fs::read_to_string(&old_log).unwrap();
+    assert!(
+        log.contains(&format!("upgrade {UPGRADE} applies from height {at}"))
+            && log.contains("install a timerhost that knows zero-value-transfer-guard"),
+        "{log}"
+    );
+    {
+        let store = timerhost_state::ChainStore::new(
+            timerhost_state::SledBackend::open(&homes[3].join("data")).unwrap(),
+        );
+        assert_eq!(
+            store.head_height().unwrap(),
+            Some(at - 1),
+            "it stopped before {at}"
+        );
+    }
+    // The three that know it continue past it, under its rule.
+    let three: Vec<&Node> = nodes[..3].iter().collect();
+    wait_for_height(&three, at + 3, Duration::from_secs(120));
+    let after = transfer_of_zero(&nodes[1]);
+    assert_eq!(after["status"], "failed", "{after}");
+    assert!(
+        after["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(UPGRADE),
+        "{after}"
+    );
+    // The new release on validator 3's home catches up; every root agrees.
+    nodes[3] = start(&homes[3], &[]);
+    let target = height(&nodes[0]) + 2;
+    wait_for_height(
+        &nodes.iter().collect::<Vec<_>>(),
+        target,
+        Duration::from_secs(120),
+    );
+    assert_same_chain(&nodes.iter().collect::<Vec<_>>(), target);
+    // A node replaying from genesis crosses the upgrade as the network did.
+    let node0 = nodes.remove(0);
+    node0.terminate();
+    let replay = offline_json(&["replay", "--home", home_arg(&homes[0])]);
+    assert!(
+        replay["verified_height"].as_u64().unwrap() >= target,
+        "{replay}"
+    );
+    assert_eq!(replay["ok"], true, "{replay}");
+}
