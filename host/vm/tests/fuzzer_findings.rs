@@ -332,3 +332,28 @@ fn the_second_long_runs_findings_are_charged() {
     let slice = op_cycles("x = b'ab'", "y = x[::-1]", 1);
     assert!(slice >= 6, "{slice}");
 }
+
+/// The third long run's findings (#47).
+#[test]
+fn the_third_long_runs_findings_are_charged() {
+    // `%` converts a big int to decimal natively: quadratic, charged.
+    let percent = op_cycles("x = 7 ** n", "s = '%s' % (x,)", 2_340);
+    assert!(percent >= 1_000, "{percent}");
+    // A list's membership compares its needle at least once whole.
+    let big = op_cycles("x = 7 ** n\ny = 7 ** n", "b = x in [y]", 20_000);
+    assert!(big >= 56_000 / 8 / 16, "{big}");
+    // A dict equality looks every key up.
+    let dicts = op_cycles(
+        "x = {str(i): i for i in range(n)}\ny = {str(i): i for i in range(n)}",
+        "b = x == y",
+        1_000,
+    );
+    assert!(dicts >= 5 * 1_000, "{dicts}");
+    // `json.dumps` pays the bytes it copied even when it refuses them.
+    let refused = op_cycles(
+        "import json\nx = b'ab' * n",
+        "try:\n    json.dumps(x)\nexcept TypeError:\n    pass",
+        8_000,
+    );
+    assert!(refused >= 16_000 / 16, "{refused}");
+}

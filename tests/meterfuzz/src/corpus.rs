@@ -247,6 +247,21 @@ pub fn findings() -> Vec<Program> {
             1,
         ),
         named("reversed_slice_of_short_bytes", "x = b'ab' * n", "x[::-1]", 1),
+        // #47, the third long run.
+        named("percent_of_a_big_int", "x = 7 ** n", "'%s' % (x,)", 2_340),
+        named(
+            "long_keyed_dict_in_a_list",
+            "x = {'k' * 200 + str(i): i for i in range(n)}\ny = {'k' * 200 + str(i): i for i in range(n)}",
+            "x in [y]",
+            20_000,
+        ),
+        named("big_int_in_a_list", "x = 7 ** n\ny = 7 ** n", "x in [y]", 20_000),
+        named(
+            "json_of_bytes",
+            "x = b'ab' * n",
+            "import json\njson.dumps(x)",
+            173_961,
+        ),
         named(
             "missing_module_attribute",
             "import math\nx = [1]",

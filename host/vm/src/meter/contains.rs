@@ -44,7 +44,13 @@ macro_rules! sized_contains {
             needle: &PyObject,
             vm: &VirtualMachine,
         ) -> PyResult<bool> {
-            charge_if_executing(size_cycles(size_of(sequence.obj)), vm)?;
+            // The needle is compared with the elements: at least once
+            // whole (`x in [y]` of two equal 20,000-entry dicts or 7 KB ints
+            // ran at 3.2–5.5× ordinary code charged by the list alone, #47).
+            charge_if_executing(
+                size_cycles(size_of(sequence.obj)).saturating_add(size_cycles(size_of(needle))),
+                vm,
+            )?;
             let original = $original.get().expect("wrapped slot has its original");
             original(sequence, needle, vm)
         }

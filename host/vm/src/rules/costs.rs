@@ -30,8 +30,9 @@ pub mod code {
     /// `__format__` (an actor's subclass of a container through a method
     /// lookup along its MRO, then `str`, then `repr`), ~0.3–1 µs. At 1,
     /// `f"{x}"` of a one-item list or dict subclass ran at 3.3–3.4×
-    /// ordinary code per cycle (the metering fuzzer's second long run, #47).
-    pub const FORMAT_INTERPOLATION: u64 = 4;
+    /// ordinary code per cycle (the metering fuzzer's second long run, #47),
+    /// and at 4 still up to 3.4× in the third.
+    pub const FORMAT_INTERPOLATION: u64 = 6;
     /// Per replacement field of a `str.format`/`format_map` template (parsed
     /// and formatted natively on every call; half of it per `%` conversion,
     /// which RustPython formats about twice as fast).

@@ -391,6 +391,23 @@ pub fn int_cycles(value: &Value) -> u64 {
     }
 }
 
+/// Bytes of text and bytes a value holds: what converting it copied and
+/// encoding it escapes, whether or not encoding then succeeds.
+pub fn text_bytes(value: &Value) -> u64 {
+    match value {
+        Value::Str(s) => s.len() as u64,
+        Value::Bytes(b) => b.len() as u64,
+        Value::List(items) | Value::Tuple(items) => {
+            items.iter().map(text_bytes).fold(0, u64::saturating_add)
+        }
+        Value::Dict(entries) => entries
+            .iter()
+            .map(|(k, v)| text_bytes(k).saturating_add(text_bytes(v)))
+            .fold(0, u64::saturating_add),
+        _ => 0,
+    }
+}
+
 /// A number literal `serde_json` reports as a float.
 #[derive(Debug, PartialEq, Eq)]
 enum Inexact {
