@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{home_arg, Node, TIMERHOST};
+use common::{home_arg, offline_json, Node, TIMERHOST};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use serde_json::{json, Value};
@@ -220,32 +220,14 @@ fn a_store_of_the_previous_format_migrates_through_kills_and_runs() {
         seen.insert(format);
     }
     eprintln!("formats left by the killed migrations: {seen:?}");
-    let out = Command::new(TIMERHOST)
-        .args(["migrate", "--home", home_arg(&home), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = offline_json(&["migrate", "--home", home_arg(&home)]);
     assert_eq!(
         report["to"], STORE_FORMAT,
         "{report} (formats seen after kills: {seen:?})"
     );
     assert_eq!(format_of(&home), STORE_FORMAT);
     // Every root verifies, and the node continues from the same head.
-    let replay = Command::new(TIMERHOST)
-        .args(["replay", "--home", home_arg(&home), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "{}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
-    let verified: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    let verified = offline_json(&["replay", "--home", home_arg(&home)]);
     assert_eq!(verified["verified_height"], head);
     let node = run_node(&home, "20ms");
     wait_for(

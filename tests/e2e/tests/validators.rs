@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{call_receipt, home_arg, Node, DEEP, HEARTBEAT, TIMERHOST};
+use common::{call_receipt, home_arg, offline_json, Node, DEEP, HEARTBEAT, TIMERHOST};
 use serde_json::{json, Value};
 
 /// `count` consecutive free loopback ports for RPC and as many for p2p,
@@ -472,21 +472,6 @@ fn timerhost_testnet_runs_the_validators_and_stops_them_all() {
         .unwrap();
     let v: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(v["event"], "reused", "{v}");
-}
-
-/// `timerhost ARGS --json` with no node (keys), which must succeed.
-fn offline_json(args: &[&str]) -> Value {
-    let out = Command::new(TIMERHOST)
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The `data` of the first event named `name` in a CLI receipt.

@@ -34,9 +34,10 @@ use crate::meter::sizes::{size_cycles, size_of, LAZY_ITEM_CYCLES};
 
 type ContainsSlot = fn(PySequence<'_>, &PyObject, &VirtualMachine) -> PyResult<bool>;
 
-/// A scanning type's slot behind a charge by the container's size.
-macro_rules! sized_contains {
-    ($name:ident, $original:ident) => {
+/// A type's membership slot behind `$charge(container, needle, vm)`, run
+/// before the original slot does its work.
+macro_rules! charged_contains {
+    ($name:ident, $original:ident, $charge:path) => {
         static $original: OnceLock<ContainsSlot> = OnceLock::new();
 
         fn $name(
@@ -44,21 +45,22 @@ macro_rules! sized_contains {
             needle: &PyObject,
             vm: &VirtualMachine,
         ) -> PyResult<bool> {
-            // The needle is compared with the elements: at least once
-            // whole (`x in [y]` of two equal 20,000-entry dicts or 7 KB ints
-            // ran at 3.2–5.5× ordinary code charged by the list alone, #47).
-            charge_if_executing(
-                size_cycles(size_of(sequence.obj)).saturating_add(size_cycles(size_of(needle))),
-                vm,
-            )?;
+            $charge(sequence.obj, needle, vm)?;
             let original = $original.get().expect("wrapped slot has its original");
             original(sequence, needle, vm)
         }
     };
 }
 
-sized_contains!(list_contains, LIST_CONTAINS);
-sized_contains!(tuple_contains, TUPLE_CONTAINS);
+/// A scan of a list or tuple: its size, and the needle's, compared at least
+/// once whole (`x in [y]` of two equal 20,000-entry dicts or 7 KB ints ran
+/// at 3.2–5.5× ordinary code charged by the list alone, #47).
+fn charge_scan(container: &PyObject, needle: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
+    charge_if_executing(
+        size_cycles(size_of(container)).saturating_add(size_cycles(size_of(needle))),
+        vm,
+    )
+}
 
 /// Cycles per 16 bytes of the haystack a substring search pays: ~3.5 ns a
 /// byte when the needle nearly matches everywhere (`y in x` of two equal
@@ -66,56 +68,32 @@ sized_contains!(tuple_contains, TUPLE_CONTAINS);
 /// fuzzer, #47).
 const SUBSTRING_CYCLES_PER_16_BYTES: u64 = 2;
 
-/// A substring search behind a charge by the haystack (twice) and the
-/// needle.
-macro_rules! substring_contains {
-    ($name:ident, $original:ident) => {
-        static $original: OnceLock<ContainsSlot> = OnceLock::new();
-
-        fn $name(
-            sequence: PySequence<'_>,
-            needle: &PyObject,
-            vm: &VirtualMachine,
-        ) -> PyResult<bool> {
-            let haystack = size_cycles(size_of(sequence.obj));
-            charge_if_executing(
-                haystack
-                    .saturating_mul(SUBSTRING_CYCLES_PER_16_BYTES)
-                    .saturating_add(size_cycles(size_of(needle))),
-                vm,
-            )?;
-            let original = $original.get().expect("wrapped slot has its original");
-            original(sequence, needle, vm)
-        }
-    };
+/// A substring search: the haystack (twice) and the needle.
+fn charge_substring(haystack: &PyObject, needle: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
+    charge_if_executing(
+        size_cycles(size_of(haystack))
+            .saturating_mul(SUBSTRING_CYCLES_PER_16_BYTES)
+            .saturating_add(size_cycles(size_of(needle))),
+        vm,
+    )
 }
 
-substring_contains!(str_contains, STR_CONTAINS);
-substring_contains!(bytes_contains, BYTES_CONTAINS);
-substring_contains!(bytearray_contains, BYTEARRAY_CONTAINS);
-
-/// A set's or frozenset's lookup, behind the charge of a `set` key
-/// (retried as a frozenset copy: `crate::meter::swallowed::charge_set_key`).
-macro_rules! set_contains {
-    ($name:ident, $original:ident) => {
-        static $original: OnceLock<ContainsSlot> = OnceLock::new();
-
-        fn $name(
-            sequence: PySequence<'_>,
-            needle: &PyObject,
-            vm: &VirtualMachine,
-        ) -> PyResult<bool> {
-            if crate::meter::charge::is_executing() {
-                crate::meter::swallowed::charge_set_key(needle, vm)?;
-            }
-            let original = $original.get().expect("wrapped slot has its original");
-            original(sequence, needle, vm)
-        }
-    };
+/// A set's or frozenset's lookup: a `set` key is retried as a frozenset
+/// copy (`crate::meter::swallowed::charge_set_key`).
+fn charge_set_lookup(_set: &PyObject, needle: &PyObject, vm: &VirtualMachine) -> PyResult<()> {
+    if crate::meter::charge::is_executing() {
+        crate::meter::swallowed::charge_set_key(needle, vm)?;
+    }
+    Ok(())
 }
 
-set_contains!(set_contains, SET_CONTAINS);
-set_contains!(frozenset_contains, FROZENSET_CONTAINS);
+charged_contains!(list_contains, LIST_CONTAINS, charge_scan);
+charged_contains!(tuple_contains, TUPLE_CONTAINS, charge_scan);
+charged_contains!(str_contains, STR_CONTAINS, charge_substring);
+charged_contains!(bytes_contains, BYTES_CONTAINS, charge_substring);
+charged_contains!(bytearray_contains, BYTEARRAY_CONTAINS, charge_substring);
+charged_contains!(set_contains, SET_CONTAINS, charge_set_lookup);
+charged_contains!(frozenset_contains, FROZENSET_CONTAINS, charge_set_lookup);
 
 static RANGE_CONTAINS: OnceLock<ContainsSlot> = OnceLock::new();
 

@@ -269,3 +269,19 @@ impl Drop for Node {
 pub fn home_arg(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// `timerhost ARGS --json` with no node (keys, replay, migrate), which must
+/// succeed; its JSON output.
+pub fn offline_json(args: &[&str]) -> Value {
+    let out = Command::new(TIMERHOST)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
