@@ -104,12 +104,13 @@ impl<'a> BlockExecutor<'a> {
     ) -> Result<Self> {
         // A governed upgrade this binary does not know stops it here,
         // before the block (#44).
-        crate::upgrades::check_known(state, env.height)?;
-        let zero_value_transfer_guard = crate::upgrades::active(
-            state,
+        let plans = crate::upgrades::plans(state)?;
+        crate::upgrades::check_plans_known(&plans, env.height)?;
+        let zero_value_transfer_guard = crate::upgrades::is_active(
+            &plans,
             crate::upgrades::ZERO_VALUE_TRANSFER_GUARD,
             env.height,
-        )?;
+        );
         let params = accounts::chain_params(state)?;
         let basefee = accounts::basefee_config(state)?;
         let timer_config = accounts::timer_config(state)?;

@@ -71,25 +71,34 @@ pub fn plans(state: &(impl StateRead + ?Sized)) -> Result<UpgradePlans> {
 
 /// Does upgrade `name` apply to block `height`?
 pub fn active(state: &(impl StateRead + ?Sized), name: &str, height: u64) -> Result<bool> {
-    Ok(plans(state)?
-        .0
-        .iter()
-        .any(|p| p.name == name && p.height <= height))
+    Ok(is_active(&plans(state)?, name, height))
+}
+
+/// [`active`] over plans already read (a block reads them once).
+pub fn is_active(plans: &UpgradePlans, name: &str, height: u64) -> bool {
+    plans.0.iter().any(|p| p.name == name && p.height <= height)
 }
 
 /// Refuses to execute block `height` when a plan at or before it names an
 /// upgrade this binary does not know.
 pub fn check_known(state: &(impl StateRead + ?Sized), height: u64) -> Result<()> {
-    for plan in plans(state)?.0 {
-        if plan.height <= height && !knows(&plan.name) {
-            return Err(ChainError::UnknownUpgrade {
-                name: plan.name,
-                height: plan.height,
-                info: plan.info,
-            });
-        }
+    check_plans_known(&plans(state)?, height)
+}
+
+/// [`check_known`] over plans already read.
+pub fn check_plans_known(plans: &UpgradePlans, height: u64) -> Result<()> {
+    match plans
+        .0
+        .iter()
+        .find(|plan| plan.height <= height && !knows(&plan.name))
+    {
+        Some(plan) => Err(ChainError::UnknownUpgrade {
+            name: plan.name.clone(),
+            height: plan.height,
+            info: plan.info.clone(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Schedules `plan` (the execution of its proposal in block `now`): its

@@ -15,14 +15,30 @@ use timerhost_state::{
 };
 use timerhost_types::{Address, Block, BlockHeader, Hash};
 
-/// A backend over a shared memory map whose writes fail after a budget:
-/// a process killed between two batches.
-struct Cut {
+/// A backend over a shared memory map; with a budget, its writes fail once
+/// the budget is spent: a process killed between two batches.
+struct Shared {
     inner: Arc<MemoryBackend>,
-    writes_left: AtomicUsize,
+    writes_left: Option<AtomicUsize>,
 }
 
-impl KvBackend for Cut {
+impl Shared {
+    fn new(inner: Arc<MemoryBackend>) -> Shared {
+        Shared {
+            inner,
+            writes_left: None,
+        }
+    }
+
+    fn cut_after(inner: Arc<MemoryBackend>, writes: usize) -> Shared {
+        Shared {
+            inner,
+            writes_left: Some(AtomicUsize::new(writes)),
+        }
+    }
+}
+
+impl KvBackend for Shared {
     fn get(&self, key: &[u8]) -> timerhost_state::Result<Option<Vec<u8>>> {
         self.inner.get(key)
     }
@@ -42,41 +58,15 @@ impl KvBackend for Cut {
         self.inner.last_in(start, end)
     }
     fn write(&self, batch: WriteBatch) -> timerhost_state::Result<()> {
-        let left = self.writes_left.load(Ordering::SeqCst);
-        if left == 0 {
-            return Err(StorageError::Backend("killed".into()));
+        if let Some(left) = &self.writes_left {
+            let spent = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+            if spent.is_err() {
+                return Err(StorageError::Backend("killed".into()));
+            }
         }
-        self.writes_left.store(left - 1, Ordering::SeqCst);
         self.inner.write(batch)
     }
 }
-
-impl KvBackend for Shared {
-    fn get(&self, key: &[u8]) -> timerhost_state::Result<Option<Vec<u8>>> {
-        self.0.get(key)
-    }
-    fn scan(
-        &self,
-        start: &[u8],
-        end: Option<&[u8]>,
-        limit: usize,
-    ) -> timerhost_state::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.0.scan(start, end, limit)
-    }
-    fn last_in(
-        &self,
-        start: &[u8],
-        end: &[u8],
-    ) -> timerhost_state::Result<Option<(Vec<u8>, Vec<u8>)>> {
-        self.0.last_in(start, end)
-    }
-    fn write(&self, batch: WriteBatch) -> timerhost_state::Result<()> {
-        self.0.write(batch)
-    }
-}
-
-/// The shared map without a budget.
-struct Shared(Arc<MemoryBackend>);
 
 fn block(height: u64, root: Hash) -> Block {
     Block {
@@ -105,7 +95,7 @@ fn format_nine_store(
     Vec<Option<timerhost_state::StoredHeader>>,
 ) {
     let map = Arc::new(MemoryBackend::new());
-    let store = ChainStore::new(Shared(map.clone()));
+    let store = ChainStore::new(Shared::new(map.clone()));
     for height in 0..blocks {
         let changes = vec![(format!("k{height}").into_bytes(), Some(vec![height as u8]))]
             .into_iter()
@@ -144,7 +134,7 @@ fn format_of(map: &MemoryBackend) -> u32 {
 #[test]
 fn a_format_nine_store_is_refused_until_migrated_then_reads_whole() {
     let (map, headers) = format_nine_store(1_300);
-    let store = ChainStore::new(Shared(map.clone()));
+    let store = ChainStore::new(Shared::new(map.clone()));
     let refused = store.check_format().unwrap_err().to_string();
     assert!(
         refused.contains("store format 9") && refused.contains("timerhost migrate"),
@@ -180,10 +170,7 @@ fn a_migration_cut_short_anywhere_leaves_one_format_and_finishes_on_the_next_run
     // 1,300 blocks: three header batches, the 10 marker, the 11 marker.
     for allowed_writes in 0..=5 {
         let (map, headers) = format_nine_store(1_300);
-        let cut = ChainStore::new(Cut {
-            inner: map.clone(),
-            writes_left: AtomicUsize::new(allowed_writes),
-        });
+        let cut = ChainStore::new(Shared::cut_after(map.clone(), allowed_writes));
         let outcome = cut.migrate(|_, _| {});
         let format = format_of(&map);
         match allowed_writes {
@@ -194,7 +181,7 @@ fn a_migration_cut_short_anywhere_leaves_one_format_and_finishes_on_the_next_run
         assert_eq!(outcome.is_ok(), allowed_writes >= 5);
         // Whatever it left reads as that format: 9 and 10 need a migration,
         // 11 is current; a second run (a restart) finishes.
-        let store = ChainStore::new(Shared(map.clone()));
+        let store = ChainStore::new(Shared::new(map.clone()));
         if format < STORE_FORMAT {
             assert!(
                 matches!(store.check_format(), Err(StorageError::NeedsMigration { found, .. }) if found == format)
@@ -218,7 +205,7 @@ fn stores_older_than_the_policy_or_newer_are_refused_by_name() {
         let mut batch = WriteBatch::new();
         batch.put(ns_key(META, b"format"), format.to_be_bytes().to_vec());
         map.write(batch).unwrap();
-        let store = ChainStore::new(Shared(map.clone()));
+        let store = ChainStore::new(Shared::new(map.clone()));
         let error = store.migrate(|_, _| {}).unwrap_err().to_string();
         assert!(
             error.contains(&format!("store format {format}")) && error.contains("new node home"),
