@@ -109,6 +109,10 @@ pub enum ChainError {
         /// The plan's text for operators.
         info: String,
     },
+    /// A state sync could not finish (#44): no honest peer was left, or
+    /// the snapshot contradicts its root.
+    #[error("state sync: {0}")]
+    StateSync(String),
     /// Genesis is invalid or does not match the database.
     #[error("genesis: {0}")]
     Genesis(String),

@@ -20,6 +20,8 @@
 //! - [`governance`]: the validator set in state and proposals voted by the
 //!   validators' operators (#32).
 //! - [`senders`]: a block's senders recovered on every core before it runs.
+//! - [`state_sync`]: joining from a verified state snapshot instead of
+//!   replaying from genesis (#44).
 //! - [`summary`]: what each block did with timers, kept beside it (#33).
 //! - [`system_actors`]: the actors every genesis installs (ARC-21's cron
 //!   registry at `0x…06`).
@@ -35,6 +37,7 @@ pub mod genesis;
 pub mod governance;
 pub mod runtime;
 pub mod senders;
+pub mod state_sync;
 pub mod summary;
 pub mod system_actors;
 pub mod testing;

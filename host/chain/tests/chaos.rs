@@ -218,6 +218,9 @@ struct Chaos {
     rng: ChaCha20Rng,
     timestamp_ms: u64,
     tally: Tally,
+    /// A node that joined by state sync a third of the way in (#44): it
+    /// re-executes every later block to the producer's header.
+    synced: Option<Chain<MemoryBackend>>,
     _dir: tempfile::TempDir,
 }
 
@@ -267,6 +270,7 @@ impl Chaos {
             rng: ChaCha20Rng::seed_from_u64(seed),
             timestamp_ms,
             tally: Tally::default(),
+            synced: None,
             _dir: dir,
         }
     }
@@ -290,6 +294,18 @@ impl Chaos {
             "seed {seed}: the other backend disagrees at block {height}"
         );
         self.follower.commit(&executed).unwrap();
+        if let Some(synced) = &self.synced {
+            let again = synced
+                .execute(&proposed.executed.block)
+                .unwrap_or_else(|e| {
+                    panic!("seed {seed}: the synced node fails block {height}: {e}")
+                });
+            assert_eq!(
+                again.block.header, proposed.executed.block.header,
+                "seed {seed}: the state-synced node disagrees at block {height}"
+            );
+            synced.commit(&again).unwrap();
+        }
         common::assert_invariants(
             &self.producer.store().state(),
             &format!("seed {seed}, block {height}"),
@@ -350,6 +366,72 @@ impl Chaos {
                 .iter()
                 .filter(|r| !r.is_success())
                 .count()
+    }
+
+    /// A new node joins from a snapshot of the producer's state, served by
+    /// three peers of which two lie (a tree value changed; a timer record
+    /// flipped): both are caught and blamed, and the node it opens is
+    /// followed for the rest of the run.
+    fn state_sync(&mut self, seed: u64) {
+        let manifest = self.producer.store().take_snapshot(1).unwrap();
+        let header = self
+            .producer
+            .store()
+            .header(manifest.height)
+            .unwrap()
+            .unwrap();
+        let mut peers = common::LocalPeers {
+            peers: vec![
+                (self.producer.store(), common::Lie::TreeValue),
+                (self.producer.store(), common::Lie::DerivedRecord),
+                (self.producer.store(), common::Lie::Never),
+            ],
+            height: manifest.height,
+            blamed: Vec::new(),
+        };
+        let store = timerhost_state::ChainStore::new(MemoryBackend::new());
+        let genesis = self.producer.genesis().clone();
+        let report = timerhost_chain::state_sync::restore_snapshot(
+            &store,
+            &genesis,
+            &manifest,
+            &header.header,
+            header.tx_count,
+            &mut peers,
+            |_, _| {},
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}: state sync failed: {e}"));
+        let blamed: Vec<usize> = peers.blamed.iter().map(|(p, _)| *p).collect();
+        assert!(
+            blamed.contains(&0),
+            "seed {seed}: the tree liar went unnoticed: {:?}",
+            peers.blamed
+        );
+        assert!(
+            blamed.contains(&1),
+            "seed {seed}: the record liar went unnoticed: {:?}",
+            peers.blamed
+        );
+        assert!(
+            !blamed.contains(&2),
+            "seed {seed}: the honest peer was blamed: {:?}",
+            peers.blamed
+        );
+        println!(
+            "chaos: state sync at height {}: {} chunks, {report:?}, blamed {:?}",
+            manifest.height,
+            manifest.chunks(),
+            peers.blamed
+        );
+        let synced = Chain::open(
+            store.into_backend(),
+            genesis,
+            Arc::new(VmRuntime::new().unwrap()),
+            Arc::new(NoHooks),
+        )
+        .unwrap();
+        assert_eq!(synced.head().unwrap(), self.producer.head().unwrap());
+        self.synced = Some(synced);
     }
 
     fn governance(&mut self, block: u64, blocks: u64) -> Option<SignedTransaction> {
@@ -429,6 +511,9 @@ impl Chaos {
                 txs.push(tx);
             }
             failed += c.block(txs, seed);
+            if block == blocks / 3 {
+                c.state_sync(seed);
+            }
         }
         let head = c.producer.head().unwrap();
         println!(

@@ -11,6 +11,7 @@ use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::{Result, StorageError};
 
@@ -93,38 +94,51 @@ pub trait KvBackend: Send + Sync + 'static {
     fn write(&self, batch: WriteBatch) -> Result<()>;
 }
 
-/// A boxed backend is a backend, so a program can choose sled or memory at
-/// run time (`Chain<Box<dyn KvBackend>>`, as the Python package does).
-impl<T: KvBackend + ?Sized> KvBackend for Box<T> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        (**self).get(key)
-    }
+/// A boxed or shared backend is a backend, so a program can choose sled or
+/// memory at run time (`Chain<Box<dyn KvBackend>>`, as the Python package
+/// does) and tests can keep a handle on a store's map.
+macro_rules! forward_backend {
+    ($pointer:ident) => {
+        impl<T: KvBackend + ?Sized> KvBackend for $pointer<T> {
+            fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+                (**self).get(key)
+            }
 
-    fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
-        (**self).get_head(key, n)
-    }
+            fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
+                (**self).get_head(key, n)
+            }
 
-    fn scan(
-        &self,
-        start: &[u8],
-        end: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        (**self).scan(start, end, limit)
-    }
+            fn scan(
+                &self,
+                start: &[u8],
+                end: Option<&[u8]>,
+                limit: usize,
+            ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+                (**self).scan(start, end, limit)
+            }
 
-    fn scan_keys(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Vec<u8>>> {
-        (**self).scan_keys(start, end, limit)
-    }
+            fn scan_keys(
+                &self,
+                start: &[u8],
+                end: Option<&[u8]>,
+                limit: usize,
+            ) -> Result<Vec<Vec<u8>>> {
+                (**self).scan_keys(start, end, limit)
+            }
 
-    fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        (**self).last_in(start, end)
-    }
+            fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+                (**self).last_in(start, end)
+            }
 
-    fn write(&self, batch: WriteBatch) -> Result<()> {
-        (**self).write(batch)
-    }
+            fn write(&self, batch: WriteBatch) -> Result<()> {
+                (**self).write(batch)
+            }
+        }
+    };
 }
+
+forward_backend!(Box);
+forward_backend!(Arc);
 
 fn bounds<'a>(start: &'a [u8], end: Option<&'a [u8]>) -> (Bound<&'a [u8]>, Bound<&'a [u8]>) {
     (

@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 
 use borsh::BorshDeserialize;
+use jmt::proof::SparseMerkleRangeProof;
 use jmt::storage::{LeafNode, Node, NodeKey, TreeReader, TreeUpdateBatch};
 use jmt::{JellyfishMerkleTree, KeyHash, OwnedValue, Version};
 use parking_lot::RwLock;
@@ -32,9 +33,10 @@ use crate::overlay::ChangeSet;
 /// The tree update a block persists (new nodes, stale nodes to prune).
 pub type TreeUpdate = TreeUpdateBatch;
 
+use crate::namespaces::DEFERRED_STALE;
 pub use crate::namespaces::TREE_NODES as NODE_NAMESPACE;
 
-fn node_db_key(node_key: &NodeKey) -> Vec<u8> {
+pub(crate) fn node_db_key(node_key: &NodeKey) -> Vec<u8> {
     let mut key = vec![NODE_NAMESPACE];
     borsh::to_writer(&mut key, node_key).expect("writing to a Vec cannot fail");
     key
@@ -139,6 +141,35 @@ impl TreeReader for NodeReader<'_> {
     }
 }
 
+/// Reads nodes from the backend and values from a snapshot, for range
+/// proofs ([`StateCommitment::range_proof`]).
+struct ProofReader<'a> {
+    backend: &'a dyn KvBackend,
+    value_of: &'a dyn Fn(KeyHash) -> Result<Option<Vec<u8>>>,
+}
+
+impl TreeReader for ProofReader<'_> {
+    fn get_node_option(&self, node_key: &NodeKey) -> anyhow::Result<Option<Node>> {
+        NodeReader {
+            backend: self.backend,
+            cache: None,
+        }
+        .get_node_option(node_key)
+    }
+
+    fn get_value_option(
+        &self,
+        _max_version: Version,
+        key_hash: KeyHash,
+    ) -> anyhow::Result<Option<OwnedValue>> {
+        Ok((self.value_of)(key_hash)?)
+    }
+
+    fn get_rightmost_leaf(&self) -> anyhow::Result<Option<(NodeKey, LeafNode)>> {
+        anyhow::bail!("tree restoration does not read through a proof reader")
+    }
+}
+
 /// Computes and persists the state root.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateCommitment;
@@ -187,6 +218,40 @@ impl StateCommitment {
         for stale in &update.stale_node_index_batch {
             batch.delete(node_db_key(&stale.node_key));
         }
+    }
+
+    /// [`Self::stage`] while a snapshot is being taken: the nodes `update`
+    /// made stale are kept (listed under [`DEFERRED_STALE`]) so the tree of
+    /// the snapshot's height stays whole until its proofs are made
+    /// ([`crate::snapshots`]).
+    pub fn stage_keeping_stale(update: &TreeUpdateBatch, batch: &mut WriteBatch) {
+        for (node_key, node) in update.node_batch.nodes() {
+            batch.put(
+                node_db_key(node_key),
+                borsh::to_vec(node).expect("writing to a Vec cannot fail"),
+            );
+        }
+        for stale in &update.stale_node_index_batch {
+            let mut key = vec![DEFERRED_STALE];
+            borsh::to_writer(&mut key, &stale.node_key).expect("writing to a Vec cannot fail");
+            batch.put(key, Vec::new());
+        }
+    }
+
+    /// The proof that the leaves up to `rightmost` (in key-hash order) are
+    /// all the tree at `version` holds up to there; `value_of` gives the
+    /// value of `rightmost` (the tree keeps value hashes only).
+    pub fn range_proof(
+        backend: &dyn KvBackend,
+        version: Version,
+        rightmost: KeyHash,
+        value_of: &dyn Fn(KeyHash) -> Result<Option<Vec<u8>>>,
+    ) -> Result<SparseMerkleRangeProof<Sha256>> {
+        let reader = ProofReader { backend, value_of };
+        let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
+        tree.get_range_proof(rightmost, version).map_err(|e| {
+            StorageError::Commitment(format!("range proof at version {version}: {e:#}"))
+        })
     }
 
     /// The committed root at `version`, if that tree is still stored.

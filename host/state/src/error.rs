@@ -43,7 +43,7 @@ pub enum StorageError {
     /// The history asked for was pruned (`[storage] keep_blocks`): the node
     /// keeps the headers of every height, and blocks, receipts and events
     /// only from `floor` on.
-    #[error("pruned: this node keeps the last {keep_blocks} blocks; block {height} is below its oldest whole block, {floor} (ask an archive node)")]
+    #[error("pruned: {}", pruned_reason(*height, *floor, *keep_blocks, *synced_at))]
     Pruned {
         /// The height asked for.
         height: u64,
@@ -51,6 +51,8 @@ pub enum StorageError {
         floor: u64,
         /// The node's `keep_blocks`.
         keep_blocks: u64,
+        /// The height this node joined at by state sync, if it did.
+        synced_at: Option<u64>,
     },
     /// The database was written in an older store format this timerhost can
     /// migrate (`timerhost migrate`, or a start of the node).
@@ -60,6 +62,20 @@ pub enum StorageError {
         found: u32,
         /// Format this build reads and writes.
         expected: u32,
+    },
+    /// A state snapshot could not be taken, served or restored (#44).
+    #[error("state snapshot: {0}")]
+    Snapshot(String),
+    /// A chunk of a state snapshot failed its check: the peer that served
+    /// it is wrong about the state of that height.
+    #[error("snapshot chunk {index} of height {height} is invalid: {reason}")]
+    BadChunk {
+        /// Snapshot height.
+        height: u64,
+        /// Chunk number.
+        index: u32,
+        /// What failed.
+        reason: String,
     },
     /// A commit did not extend the current head by exactly one block.
     #[error("commit out of order: head is {head:?}, tried to commit height {height}")]
@@ -74,6 +90,17 @@ pub enum StorageError {
 impl From<sled::Error> for StorageError {
     fn from(e: sled::Error) -> Self {
         StorageError::Backend(e.to_string())
+    }
+}
+
+fn pruned_reason(height: u64, floor: u64, keep_blocks: u64, synced_at: Option<u64>) -> String {
+    match synced_at {
+        Some(at) if keep_blocks == 0 || floor <= at + 1 => format!(
+            "this node joined by state sync at height {at} and has no block before {floor}; block {height} is not here (ask an archive node)"
+        ),
+        _ => format!(
+            "this node keeps the last {keep_blocks} blocks; block {height} is below its oldest whole block, {floor} (ask an archive node)"
+        ),
     }
 }
 

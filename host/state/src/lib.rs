@@ -17,6 +17,9 @@
 //!   batch, and answers queries over blocks, receipts and events;
 //!   [`history`] lays out receipts, events and their indexes, and
 //!   [`namespaces`] names every key prefix of the backend.
+//! - [`snapshots`] takes state snapshots while blocks commit and serves
+//!   them in chunks; [`restore`] checks and writes them into an empty store
+//!   (state sync, #44).
 
 pub mod accounts;
 pub mod backend;
@@ -28,6 +31,8 @@ pub mod migrations;
 pub mod namespaces;
 pub mod overlay;
 pub mod pruning;
+pub mod restore;
+pub mod snapshots;
 pub mod store;
 
 pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
@@ -36,6 +41,8 @@ pub use error::{Result, StorageError};
 pub use migrations::{MigrationReport, OLDEST_MIGRATABLE_FORMAT};
 pub use overlay::{ChangeSet, Checkpoint, EmptyState, NextKey, Overlay, StateRead, StateReadExt};
 pub use pruning::PruneStep;
+pub use restore::SnapshotRestore;
+pub use snapshots::{SnapshotChunk, SnapshotManifest};
 pub use store::{
     ChainStore, CommitRequest, EventFilter, EventRecord, EventsPage, StoreSnapshot, StoredHeader,
     TxLocation, STORE_FORMAT,

@@ -18,6 +18,8 @@
 //! | `E` | `E t ‖ timer id[..8] ‖ height BE ‖ position BE u32` | empty: an event naming that timer |
 //! | `Y` | `Y ‖ height BE` | the chain's summary of that block (#33) |
 //! | `M` | `M ‖ name` | node metadata (`head` height, …) |
+//! | `Z` | `Z ‖ height BE ‖ part ‖ …` | a state snapshot served to syncing nodes ([`crate::snapshots`]) |
+//! | `n` | `n ‖ borsh(NodeKey)` | empty: a tree node made stale while a snapshot was being taken, deleted when it is done ([`crate::snapshots`]) |
 //!
 //! Every namespace byte is defined here and nowhere else.
 
@@ -45,6 +47,11 @@ pub const EVENT_CHUNKS: u8 = b'V';
 pub const TX_INDEX: u8 = b'X';
 /// `E …`: the event indexes ([`crate::history`]).
 pub const EVENT_INDEX: u8 = b'E';
+
+/// `Z ‖ height ‖ part ‖ …`: state snapshots for state sync (#44).
+pub const SNAPSHOTS: u8 = b'Z';
+/// `n ‖ borsh(NodeKey)`: tree nodes whose deletion waits for a snapshot.
+pub const DEFERRED_STALE: u8 = b'n';
 
 /// `ns ‖ rest`.
 pub fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {

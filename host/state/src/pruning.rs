@@ -27,6 +27,8 @@ use crate::namespaces::{ns_key, BLOCK, META};
 const FLOOR_KEY: &[u8] = b"history_floor";
 /// Metadata key of the `keep_blocks` the last pruning used (for messages).
 const KEEP_KEY: &[u8] = b"keep_blocks";
+/// Metadata key of the height a state sync restored (for messages).
+const SYNCED_KEY: &[u8] = b"state_synced_at";
 
 /// What one pruning step removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,7 +73,20 @@ pub(crate) fn check_kept(backend: &dyn KvBackend, height: u64) -> Result<()> {
         height,
         floor,
         keep_blocks: read_u64(backend, KEEP_KEY)?.unwrap_or(0),
+        synced_at: read_u64(backend, SYNCED_KEY)?,
     })
+}
+
+/// Stages the floor of a store restored from the snapshot of `height`
+/// ([`crate::restore`]): it has no block below `height + 1`.
+pub(crate) fn stage_state_sync_floor(batch: &mut WriteBatch, height: u64) {
+    batch.put(ns_key(META, FLOOR_KEY), (height + 1).to_be_bytes().to_vec());
+    batch.put(ns_key(META, SYNCED_KEY), height.to_be_bytes().to_vec());
+}
+
+/// The height a state sync restored this store at, if it was.
+pub(crate) fn state_synced_at(backend: &dyn KvBackend) -> Result<Option<u64>> {
+    read_u64(backend, SYNCED_KEY)
 }
 
 /// Removes the history of at most `max_heights` heights above the floor

@@ -21,6 +21,7 @@ pub use crate::migrations::{MigrationReport, STORE_FORMAT};
 use crate::namespaces::{ns_key, BLOCK, HASH_INDEX, HEADERS, META, STATE, SUMMARY};
 use crate::overlay::{ChangeSet, StateRead};
 use crate::pruning::{self, PruneStep};
+use crate::snapshots::Capture;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
@@ -63,9 +64,12 @@ pub struct CommitRequest<'a> {
 /// Consensus state and chain history over a [`KvBackend`].
 #[derive(Debug)]
 pub struct ChainStore<B: KvBackend> {
-    backend: B,
+    pub(crate) backend: B,
     /// Decoded upper levels of the state tree (see [`NodeCache`]).
     nodes: NodeCache,
+    /// The snapshot being taken, if one is: held through every commit, so
+    /// a commit and the start or end of a snapshot never interleave.
+    pub(crate) capture: parking_lot::Mutex<Option<Capture>>,
 }
 
 /// Read-only view of committed consensus state.
@@ -128,7 +132,14 @@ impl<B: KvBackend> ChainStore<B> {
         Self {
             backend,
             nodes: NodeCache::default(),
+            capture: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// The backend, given back (a store restored by state sync is then
+    /// opened as a chain).
+    pub fn into_backend(self) -> B {
+        self.backend
     }
 
     /// The backend.
@@ -322,6 +333,10 @@ impl<B: KvBackend> ChainStore<B> {
         }
         let height_be = header.height.to_be_bytes();
         let mut batch = WriteBatch::new();
+        let mut capture = self.capture.lock();
+        if let Some(capture) = capture.as_mut() {
+            capture.remember(&self.backend, req.changes)?;
+        }
         for (key, value) in req.changes {
             let k = ns_key(STATE, key);
             match value {
@@ -329,7 +344,11 @@ impl<B: KvBackend> ChainStore<B> {
                 None => batch.delete(k),
             }
         }
-        StateCommitment::stage(req.tree_update, &mut batch);
+        if capture.is_some() {
+            StateCommitment::stage_keeping_stale(req.tree_update, &mut batch);
+        } else {
+            StateCommitment::stage(req.tree_update, &mut batch);
+        }
         batch.put(ns_key(BLOCK, &height_be), encoding::encode(req.block));
         let stored = StoredHeader {
             header: header.clone(),

@@ -282,6 +282,74 @@ pub fn verify(state: &(impl StateRead + ?Sized), bucket: BucketId) -> Result<boo
     Ok(digest(&lattice) == leaf.digest && reserved == leaf.reserved)
 }
 
+/// What is wrong with `bucket` (whose committed leaf is `leaf`), if
+/// anything: its records must fold to the leaf's digest and reservation,
+/// and its stored form to the same digest (state sync's audit of derived
+/// state, `crate::audit`). A malformed record or stored form is a finding,
+/// not an error: the state came from a peer.
+pub fn audit(
+    state: &(impl StateRead + ?Sized),
+    bucket: BucketId,
+    leaf: &Leaf,
+) -> Result<Option<BucketFinding>> {
+    let (lattice, reserved) = match fold_records(state, bucket, leaf.live) {
+        Ok(folded) => folded,
+        Err(e) => return Ok(Some(BucketFinding::Records(e.to_string()))),
+    };
+    if digest(&lattice) != leaf.digest || reserved != leaf.reserved {
+        return Ok(Some(BucketFinding::Records(
+            "its records do not hash to the bucket's committed leaf".into(),
+        )));
+    }
+    let stored_digest = match stored(state, bucket, leaf.live) {
+        Ok(Stored::Hashes(hashes)) => digest(&lattice_of(&hashes)),
+        Ok(Stored::Lattice(lattice)) => digest(&lattice),
+        Err(e) => return Ok(Some(BucketFinding::StoredForm(e.to_string()))),
+    };
+    if stored_digest != leaf.digest {
+        return Ok(Some(BucketFinding::StoredForm(
+            "its stored form does not hash to the bucket's committed leaf".into(),
+        )));
+    }
+    Ok(None)
+}
+
+/// What [`audit`] found wrong with a bucket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BucketFinding {
+    /// Its records (one or more of them, which the lattice cannot tell).
+    Records(String),
+    /// Its stored form (`u l`/`u m`).
+    StoredForm(String),
+}
+
+/// Every leaf of `queue` from `from` on, at most `limit`: `(bucket, leaf)`.
+pub fn leaves_from(
+    state: &(impl StateRead + ?Sized),
+    queue: DueQueue,
+    from: u64,
+    limit: usize,
+) -> Result<Vec<(BucketId, Leaf)>> {
+    let start = keys::bucket_key(BucketId { queue, at: from });
+    let end = keys::buckets_through(queue, u64::MAX);
+    state
+        .scan(&start, Some(&end), limit)?
+        .into_iter()
+        .map(|(k, v)| {
+            let at: [u8; 8] = k[k.len() - 8..]
+                .try_into()
+                .map_err(|_| corrupt("timer bucket", &k, "key does not end in 8 bytes"))?;
+            Ok((
+                BucketId {
+                    queue,
+                    at: u64::from_be_bytes(at),
+                },
+                decode_leaf(&k, &v)?,
+            ))
+        })
+        .collect()
+}
+
 #[derive(Debug, Default)]
 struct Delta {
     added: Vec<Hash>,

@@ -9,6 +9,7 @@
 //! | how the state root commits to every pending timer (one leaf per due bucket) | [`bucket`] |
 //! | a batch of removals applied once | [`removal`] |
 //! | the store's counters (pending timers, sequences) | [`counters`] |
+//! | derived state checked against the root (a state-synced store, #44) | [`audit`] |
 //! | the quote before scheduling (#17) | [`quote`] |
 //! | §3.2 height index and the other chunked indexes | [`index`] |
 //! | §3.2 FIFO due queues (height and time), carry-over, GC backlog | [`queue`] |
@@ -32,6 +33,7 @@
 //! both), executes the returned fires as deferred transactions, and reports
 //! each outcome back through [`events::timer_fired`].
 
+pub mod audit;
 pub mod bucket;
 pub mod budgets;
 pub mod control;

@@ -149,6 +149,13 @@ pub fn assert_invariants(state: &dyn StateRead, context: &str) {
         store::all(state, usize::MAX).unwrap().len() as u64,
         "{context}: the pending-timer counter does not count the pending timers"
     );
+    if let Err(finding) = timerhost_timers::audit::audit(state).unwrap() {
+        panic!(
+            "{context}: the derived timer state disagrees with the committed state at {}: {}",
+            hex::encode(&finding.key),
+            finding.reason
+        );
+    }
     let open: u128 = timerhost_chain::governance::proposals(state, 1, usize::MAX)
         .unwrap()
         .iter()
@@ -176,4 +183,65 @@ fn cron_escrows_in(state: &dyn StateRead) -> Vec<u128> {
         .into_iter()
         .map(|(_, v)| Value::from_bytes(&v).unwrap().as_u128().unwrap())
         .collect()
+}
+
+/// Peers serving snapshot chunks from stores in this process (#44): each
+/// may lie about derived chunks (`lies`: a record's byte flipped in its
+/// first derived chunk) or tree chunks; blamed peers are skipped.
+pub struct LocalPeers<'a, B: timerhost_state::KvBackend> {
+    pub peers: Vec<(&'a timerhost_state::ChainStore<B>, Lie)>,
+    pub height: u64,
+    pub blamed: Vec<(usize, String)>,
+}
+
+/// How a test peer lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lie {
+    /// It does not.
+    Never,
+    /// A value in every tree chunk it serves is changed.
+    TreeValue,
+    /// A byte of a timer's or watch's record in every derived chunk it
+    /// serves is flipped.
+    DerivedRecord,
+}
+
+impl<B: timerhost_state::KvBackend> timerhost_chain::state_sync::ChunkSource for LocalPeers<'_, B> {
+    fn fetch(
+        &mut self,
+        index: u32,
+    ) -> timerhost_chain::Result<(timerhost_state::SnapshotChunk, usize)> {
+        use timerhost_state::SnapshotChunk;
+        // The first peer not blamed serves: liars listed first are asked.
+        for peer in 0..self.peers.len() {
+            if self.blamed.iter().any(|(p, _)| *p == peer) {
+                continue;
+            }
+            let (store, lie) = self.peers[peer];
+            let mut chunk = store.snapshot_chunk(self.height, index)?.expect("served");
+            match (&mut chunk, lie) {
+                (SnapshotChunk::Tree { entries, .. }, Lie::TreeValue) => {
+                    entries[0].1.push(0);
+                }
+                (SnapshotChunk::Derived { entries }, Lie::DerivedRecord) => {
+                    // A timer or watch record (`u r`, `u t`, `u w`): its
+                    // actor's first byte, which the root covers.
+                    let record =
+                        |k: &[u8]| [&b"ur"[..], b"ut", b"uw"].iter().any(|p| k.starts_with(p));
+                    if let Some((_, v)) = entries.iter_mut().find(|(k, _)| record(k)) {
+                        v[0] ^= 1;
+                    }
+                }
+                _ => {}
+            }
+            return Ok((chunk, peer));
+        }
+        Err(timerhost_chain::ChainError::StateSync(
+            "every peer was blamed".into(),
+        ))
+    }
+
+    fn blame(&mut self, peer: usize, reason: &str) {
+        self.blamed.push((peer, reason.to_string()));
+    }
 }
