@@ -42,6 +42,78 @@ pub struct NodeConfig {
     pub consensus: ConsensusSection,
     /// What history the node keeps on disk.
     pub storage: StorageSection,
+    /// State snapshots served to joining nodes, and joining by one.
+    pub sync: SyncSection,
+}
+
+/// `[sync]` in `node.toml`: state sync (#44). A node serves snapshots of
+/// its state every `snapshot_interval` blocks; a new node with `enable`
+/// (or `timerhost node --state-sync`) and an empty home restores one from
+/// `rpc_servers` instead of replaying from genesis.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SyncSection {
+    /// Blocks between two snapshots this node takes and serves; 0 takes
+    /// none.
+    pub snapshot_interval: u64,
+    /// Snapshots kept (the newest); older ones are deleted.
+    pub snapshot_keep: u64,
+    /// Join by state sync when the home has no blocks yet.
+    pub enable: bool,
+    /// JSON-RPC URLs of the peers whose snapshots are fetched (two or more,
+    /// so one bad peer cannot stop a sync).
+    pub rpc_servers: Vec<String>,
+    /// Height of a block the operator trusts (from a block explorer or
+    /// another operator): the snapshot is of this height or below it.
+    pub trust_height: u64,
+    /// That block's hash (`0x…`).
+    pub trust_hash: String,
+    /// Chunks fetched at once, spread over the servers.
+    pub fetchers: u64,
+}
+
+impl Default for SyncSection {
+    fn default() -> Self {
+        Self {
+            snapshot_interval: 1_000,
+            snapshot_keep: 2,
+            enable: false,
+            rpc_servers: Vec::new(),
+            trust_height: 0,
+            trust_hash: String::new(),
+            fetchers: 4,
+        }
+    }
+}
+
+impl SyncSection {
+    /// Checks what a sync needs, when it is enabled.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.snapshot_keep == 0 {
+            return Err("sync.snapshot_keep must be at least 1".into());
+        }
+        if self.fetchers == 0 || self.fetchers > 64 {
+            return Err("sync.fetchers must be between 1 and 64".into());
+        }
+        if !self.enable {
+            return Ok(());
+        }
+        if self.rpc_servers.is_empty() {
+            return Err("sync.enable needs sync.rpc_servers: the JSON-RPC URLs of peers that serve snapshots".into());
+        }
+        if self.trust_height == 0 {
+            return Err("sync.enable needs sync.trust_height and sync.trust_hash: a recent block you trust (ask another operator or a block explorer)".into());
+        }
+        self.trusted_hash()?;
+        Ok(())
+    }
+
+    /// `trust_hash`, parsed.
+    pub fn trusted_hash(&self) -> std::result::Result<timerhost_types::Hash, String> {
+        self.trust_hash
+            .parse()
+            .map_err(|e| format!("sync.trust_hash = {:?}: {e}", self.trust_hash))
+    }
 }
 
 /// `[storage]` in `node.toml`: how much history the node keeps and how
@@ -161,6 +233,7 @@ impl Default for NodeConfig {
             mempool: MempoolConfig::default(),
             consensus: ConsensusSection::default(),
             storage: StorageSection::default(),
+            sync: SyncSection::default(),
         }
     }
 }
@@ -176,6 +249,7 @@ impl NodeConfig {
         parse_duration(&c.block_time).map_err(bad)?;
         c.metrics_addr().map_err(bad)?;
         c.consensus.check().map_err(bad)?;
+        c.sync.check().map_err(bad)?;
         if c.mempool.max_txs == 0 || c.mempool.max_per_sender == 0 {
             return Err(bad(
                 "mempool.max_txs and mempool.max_per_sender must be at least 1".into(),

@@ -53,6 +53,8 @@ pub mod producer;
 pub mod pruner;
 pub mod query;
 pub mod run;
+pub mod snapshotter;
+pub mod state_sync;
 pub mod testnet;
 pub mod transact;
 

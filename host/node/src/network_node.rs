@@ -279,6 +279,11 @@ pub(crate) fn run(
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
     let services = Services::start(4, "node", cfg.rpc, ctx, metrics_addr, metrics.clone())?;
     let pruner = crate::pruner::Pruner::start(chain.clone(), cfg.storage.keep_blocks);
+    let snapshotter = crate::snapshotter::Snapshotter::start(
+        chain.clone(),
+        cfg.sync.snapshot_interval,
+        cfg.sync.snapshot_keep,
+    );
     let head = chain.head()?;
     let role = match (&member, &key) {
         (Some(k), _) => format!("validator {}", k.address()),
@@ -340,6 +345,7 @@ pub(crate) fn run(
     if let Some(pruner) = pruner {
         pruner.stop();
     }
+    drop(snapshotter);
     services.stop();
     outcome?;
     let height = chain.head()?.height;

@@ -40,6 +40,12 @@ pub struct RunNodeArgs {
     /// blocks (wrong-state-root | bad-transaction).
     #[arg(long, hide = true)]
     pub byzantine_proposer: Option<ByzantineMode>,
+    /// Join by state sync when the home has no blocks: restore a recent
+    /// snapshot from [sync] rpc_servers, checked against [sync]
+    /// trust_height/trust_hash, instead of replaying from genesis
+    /// [config: sync.enable].
+    #[arg(long)]
+    pub state_sync: bool,
     /// Test hook for the end-to-end tests: run as a release that does not
     /// know this governed upgrade (it stops at the upgrade's height).
     #[arg(long, hide = true)]
@@ -74,6 +80,12 @@ impl RunNodeArgs {
             Some(m) => Some(m),
             None => cfg.metrics_addr().map_err(NodeError::Usage)?,
         };
+        if self.state_sync {
+            cfg.sync.enable = true;
+        }
+        if cfg.sync.enable {
+            crate::state_sync::sync_if_empty(&home, &cfg.sync)?;
+        }
         let chain = home.open()?;
         if !chain.genesis().validators.is_empty() {
             if cfg.manual {

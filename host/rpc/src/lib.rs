@@ -25,6 +25,7 @@ pub use error::{Result, RpcError};
 pub use jsonrpsee::server::ServerHandle;
 pub use mempool::{Mempool, MempoolConfig};
 pub use server::{
-    methods, start, NodeControl, RpcContext, RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS, METHODS,
+    methods, start, NodeControl, RpcContext, RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS,
+    MAX_RAW_HEADERS, METHODS,
 };
 pub use snapshots::{DevSnapshots, NodeSnapshot};

@@ -31,10 +31,12 @@ use crate::mempool::{validate, Mempool};
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
 mod limits;
+mod sync;
 mod views;
 
 use limits::ExpensiveSlots;
 pub use limits::{RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS};
+pub use sync::MAX_RAW_HEADERS;
 
 /// Most timers or events one call returns (a request may ask for fewer).
 pub const MAX_LIST: usize = 10_000;
@@ -772,6 +774,9 @@ pub const METHODS: &[&str] = &[
     "th_getTimerLife",
     "th_getWatches",
     "th_getCronJobs",
+    "th_getSnapshots",
+    "th_getSnapshotChunk",
+    "th_getRawHeaders",
     "dev_mine",
     "dev_setNextBlockTimestamp",
     "dev_snapshot",
@@ -850,6 +855,9 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getTimerLife", |c, a| c.timer_life(&a));
     method!("th_getWatches", |c, a| c.watches(&a));
     method!("th_getCronJobs", |c, a| c.cron_jobs(&a));
+    method!("th_getSnapshots", |c, a| c.snapshots());
+    method!("th_getSnapshotChunk", |c, a| c.snapshot_chunk(&a));
+    method!("th_getRawHeaders", |c, a| c.raw_headers(&a));
     method!("dev_mine", |c, a| c.mine(&a));
     method!("dev_setNextBlockTimestamp", |c, a| c.set_next_timestamp(&a));
     method!("dev_snapshot", |c, a| c.snapshot());

@@ -158,9 +158,20 @@ struct TreeChunkEnd {
 pub(crate) struct Capture {
     height: u64,
     undo: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// A builder has taken it ([`ChainStore::build_captured_snapshot`]).
+    building: bool,
 }
 
 impl Capture {
+    /// Starts capturing `height` (the head, under the commit lock).
+    pub(crate) fn new(height: u64) -> Capture {
+        Capture {
+            height,
+            undo: HashMap::new(),
+            building: false,
+        }
+    }
+
     /// Remembers the current value of every key `changes` is about to
     /// write, unless an earlier commit already did (that one is older).
     pub(crate) fn remember(&mut self, backend: &dyn KvBackend, changes: &ChangeSet) -> Result<()> {
@@ -262,37 +273,53 @@ impl<B: KvBackend> ChainStore<B> {
     /// committing, keeps the newest `keep` snapshots and deletes the rest.
     /// Fails if one is already being taken.
     pub fn take_snapshot(&self, keep: usize) -> Result<SnapshotManifest> {
-        let header = {
+        {
             let mut capture = self.capture.lock();
             if capture.is_some() {
                 return Err(StorageError::Snapshot(
                     "a snapshot is already being taken".into(),
                 ));
             }
-            let header = self
-                .head_header()?
+            let head = self
+                .head_height()?
                 .ok_or_else(|| StorageError::Snapshot("the store has no block yet".into()))?;
-            *capture = Some(Capture {
-                height: header.height,
-                undo: HashMap::new(),
-            });
-            header
+            *capture = Some(Capture::new(head));
+        }
+        self.build_captured_snapshot(keep)?
+            .ok_or_else(|| StorageError::Snapshot("another builder took the snapshot".into()))
+    }
+
+    /// Builds the snapshot whose height a commit started capturing
+    /// ([`ChainStore::set_snapshot_interval`]), if there is one no other
+    /// builder has taken; keeps the newest `keep`.
+    pub fn build_captured_snapshot(&self, keep: usize) -> Result<Option<SnapshotManifest>> {
+        let height = {
+            let mut capture = self.capture.lock();
+            match capture.as_mut() {
+                Some(c) if !c.building => {
+                    c.building = true;
+                    c.height
+                }
+                _ => return Ok(None),
+            }
         };
-        let built = self.build_snapshot(&header);
+        let built = match self.header(height) {
+            Ok(Some(stored)) => self.build_snapshot(&stored.header),
+            Ok(None) => Err(StorageError::Snapshot(format!(
+                "no header of height {height}"
+            ))),
+            Err(e) => Err(e),
+        };
         let ended = self.end_capture();
         if built.is_err() {
             // Whatever was written of it is useless.
-            let h = header.height;
-            let mut start = vec![SNAPSHOTS];
-            start.extend_from_slice(&h.to_be_bytes());
-            let mut end = vec![SNAPSHOTS];
-            end.extend_from_slice(&(h + 1).to_be_bytes());
+            let (start, end) = height_range(height);
             delete_range(&self.backend, &start, &end)?;
         }
         let manifest = built?;
         ended?;
         self.keep_snapshots(keep)?;
-        Ok(manifest)
+        Ok(Some(manifest))
     }
 
     fn build_snapshot(&self, header: &timerhost_types::BlockHeader) -> Result<SnapshotManifest> {

@@ -70,6 +70,9 @@ pub struct ChainStore<B: KvBackend> {
     /// The snapshot being taken, if one is: held through every commit, so
     /// a commit and the start or end of a snapshot never interleave.
     pub(crate) capture: parking_lot::Mutex<Option<Capture>>,
+    /// Every this many heights a commit starts capturing a snapshot
+    /// (0: never; `[sync] snapshot_interval`).
+    snapshot_interval: std::sync::atomic::AtomicU64,
 }
 
 /// Read-only view of committed consensus state.
@@ -133,6 +136,7 @@ impl<B: KvBackend> ChainStore<B> {
             backend,
             nodes: NodeCache::default(),
             capture: parking_lot::Mutex::new(None),
+            snapshot_interval: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -371,7 +375,28 @@ impl<B: KvBackend> ChainStore<B> {
         // still matches the store.
         self.backend.write(batch)?;
         self.nodes.apply(req.tree_update);
+        let every = self
+            .snapshot_interval
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if every > 0
+            && header.height > 0
+            && header.height.is_multiple_of(every)
+            && capture.is_none()
+        {
+            // Exactly at the interval's heights, so that every node offers
+            // the same snapshots (a builder thread takes it from here).
+            *capture = Some(Capture::new(header.height));
+        }
         Ok(())
+    }
+
+    /// Starts a snapshot capture in the commit of every height that is a
+    /// multiple of `every` (0: never); [`ChainStore::build_captured_snapshot`]
+    /// builds it. A height reached while the previous snapshot is still
+    /// being built is skipped.
+    pub fn set_snapshot_interval(&self, every: u64) {
+        self.snapshot_interval
+            .store(every, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Captures every entry of the store (see [`StoreSnapshot`]).

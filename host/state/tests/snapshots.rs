@@ -218,6 +218,9 @@ fn a_snapshot_taken_while_blocks_commit_is_exactly_its_height() {
     );
 }
 
+/// Changes a tree chunk's entries or proof.
+type Tamper = dyn Fn(&mut Vec<(Vec<u8>, Vec<u8>)>, &mut Vec<u8>);
+
 #[test]
 fn tampered_chunks_are_refused_by_name() {
     let store = ChainStore::new(MemoryBackend::new());
@@ -232,7 +235,7 @@ fn tampered_chunks_are_refused_by_name() {
         SnapshotChunk::Tree { entries, proof } => (entries, proof),
         SnapshotChunk::Derived { .. } => panic!("chunk {i} is a tree chunk"),
     };
-    let refused = |f: &dyn Fn(&mut Vec<(Vec<u8>, Vec<u8>)>, &mut Vec<u8>)| {
+    let refused = |f: &Tamper| {
         let fresh = ChainStore::new(MemoryBackend::new());
         let mut restore = SnapshotRestore::new(&fresh, manifest.clone(), &header).unwrap();
         let (entries, proof) = chunk(0);

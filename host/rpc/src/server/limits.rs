@@ -18,6 +18,8 @@ use crate::error::{Result, RpcError};
 /// The expensive methods (see the module docs).
 pub const EXPENSIVE_METHODS: &[&str] = &[
     "th_getBlock",
+    "th_getSnapshotChunk",
+    "th_getRawHeaders",
     "th_getReceipt",
     "th_getStorageKeys",
     "th_getTimers",

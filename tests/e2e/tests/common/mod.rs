@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod network;
+
 pub const TIMERHOST: &str = env!("CARGO_BIN_EXE_timerhost");
 pub const HEARTBEAT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
