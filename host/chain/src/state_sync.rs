@@ -51,6 +51,10 @@ pub struct RestoreReport {
     pub derived_refetched: u32,
     /// Timer and watch records the audit checked.
     pub records: u64,
+    /// Time spent fetching, checking and writing chunks.
+    pub chunks_time: std::time::Duration,
+    /// Time spent auditing the derived state (and taking chunks again).
+    pub audit_time: std::time::Duration,
 }
 
 /// A restore gives up after this many bad chunks.
@@ -87,6 +91,7 @@ pub fn restore_snapshot<B: KvBackend>(
         store.wipe_for_restore()?;
         let mut restore = SnapshotRestore::new(store, manifest.clone(), header)?;
         let mut served_by = vec![usize::MAX; manifest.derived_chunks() as usize];
+        let chunks_started = std::time::Instant::now();
         for index in 0..manifest.chunks() {
             loop {
                 let (chunk, peer) = source.fetch(index)?;
@@ -124,7 +129,9 @@ pub fn restore_snapshot<B: KvBackend>(
             }
             progress(index + 1, manifest.chunks());
         }
+        report.chunks_time += chunks_started.elapsed();
         // The derived chunks are all in: audit them against the leaves.
+        let audit_started = std::time::Instant::now();
         loop {
             match timerhost_timers::audit::audit(&store.state())? {
                 Ok(summary) => {
@@ -192,6 +199,7 @@ pub fn restore_snapshot<B: KvBackend>(
                 }
             }
         }
+        report.audit_time = audit_started.elapsed();
         restore.finish(&genesis_block, header, tx_count)?;
         return Ok(report);
     }

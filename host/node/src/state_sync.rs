@@ -117,6 +117,8 @@ pub fn sync_if_empty(home: &Home, cfg: &SyncSection) -> Result<()> {
         chunks_fetched = report.chunks_fetched,
         restarts = report.restarts,
         records = report.records,
+        chunks_seconds = report.chunks_time.as_secs_f64(),
+        audit_seconds = report.audit_time.as_secs_f64(),
         seconds = started.elapsed().as_secs_f64(),
         "state sync: restored height {} in {:.1} s; following the chain from there",
         manifest.height,

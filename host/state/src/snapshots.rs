@@ -23,7 +23,11 @@
 //!
 //! The node keeps only the latest tree and the latest values, and sled has
 //! no read snapshots. A snapshot therefore *captures* height `H`: from its
-//! start (under the lock every commit holds) until it is done, each commit
+//! start — in the commit of `H` itself when `H` is a multiple of the
+//! node's interval ([`ChainStore::set_snapshot_interval`], so every node
+//! snapshots the same heights), or at the head for
+//! [`ChainStore::take_snapshot`], in both cases under the lock every commit
+//! holds — until it is done, each commit
 //! first remembers the value at `H` of every key it is about to change
 //! ([`Capture`]), and keeps the tree nodes it makes stale (listed under
 //! `n`) instead of deleting them. The copy of `S` is taken while blocks go
