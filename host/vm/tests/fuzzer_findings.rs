@@ -357,3 +357,33 @@ fn the_third_long_runs_findings_are_charged() {
     );
     assert!(refused >= 16_000 / 16, "{refused}");
 }
+
+#[test]
+fn the_fourth_long_runs_findings_are_charged() {
+    // A subclass of a built-in formats through the generic slot, which
+    // looks `__repr__` up and calls the built-in's unmetered native: it
+    // pays the built-in's charge and the lookup (3.07× before).
+    for (class, value) in [
+        ("list", "[1]"),
+        ("dict", "{1: 2}"),
+        ("tuple", "(1,)"),
+        ("str", "'ab'"),
+    ] {
+        let plain = op_cycles(&format!("x = {value}"), "s = f'{x!r}'", 1);
+        let subclass = op_cycles(
+            &format!("class C({class}):\n    pass\nx = C({value})"),
+            "s = f'{x!r}'",
+            1,
+        );
+        assert!(subclass >= plain + 20, "{class}: {subclass} vs {plain}");
+        let formatted = op_cycles(
+            &format!("class C({class}):\n    pass\nx = C({value})"),
+            "s = format(x)",
+            1,
+        );
+        // (A str subclass formats through str's own `__format__`.)
+        if class != "str" {
+            assert!(formatted >= 24, "{class}: {formatted}");
+        }
+    }
+}

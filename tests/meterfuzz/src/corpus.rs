@@ -247,6 +247,13 @@ pub fn findings() -> Vec<Program> {
             1,
         ),
         named("reversed_slice_of_short_bytes", "x = b'ab' * n", "x[::-1]", 1),
+        // #47, the fourth long run: the generic `repr` slot of subclasses.
+        named(
+            "format_of_a_list_subclass",
+            "class L(list):\n    pass\nx = L(range(n))",
+            "format(x)",
+            1,
+        ),
         // #47, the third long run.
         named("percent_of_a_big_int", "x = 7 ** n", "'%s' % (x,)", 2_340),
         named(

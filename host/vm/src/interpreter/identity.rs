@@ -154,13 +154,27 @@ fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
                 .store(Some(crate::interpreter::identity_hash::identity_hash));
         }
         crate::meter::slots::meter_identity_comparison(class);
-        if class.fast_issubclass(vm.ctx.types.dict_type)
-            || class.fast_issubclass(vm.ctx.types.list_type)
-            || class.fast_issubclass(vm.ctx.types.tuple_type)
-            || class.fast_issubclass(vm.ctx.types.set_type)
-            || class.fast_issubclass(vm.ctx.types.frozenset_type)
-        {
+        crate::meter::slots::meter_inherited_slots(class);
+        let types = &vm.ctx.types;
+        let containers = [
+            types.dict_type,
+            types.list_type,
+            types.tuple_type,
+            types.set_type,
+            types.frozenset_type,
+        ];
+        if containers.iter().any(|t| class.fast_issubclass(*t)) {
             crate::meter::slots::meter_subclass_comparison(class);
+        }
+        let formatted = [
+            types.str_type,
+            types.bytes_type,
+            types.bytearray_type,
+            types.int_type,
+            types.float_type,
+        ];
+        if containers.iter().chain(&formatted).any(|t| class.fast_issubclass(*t)) {
+            crate::meter::slots::meter_subclass_repr(class);
         }
     }
 }
