@@ -176,4 +176,20 @@ mod tests {
         );
         assert!(check_known(&state, 99).is_err());
     }
+
+    #[test]
+    fn a_chain_holds_at_most_its_cap_of_plans_whatever_governance_votes() {
+        // Every block reads the plans: a governance that votes plan after
+        // plan cannot make that read grow past the cap.
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        for i in 0..MAX_UPGRADE_PLANS {
+            schedule(&mut state, plan(&format!("u{i}"), 1_000 + i as u64), 10)
+                .unwrap()
+                .unwrap();
+        }
+        let refused = schedule(&mut state, plan("one-more", 5_000), 10).unwrap();
+        assert!(refused.unwrap_err().contains("the most it may"));
+        assert_eq!(plans(&state).unwrap().0.len(), MAX_UPGRADE_PLANS);
+    }
 }

@@ -27,7 +27,13 @@ fn chain() -> (Net, u64) {
     net.call_ok(1, a, "arm", vec![Value::int(40), Value::int(due)], 0);
     net.call_ok(2, b, "arm", vec![Value::int(5), Value::int(due)], 0);
     net.call_ok(2, b, "arm", vec![Value::int(7), Value::int(due + 1)], 0);
-    net.call_ok(1, a, "arm", vec![Value::int(3), Value::int(net.height() + 2)], 0);
+    net.call_ok(
+        1,
+        a,
+        "arm",
+        vec![Value::int(3), Value::int(net.height() + 2)],
+        0,
+    );
     for _ in 0..3 {
         net.block(Vec::new());
     }
@@ -114,7 +120,11 @@ fn a_clean_chain_passes_and_every_bent_derived_key_is_named() {
         v[0] ^= 1;
         put(b, &k, v);
     });
-    assert_eq!(found.key, keys::lattice_key(BucketId::height(due)), "{found:?}");
+    assert_eq!(
+        found.key,
+        keys::lattice_key(BucketId::height(due)),
+        "{found:?}"
+    );
     reset();
 
     // The pending count.

@@ -224,3 +224,29 @@ fn a_node_joins_by_state_sync_past_a_lying_peer_and_agrees_at_every_later_height
     let again = start(&homes[4], &["--state-sync"]);
     wait_for_height(&[&again], target + 3, Duration::from_secs(120));
 }
+
+/// A node far behind asks its peers for blocks: three of the four
+/// validators prune to their last 10 blocks, so they answer with their
+/// floor (Malachite's history range) and the node takes the blocks they
+/// no longer have from the archive one — and replays every one of them.
+#[test]
+fn a_late_follower_syncs_past_pruning_validators_from_the_archive_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let homes = testnet(&dir.path().join("net"), 4, 1);
+    for home in &homes[..3] {
+        append(&home.join("node.toml"), "\n[storage]\nkeep_blocks = 10\n");
+    }
+    let nodes: Vec<Node> = homes[..4].iter().map(|h| start(h, &[])).collect();
+    let all: Vec<&Node> = nodes.iter().collect();
+    wait_for_height(&all, 60, Duration::from_secs(240));
+    for n in &nodes[..3] {
+        let floor = n.rpc("th_status", json!([]))["history_floor"]
+            .as_u64()
+            .unwrap();
+        assert!(floor > 30, "{} has not pruned: floor {floor}", n.url);
+    }
+    let follower = start(&homes[4], &[]);
+    let target = height(&nodes[0]) + 5;
+    wait_for_height(&[&follower, &nodes[3]], target, Duration::from_secs(240));
+    assert_same_chain(&[&nodes[3], &follower], target);
+}

@@ -173,7 +173,11 @@ fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
             types.int_type,
             types.float_type,
         ];
-        if containers.iter().chain(&formatted).any(|t| class.fast_issubclass(*t)) {
+        if containers
+            .iter()
+            .chain(&formatted)
+            .any(|t| class.fast_issubclass(*t))
+        {
             crate::meter::slots::meter_subclass_repr(class);
         }
     }
