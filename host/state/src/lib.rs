@@ -23,6 +23,7 @@
 
 pub mod accounts;
 pub mod backend;
+pub mod capture;
 pub mod commitment;
 pub mod error;
 pub mod headers;

@@ -50,8 +50,6 @@
 //! | `P` | chunk BE u32 | [`TreeChunkEnd`]: the chunk's last key hash and range proof |
 //! | `M` | — | [`SnapshotManifest`], written last: the snapshot is complete |
 
-use std::collections::HashMap;
-
 use borsh::{BorshDeserialize, BorshSerialize};
 use jmt::KeyHash;
 use sha2::Sha256;
@@ -62,7 +60,7 @@ use crate::backend::{KvBackend, WriteBatch};
 use crate::commitment::StateCommitment;
 use crate::error::{corrupt, Result, StorageError};
 use crate::namespaces::{ns_key, DEFERRED_STALE, SNAPSHOTS, STATE, TREE_NODES};
-use crate::overlay::ChangeSet;
+use crate::capture::Capture;
 use crate::store::ChainStore;
 
 /// A chunk holds at most this many entries…
@@ -155,38 +153,6 @@ pub enum SnapshotChunk {
 struct TreeChunkEnd {
     last: [u8; 32],
     proof: Vec<u8>,
-}
-
-/// The values a snapshot's height had, for every key changed since.
-#[derive(Debug)]
-pub(crate) struct Capture {
-    height: u64,
-    undo: HashMap<Vec<u8>, Option<Vec<u8>>>,
-    /// A builder has taken it ([`ChainStore::build_captured_snapshot`]).
-    building: bool,
-}
-
-impl Capture {
-    /// Starts capturing `height` (the head, under the commit lock).
-    pub(crate) fn new(height: u64) -> Capture {
-        Capture {
-            height,
-            undo: HashMap::new(),
-            building: false,
-        }
-    }
-
-    /// Remembers the current value of every key `changes` is about to
-    /// write, unless an earlier commit already did (that one is older).
-    pub(crate) fn remember(&mut self, backend: &dyn KvBackend, changes: &ChangeSet) -> Result<()> {
-        for key in changes.keys() {
-            if !self.undo.contains_key(key) {
-                let old = backend.get(&ns_key(STATE, key))?;
-                self.undo.insert(key.clone(), old);
-            }
-        }
-        Ok(())
-    }
 }
 
 fn prefix(height: u64, part: u8) -> Vec<u8> {

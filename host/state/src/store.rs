@@ -21,7 +21,7 @@ pub use crate::migrations::{MigrationReport, STORE_FORMAT};
 use crate::namespaces::{ns_key, BLOCK, HASH_INDEX, HEADERS, META, STATE, SUMMARY};
 use crate::overlay::{ChangeSet, StateRead};
 use crate::pruning::{self, PruneStep};
-use crate::snapshots::Capture;
+use crate::capture::Capture;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).

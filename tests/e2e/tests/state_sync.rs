@@ -6,7 +6,8 @@
 //! liar (its log says so), follows the chain, and agrees with the
 //! validators — which replayed every block — at every height after the
 //! snapshot; its own history below the snapshot answers "pruned … joined by
-//! state sync".
+//! state sync". And a node far behind three pruning validators takes the
+//! blocks they no longer keep from the fourth, an archive.
 
 mod common;
 
