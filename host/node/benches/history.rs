@@ -16,7 +16,8 @@
 //! - **pruned**: a copy of it pruned offline to its last `KEEP` blocks with
 //!   the node's own step (`ChainStore::prune`, 16 heights a batch), then
 //!   opened and closed once more so sled can reclaim its segments — the
-//!   size after, and how long pruning took;
+//!   size after, and how long pruning took; then `timerhost compact`'s
+//!   copy of it (and of the archive, for comparison);
 //! - **migration**: a copy turned into a format-9 store (its `h` header
 //!   records removed, its marker set to 9: formats 9 and 10 differ by
 //!   exactly that, `timerhost_state::migrations`), then `timerhost migrate`
@@ -128,6 +129,16 @@ fn main() {
     // Reopened once: sled reclaims segments it can on open and flush.
     drop(ChainStore::new(SledBackend::open(&pruned_dir).unwrap()));
     let pruned = dir_bytes(&pruned_dir);
+    // `timerhost compact`, on the pruned copy and on the archive.
+    let compact = |dir: &std::path::Path| {
+        let started = Instant::now();
+        let report = timerhost_state::compaction::compact(dir, |_| {}).unwrap();
+        (report, started.elapsed())
+    };
+    let (pruned_compacted, pruned_compact_time) = compact(&pruned_dir);
+    let archive_copy = dir.path().join("archive-copy");
+    copy_dir(&home.data_path(), &archive_copy);
+    let (archive_compacted, archive_compact_time) = compact(&archive_copy);
 
     let old_dir = dir.path().join("format9");
     copy_dir(&home.root().to_path_buf(), &old_dir);
@@ -165,6 +176,18 @@ fn main() {
         "| pruned to the last {KEEP} (`keep_blocks = {KEEP}`): HOME/data | {:.0} MiB ({removed} entries removed in {:.1} s) |",
         mib(pruned),
         pruning.as_secs_f64()
+    );
+    println!(
+        "| … pruned, then `timerhost compact` | {:.0} MiB ({} entries copied in {:.1} s) |",
+        mib(pruned_compacted.bytes_after),
+        pruned_compacted.entries,
+        pruned_compact_time.as_secs_f64()
+    );
+    println!(
+        "| archive, `timerhost compact` (for comparison) | {:.0} MiB ({} entries copied in {:.1} s) |",
+        mib(archive_compacted.bytes_after),
+        archive_compacted.entries,
+        archive_compact_time.as_secs_f64()
     );
     println!(
         "| migration format 9 → 11 (`timerhost migrate`) | {:.1} s: {} |",

@@ -70,6 +70,15 @@ pub enum Command {
         #[arg(long)]
         home: PathBuf,
     },
+    /// Give the disk space of pruned history back to the filesystem: copy
+    /// the home's live entries into a fresh database and swap it in (the
+    /// node must be stopped; crash-safe, an interrupted run is finished or
+    /// undone by the next open).
+    Compact {
+        /// Home directory.
+        #[arg(long)]
+        home: PathBuf,
+    },
     /// Run a node on an initialised home: JSON-RPC, block production (or,
     /// when the genesis lists validators, a member of the validator
     /// network), metrics. Restarting continues from the last committed block.
@@ -199,6 +208,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         } => crate::home_cmds::init(cli.json, home, *dev, *chain_id, genesis.as_ref()),
         Command::Replay { home } => crate::home_cmds::replay(cli.json, home),
         Command::Migrate { home } => crate::home_cmds::migrate(cli.json, home),
+        Command::Compact { home } => crate::home_cmds::compact(cli.json, home),
         Command::Node(args) => args.execute(cli.json),
         Command::Testnet(args) => args.execute(cli.json),
         Command::Load(args) => args.execute(cli.json),

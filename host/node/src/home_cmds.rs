@@ -118,6 +118,39 @@ pub(crate) fn migrate(as_json: bool, home: &PathBuf) -> Result<()> {
     Ok(())
 }
 
+/// `timerhost compact`: rewrites the home's database without the space
+/// pruned history left behind (`timerhost_state::compaction`).
+pub(crate) fn compact(as_json: bool, home: &PathBuf) -> Result<()> {
+    let home = Home::new(home);
+    let started = std::time::Instant::now();
+    let report = timerhost_state::compaction::compact(&home.data_path(), |copied| {
+        if !as_json && copied % 1_000_000 < 8_192 {
+            eprintln!("compact: {copied} entries copied");
+        }
+    })?;
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "entries": report.entries,
+                "bytes_before": report.bytes_before,
+                "bytes_after": report.bytes_after,
+                "seconds": started.elapsed().as_secs_f64(),
+            })
+        );
+    } else {
+        println!(
+            "compacted {} entries: {:.0} MiB → {:.0} MiB in {:.1} s",
+            report.entries,
+            mib(report.bytes_before),
+            mib(report.bytes_after),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn replay(as_json: bool, home: &PathBuf) -> Result<()> {
     let chain = Home::new(home).open()?;
     let head = chain.head()?;

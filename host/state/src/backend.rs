@@ -238,6 +238,37 @@ impl KvBackend for MemoryBackend {
     }
 }
 
+/// The file that marks a finished compaction copy (`crate::compaction`).
+pub(crate) const COMPACTION_COMPLETE: &str = "COMPLETE";
+
+/// `DIR` + `suffix`, beside `DIR`.
+pub(crate) fn compaction_sibling(dir: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    dir.with_file_name(name)
+}
+
+/// Finishes or discards a compaction of the database in `dir` that a crash
+/// interrupted (the steps are in `crate::compaction`); every open runs it.
+pub fn finish_interrupted_compaction(dir: &Path) -> Result<()> {
+    let io = |action: &str, path: &Path, e: std::io::Error| {
+        StorageError::Backend(format!("{action} {}: {e}", path.display()))
+    };
+    let copy = compaction_sibling(dir, ".compact");
+    let old = compaction_sibling(dir, ".old");
+    let complete = copy.join(COMPACTION_COMPLETE).exists();
+    if !dir.exists() && complete {
+        std::fs::rename(&copy, dir).map_err(|e| io("moving into place", &copy, e))?;
+        std::fs::remove_file(dir.join(COMPACTION_COMPLETE)).map_err(|e| io("unmarking", dir, e))?;
+    } else if copy.exists() {
+        std::fs::remove_dir_all(&copy).map_err(|e| io("removing", &copy, e))?;
+    }
+    if old.exists() && dir.exists() {
+        std::fs::remove_dir_all(&old).map_err(|e| io("removing", &old, e))?;
+    }
+    Ok(())
+}
+
 /// A sled-backed store (one sled tree, keys namespaced by prefix so that one
 /// `apply_batch` covers everything a block writes).
 pub struct SledBackend {
@@ -266,6 +297,7 @@ impl SledBackend {
     /// garbage is collected), so a locked database is retried for up to
     /// [`Self::LOCK_WAIT`] before the error.
     pub fn open(path: &Path) -> Result<Self> {
+        finish_interrupted_compaction(path)?;
         let started = std::time::Instant::now();
         loop {
             match Self::open_once(path) {

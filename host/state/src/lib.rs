@@ -19,12 +19,14 @@
 //!   [`namespaces`] names every key prefix of the backend.
 //! - [`snapshots`] takes state snapshots while blocks commit and serves
 //!   them in chunks; [`restore`] checks and writes them into an empty store
-//!   (state sync, #44).
+//!   (state sync, #44); [`compaction`] gives pruned space back to the
+//!   filesystem (`timerhost compact`).
 
 pub mod accounts;
 pub mod backend;
 pub mod capture;
 pub mod commitment;
+pub mod compaction;
 pub mod error;
 pub mod headers;
 pub mod history;

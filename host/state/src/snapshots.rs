@@ -57,10 +57,10 @@ use timerhost_types::keys::is_committed;
 use timerhost_types::Hash;
 
 use crate::backend::{KvBackend, WriteBatch};
+use crate::capture::Capture;
 use crate::commitment::StateCommitment;
 use crate::error::{corrupt, Result, StorageError};
 use crate::namespaces::{ns_key, DEFERRED_STALE, SNAPSHOTS, STATE, TREE_NODES};
-use crate::capture::Capture;
 use crate::store::ChainStore;
 
 /// A chunk holds at most this many entries…

@@ -11,6 +11,7 @@ use timerhost_types::encoding::{self, Canonical};
 use timerhost_types::{Block, BlockHeader, Hash, Receipt};
 
 use crate::backend::{KvBackend, WriteBatch};
+use crate::capture::Capture;
 use crate::commitment::{NodeCache, StateCommitment};
 use crate::error::{corrupt, Result, StorageError};
 pub use crate::headers::StoredHeader;
@@ -21,7 +22,6 @@ pub use crate::migrations::{MigrationReport, STORE_FORMAT};
 use crate::namespaces::{ns_key, BLOCK, HASH_INDEX, HEADERS, META, STATE, SUMMARY};
 use crate::overlay::{ChangeSet, StateRead};
 use crate::pruning::{self, PruneStep};
-use crate::capture::Capture;
 
 /// Every entry of a store at one moment: state, tree, history and metadata
 /// (dev tooling: `dev_snapshot`, the Python package's `Chain.snapshot()`).
