@@ -141,7 +141,7 @@ fn main() {
     let (archive_compacted, archive_compact_time) = compact(&archive_copy);
 
     let old_dir = dir.path().join("format9");
-    copy_dir(&home.root().to_path_buf(), &old_dir);
+    copy_dir(home.root(), &old_dir);
     {
         let backend = SledBackend::open(&old_dir.join("data")).unwrap();
         let mut batch = WriteBatch::new();
