@@ -70,3 +70,74 @@ fn load_commits_every_accepted_transaction_exactly_once() {
         "no timer of the run fired"
     );
 }
+
+/// `--find-max` (#46): runs at rising rates and reports the highest that
+/// held. A dev node keeps up with a few hundred transfers a second, so the
+/// search doubles from 50 to its cap of 200 and every step holds.
+#[test]
+fn find_max_raises_the_rate_until_the_cap_and_reports_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = Node::dev(
+        &dir.path().join("dev"),
+        &["--block-time", "200ms", "--no-examples"],
+    );
+    let r = node.cli_json(&[
+        "load",
+        "--find-max",
+        "--rate",
+        "50",
+        "--max-rate",
+        "200",
+        "--duration",
+        "1",
+        "--p99",
+        "5s",
+        "--accounts",
+        "10",
+        "--drain",
+        "10s",
+        "--seed",
+        "3",
+    ]);
+    let rates: Vec<u64> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["rate"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rates, vec![50, 100, 200], "{r}");
+    assert!(
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["held"] == true),
+        "{r}"
+    );
+    assert_eq!(r["max_rate_held"], 200, "{r}");
+    // A bound no run can keep: nothing holds, the search halves to 1 tx/s.
+    let r = node.cli_json(&[
+        "load",
+        "--find-max",
+        "--rate",
+        "4",
+        "--duration",
+        "1",
+        "--p99",
+        "1ms",
+        "--accounts",
+        "2",
+        "--drain",
+        "5s",
+        "--seed",
+        "4",
+    ]);
+    assert!(r["max_rate_held"].is_null(), "{r}");
+    let rates: Vec<u64> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["rate"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rates, vec![4, 2, 1], "{r}");
+}

@@ -50,4 +50,15 @@ pub struct LoadArgs {
     /// How long to wait, after sending, for accepted transactions to commit.
     #[arg(long, default_value = "30s")]
     pub drain: String,
+    /// Find the highest rate the node or network keeps up with: runs of
+    /// --duration from --rate, doubling while a run holds (every
+    /// transaction sent is committed, p99 within --p99), then bisecting.
+    #[arg(long)]
+    pub find_max: bool,
+    /// The p99 latency a rate must keep to hold (--find-max).
+    #[arg(long, default_value = "1s")]
+    pub p99: String,
+    /// The highest rate --find-max tries.
+    #[arg(long, default_value_t = 100_000)]
+    pub max_rate: u64,
 }

@@ -13,10 +13,12 @@
 //! ([`drive`]), and prints a progress line per second and a summary
 //! ([`report`]; `--json` for scripts). "Committed exactly once" is checked,
 //! not assumed: the summary counts accepted transactions never seen in a
-//! block and any seen in two.
+//! block and any seen in two. `--find-max` repeats runs at rising rates
+//! and reports the highest that held ([`find_max`]).
 
 pub mod args;
 pub mod drive;
+pub mod find_max;
 pub mod plan;
 pub mod report;
 pub mod setup;
@@ -60,23 +62,10 @@ impl LoadArgs {
                 println!("{line}");
             }
         };
-        let prepared = setup::prepare(&clients[0], &funder, self, seed, &progress)?;
-        let total = ((self.rate as f64) * self.duration).ceil() as usize;
-        progress(&format!(
-            "signing {total} {:?} transactions from {} accounts…",
-            self.kind, self.accounts
-        ));
-        let txs = plan::sign_all(&prepared, self.kind, total);
-        let outcome = drive::run(
-            &clients,
-            self.accounts as usize,
-            &txs,
-            self.rate,
-            Duration::from_secs_f64(self.duration),
-            drain,
-            &progress,
-        )?;
-        let summary = report::Summary::of(&txs, &outcome);
+        if self.find_max {
+            return self.find_max(&clients, &funder, seed, drain, json);
+        }
+        let summary = self.run_at(&clients, &funder, seed, self.rate, drain, &progress)?;
         if json {
             println!("{}", summary.to_json());
         } else {
@@ -87,6 +76,105 @@ impl LoadArgs {
                 "{} accepted transaction(s) were not committed and {} were committed twice",
                 summary.lost, summary.duplicated
             )));
+        }
+        Ok(())
+    }
+}
+
+impl LoadArgs {
+    /// One run at `rate`: fresh accounts (from `seed`) funded, the
+    /// transactions signed, sent and followed.
+    fn run_at(
+        &self,
+        clients: &[Client],
+        funder: &timerhost_types::PrivateKey,
+        seed: u64,
+        rate: u64,
+        drain: Duration,
+        progress: &dyn Fn(&str),
+    ) -> Result<report::Summary> {
+        let prepared = setup::prepare(&clients[0], funder, self, seed, progress)?;
+        let total = ((rate as f64) * self.duration).ceil() as usize;
+        progress(&format!(
+            "signing {total} {:?} transactions from {} accounts…",
+            self.kind, self.accounts
+        ));
+        let txs = plan::sign_all(&prepared, self.kind, total);
+        let outcome = drive::run(
+            clients,
+            self.accounts as usize,
+            &txs,
+            rate,
+            Duration::from_secs_f64(self.duration),
+            drain,
+            progress,
+        )?;
+        Ok(report::Summary::of(&txs, &outcome))
+    }
+
+    /// `--find-max`: runs at rising rates ([`find_max::Search`]) and
+    /// reports each and the highest that held.
+    fn find_max(
+        &self,
+        clients: &[Client],
+        funder: &timerhost_types::PrivateKey,
+        seed: u64,
+        drain: Duration,
+        json: bool,
+    ) -> Result<()> {
+        let bound = crate::config::parse_duration(&self.p99)
+            .map_err(|e| NodeError::Usage(format!("--p99: {e}")))?;
+        let bound_ms = bound.as_secs_f64() * 1_000.0;
+        let quiet = |_: &str| {};
+        let mut search = find_max::Search::new(self.rate, self.max_rate);
+        let mut steps = Vec::new();
+        while let Some(rate) = search.next_rate() {
+            // New accounts each run: nonces start afresh, and a run that
+            // fell behind leaves nothing pending for the next.
+            let run_seed = seed.wrapping_add(steps.len() as u64 * 1_000_003);
+            let summary = self.run_at(clients, funder, run_seed, rate, drain, &quiet)?;
+            let step = find_max::Step::judge(
+                rate,
+                summary.committed_tps,
+                summary.latency_ms[2],
+                summary.sent.saturating_sub(summary.committed),
+                bound_ms,
+            );
+            if !json {
+                println!(
+                    "{rate:>7} tx/s: committed {:>8.0} tx/s, p99 {:>6.0} ms, not committed {} — {}",
+                    step.committed_tps,
+                    step.p99_ms,
+                    step.uncommitted,
+                    if step.held { "held" } else { "did not hold" }
+                );
+            }
+            search.record(&step);
+            steps.push(step);
+        }
+        let best = search.best();
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "max_rate_held": best,
+                    "p99_bound_ms": bound_ms,
+                    "steps": steps.iter().map(|s| serde_json::json!({
+                        "rate": s.rate,
+                        "committed_tps": (s.committed_tps * 10.0).round() / 10.0,
+                        "p99_ms": s.p99_ms.round(),
+                        "uncommitted": s.uncommitted,
+                        "held": s.held,
+                    })).collect::<Vec<_>>(),
+                })
+            );
+        } else {
+            match best {
+                Some(rate) => println!(
+                    "highest rate that held: {rate} tx/s (every transaction committed, p99 ≤ {bound_ms:.0} ms)"
+                ),
+                None => println!("no rate held, down to 1 tx/s"),
+            }
         }
         Ok(())
     }
