@@ -145,6 +145,28 @@ pub enum Command {
     },
 }
 
+/// `timerhost block | head` closes stdout before the command is done
+/// printing: Rust's `println!` then panics ("failed printing to stdout:
+/// Broken pipe") with a backtrace. A client command exits quietly instead,
+/// with the status a shell gives a process ended by SIGPIPE (128 + 13).
+/// (Restoring SIGPIPE itself would need `unsafe`, which the workspace
+/// denies; a node keeps the default, it never prints to a pipe it needs.)
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 /// Entry point used by `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -160,6 +182,9 @@ pub fn main() -> ExitCode {
             "warn"
         },
     );
+    if !long_running {
+        quiet_on_closed_stdout();
+    }
     // Every command may run actor code (a dev chain's blocks, a replay, a
     // validator's): not on the 8 MiB main thread but on one with the stack
     // the VM's bounds are sized for (#49: `timerhost dev` aborted there).
