@@ -28,7 +28,7 @@ use timerhost_chain::testing::TxBuilder;
 use timerhost_chain::{Chain, NoHooks, VmRuntime};
 use timerhost_state::{EventFilter, KvBackend, MemoryBackend, SledBackend, StoreSnapshot};
 use timerhost_types::{
-    dev_accounts, Address, BasefeeConfig, Genesis, PrivateKey, SignedTransaction,
+    dev_accounts, Address, BasefeeConfig, Genesis, Hash, PrivateKey, SignedTransaction,
     SystemInstruction, TimerConfig, TxKind, Value,
 };
 
@@ -56,6 +56,68 @@ create_exception!(
     TimerhostError,
     "The chain itself failed (storage, corrupt state, bad block parameters)."
 );
+
+create_exception!(
+    timerhost,
+    ProofError,
+    TimerhostError,
+    "A state proof does not hold: the value it claims is not what the header's state root commits to."
+);
+
+/// Checks a `th_getProof` answer's `value` (hex-decoded bytes, `None`:
+/// absent) and `proof` against `state_root`, for the state key of `kind`
+/// (`"account"`: `subject` is the address; `"storage"`: `subject` is the
+/// actor, `storage_key` the key as it wrote it). Returns the proven value —
+/// an account as a dict, a storage value as Python, `None` for a proven
+/// absence — or raises [`ProofError`].
+#[pyfunction]
+#[pyo3(signature = (state_root, kind, subject, storage_key, value, proof))]
+fn verify_state_proof<'py>(
+    py: Python<'py>,
+    state_root: &str,
+    kind: &str,
+    subject: &str,
+    storage_key: Option<&str>,
+    value: Option<Vec<u8>>,
+    proof: Vec<u8>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bad = |why: String| ProofError::new_err(why);
+    let root: Hash = state_root
+        .parse()
+        .map_err(|e| bad(format!("the header's state root {state_root:?}: {e}")))?;
+    let address: Address = subject
+        .parse()
+        .map_err(|e| bad(format!("the proof's address {subject:?}: {e}")))?;
+    let key = match (kind, storage_key) {
+        ("account", _) => timerhost_types::keys::account(&address),
+        ("storage", Some(k)) => timerhost_types::keys::storage(&address, k.as_bytes()),
+        _ => {
+            return Err(bad(format!(
+                "a proof of kind {kind:?} cannot be checked here"
+            )))
+        }
+    };
+    timerhost_state::verify_proof(&root, &key, value.as_deref(), &proof).map_err(bad)?;
+    match (kind, value) {
+        (_, None) => Ok(py.None().into_bound(py)),
+        ("account", Some(bytes)) => {
+            let acct = timerhost_types::decode::<timerhost_types::keys::Account>(&bytes)
+                .map_err(|e| bad(format!("the proven account does not decode: {e}")))?;
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("balance", acct.balance)?;
+            d.set_item("nonce", acct.nonce)?;
+            d.set_item("is_actor", acct.is_actor)?;
+            d.set_item("schedule_nonce", acct.schedule_nonce)?;
+            d.set_item("live_timers", acct.live_timers)?;
+            Ok(d.into_any())
+        }
+        (_, Some(bytes)) => {
+            let v = Value::from_bytes(&bytes)
+                .map_err(|e| bad(format!("the proven value does not decode: {e}")))?;
+            convert::value_to_py(py, &v)
+        }
+    }
+}
 
 /// Runs `f` on the VM's execution worker (`timerhost_vm::runtime`), the GIL
 /// released meanwhile.
@@ -828,6 +890,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign_transaction, m)?)?;
     m.add_function(wrap_pyfunction!(dev_account_keys, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_state_proof, m)?)?;
+    m.add("ProofError", m.py().get_type::<ProofError>())?;
     m.add("TimerhostError", m.py().get_type::<TimerhostError>())?;
     m.add(
         "TransactionRejected",

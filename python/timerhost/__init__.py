@@ -28,6 +28,7 @@ from timerhost.records import (
     Receipt,
     Timer,
 )
+from timerhost.proofs import ProofError, verify_proof
 from timerhost.errors import (
     ChainError,
     DeployError,
@@ -52,9 +53,11 @@ __all__ = [
     "ExecError",
     "ExecutionFailed",
     "Governance",
+    "ProofError",
     "Receipt",
     "Reverted",
     "Timer",
     "TimerhostError",
     "TransactionRejected",
+    "verify_proof",
 ]

@@ -203,6 +203,27 @@ class RpcChain(_Wallet):
         raw = self.rpc("th_getStorage", _address(actor, "actor"), key, "raw")
         return None if raw is None else _native.decode_value(bytes.fromhex(raw[2:]))
 
+    def proof(
+        self,
+        kind: str,
+        *,
+        address: Optional[AddressLike] = None,
+        actor: Optional[AddressLike] = None,
+        key: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """``th_getProof``: an account's (``kind="account"``, ``address=``)
+        or an actor's storage value's (``kind="storage"``, ``actor=``,
+        ``key=``) proof at the head; check it with
+        :func:`timerhost.verify_proof` against the block it names."""
+        request: Dict[str, Any] = {"kind": kind}
+        if address is not None:
+            request["address"] = _address(address)
+        if actor is not None:
+            request["actor"] = _address(actor, "actor")
+        if key is not None:
+            request["key"] = key
+        return self.rpc("th_getProof", request)
+
     def storage_keys(self, actor: AddressLike, prefix: str = "", *, limit: int = 1000) -> List[str]:
         return self.rpc("th_getStorageKeys", _address(actor, "actor"), prefix, limit)
 

@@ -31,6 +31,7 @@ use crate::mempool::{validate, Mempool};
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
 mod limits;
+mod proofs;
 mod sync;
 mod views;
 
@@ -774,6 +775,7 @@ pub const METHODS: &[&str] = &[
     "th_getTimerLife",
     "th_getWatches",
     "th_getCronJobs",
+    "th_getProof",
     "th_getSnapshots",
     "th_getSnapshotChunk",
     "th_getRawHeaders",
@@ -855,6 +857,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getTimerLife", |c, a| c.timer_life(&a));
     method!("th_getWatches", |c, a| c.watches(&a));
     method!("th_getCronJobs", |c, a| c.cron_jobs(&a));
+    method!("th_getProof", |c, a| c.get_proof(&a));
     method!("th_getSnapshots", |c, a| c.snapshots());
     method!("th_getSnapshotChunk", |c, a| c.snapshot_chunk(&a));
     method!("th_getRawHeaders", |c, a| c.raw_headers(&a));

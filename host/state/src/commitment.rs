@@ -143,9 +143,9 @@ impl TreeReader for NodeReader<'_> {
 
 /// Reads nodes from the backend and values from a snapshot, for range
 /// proofs ([`StateCommitment::range_proof`]).
-struct ProofReader<'a> {
-    backend: &'a dyn KvBackend,
-    value_of: &'a dyn Fn(KeyHash) -> Result<Option<Vec<u8>>>,
+pub(crate) struct ProofReader<'a> {
+    pub(crate) backend: &'a dyn KvBackend,
+    pub(crate) value_of: &'a dyn Fn(KeyHash) -> Result<Option<Vec<u8>>>,
 }
 
 impl TreeReader for ProofReader<'_> {

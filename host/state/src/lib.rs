@@ -20,7 +20,8 @@
 //! - [`snapshots`] takes state snapshots while blocks commit and serves
 //!   them in chunks; [`restore`] checks and writes them into an empty store
 //!   (state sync, #44); [`compaction`] gives pruned space back to the
-//!   filesystem (`timerhost compact`).
+//!   filesystem (`timerhost compact`); [`proofs`] proves a value of the
+//!   state, or its absence, against the head's state root (#48).
 
 pub mod accounts;
 pub mod backend;
@@ -33,6 +34,7 @@ pub mod history;
 pub mod migrations;
 pub mod namespaces;
 pub mod overlay;
+pub mod proofs;
 pub mod pruning;
 pub mod restore;
 pub mod snapshots;
@@ -43,6 +45,7 @@ pub use commitment::{NodeCache, StateCommitment};
 pub use error::{Result, StorageError};
 pub use migrations::{MigrationReport, OLDEST_MIGRATABLE_FORMAT};
 pub use overlay::{ChangeSet, Checkpoint, EmptyState, NextKey, Overlay, StateRead, StateReadExt};
+pub use proofs::{verify_proof, StateProof};
 pub use pruning::PruneStep;
 pub use restore::SnapshotRestore;
 pub use snapshots::{SnapshotChunk, SnapshotManifest};

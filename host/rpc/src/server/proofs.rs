@@ -1,0 +1,98 @@
+//! `th_getProof` (#48): a value of the state — an account, an actor's
+//! storage key — or its absence, with the proof that ties it to the state
+//! root of the block it names (docs/RPC.md, "Proofs";
+//! `timerhost_state::proofs`). The node keeps its head's tree only, so a
+//! proof is of the head; a request for another height says so.
+
+use serde_json::{json, Value as Json};
+use timerhost_state::{KvBackend, StateProof};
+use timerhost_types::{keys, Value};
+
+use super::RpcContext;
+use crate::error::{Result, RpcError};
+use crate::json::{amount, hex0x, parse_address, value_to_json};
+
+fn field<'a>(request: &'a Json, name: &str) -> Result<&'a str> {
+    request[name]
+        .as_str()
+        .ok_or_else(|| RpcError::InvalidParams(format!("th_getProof needs \"{name}\" (a string)")))
+}
+
+impl<B: KvBackend + 'static> RpcContext<B> {
+    /// `th_getProof({kind, …, height?})`.
+    pub(super) fn get_proof(&self, a: &[Json]) -> Result<Json> {
+        let request = a
+            .first()
+            .filter(|r| r.is_object())
+            .ok_or_else(|| RpcError::InvalidParams(
+                "th_getProof takes one object: {\"kind\": \"account\", \"address\": …} or {\"kind\": \"storage\", \"actor\": …, \"key\": …}".into(),
+            ))?;
+        let kind = field(request, "kind")?;
+        let key = match kind {
+            "account" => keys::account(&parse_address(field(request, "address")?)?),
+            "storage" => keys::storage(
+                &parse_address(field(request, "actor")?)?,
+                field(request, "key")?.as_bytes(),
+            ),
+            "timer" => {
+                return Err(RpcError::InvalidParams(
+                    "proofs of timers are not served yet: a timer's record is committed through its due bucket's digest, not a leaf of its own".into(),
+                ))
+            }
+            other => {
+                return Err(RpcError::InvalidParams(format!(
+                    "unknown proof kind {other:?}: \"account\" or \"storage\""
+                )))
+            }
+        };
+        let proof = self.chain.store().prove(&key)?;
+        if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
+            let asked = super::u64_of(asked, "height")?;
+            if asked != proof.height {
+                return Err(RpcError::InvalidParams(format!(
+                    "this node keeps the state tree of its head only: it proves at height {}, not {asked}",
+                    proof.height
+                )));
+            }
+        }
+        let mut answer = proof_json(kind, &proof);
+        for name in ["address", "actor"] {
+            if let Some(v) = request.get(name) {
+                answer[name] = v.clone();
+            }
+        }
+        if kind == "storage" {
+            answer["storage_key"] = request["key"].clone();
+        }
+        Ok(answer)
+    }
+}
+
+/// A proof as `th_getProof` answers it.
+fn proof_json(kind: &str, p: &StateProof) -> Json {
+    let decoded = match (kind, &p.value) {
+        (_, None) => Json::Null,
+        ("account", Some(bytes)) => match timerhost_types::decode::<keys::Account>(bytes) {
+            Ok(acct) => json!({
+                "balance": amount(acct.balance),
+                "nonce": acct.nonce,
+                "is_actor": acct.is_actor,
+                "schedule_nonce": acct.schedule_nonce,
+                "live_timers": acct.live_timers,
+            }),
+            Err(_) => Json::Null,
+        },
+        (_, Some(bytes)) => Value::from_bytes(bytes)
+            .map(|v| value_to_json(&v))
+            .unwrap_or(Json::Null),
+    };
+    json!({
+        "kind": kind,
+        "height": p.height,
+        "state_root": p.state_root.to_string(),
+        "key": hex0x(&p.key),
+        "value": p.value.as_deref().map(hex0x),
+        "decoded": decoded,
+        "proof": hex0x(&p.proof),
+    })
+}

@@ -1,0 +1,116 @@
+"""State proofs (#48) against ``timerhost dev``: an account, an actor's
+storage value and an absence, each proven by ``th_getProof`` and checked by
+``timerhost.verify_proof`` against the header ``th_getBlock`` returns; a
+bent value, a proof of another key, another block's header and a bent proof
+raise ``timerhost.ProofError``."""
+
+import copy
+import json
+import subprocess
+
+import pytest
+
+import timerhost
+from timerhost.rpc import RpcChain
+
+from test_examples import _binary
+
+COUNTER = '''
+class Counter:
+    def bump(self, n):
+        self.storage["count"] = self.storage.get("count", 0) + n
+        return self.storage["count"]
+'''
+
+
+@pytest.fixture(scope="module")
+def rpc(tmp_path_factory):
+    home = tmp_path_factory.mktemp("proofs") / "home"
+    proc = subprocess.Popen(
+        [_binary(), "dev", "--manual", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("event") == "started":
+                yield RpcChain(event["rpc"])
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _head_block(rpc, height):
+    return rpc.rpc("th_getBlock", height)
+
+
+def test_values_and_absences_are_proven_against_the_header(rpc):
+    alice = rpc.accounts[0]
+    actor = rpc.deploy(COUNTER, sender=alice)
+    rpc.call(actor, "bump", 7, sender=alice).raise_for_status()
+
+    p = rpc.proof("account", address=alice)
+    block = _head_block(rpc, p["height"])
+    account = timerhost.verify_proof(block, p)
+    assert account["balance"] == rpc.balance(alice)
+    assert account["nonce"] == rpc.nonce(alice)
+
+    s = rpc.proof("storage", actor=actor, key="count")
+    assert timerhost.verify_proof(_head_block(rpc, s["height"]), s) == 7
+
+    nobody = "0x" + "ab" * 20
+    a = rpc.proof("account", address=nobody)
+    assert a["value"] is None
+    assert timerhost.verify_proof(_head_block(rpc, a["height"]), a) is None
+    missing = rpc.proof("storage", actor=actor, key="nothing here")
+    assert timerhost.verify_proof(_head_block(rpc, missing["height"]), missing) is None
+
+
+def test_a_lying_answer_raises_proof_error(rpc):
+    alice = rpc.accounts[1]
+    p = rpc.proof("account", address=alice)
+    block = _head_block(rpc, p["height"])
+
+    bent_value = copy.deepcopy(p)
+    v = bytearray.fromhex(p["value"][2:])
+    v[0] ^= 1
+    bent_value["value"] = "0x" + v.hex()
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(block, bent_value)
+
+    other_key = copy.deepcopy(p)
+    other_key["address"] = rpc.accounts[2].address
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(block, other_key)
+
+    absent_claim = copy.deepcopy(p)
+    absent_claim["value"] = None
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(block, absent_claim)
+
+    bent_proof = copy.deepcopy(p)
+    raw = bytearray.fromhex(p["proof"][2:])
+    raw[-1] ^= 1
+    bent_proof["proof"] = "0x" + raw.hex()
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(block, bent_proof)
+
+    rpc.mine(1)
+    newer = _head_block(rpc, rpc.height)
+    with pytest.raises(timerhost.ProofError, match="the proof is of block"):
+        timerhost.verify_proof(newer, p)
+    older_root = dict(block, height=newer["height"])
+    older_root["state_root"] = newer["state_root"]
+    moved = dict(p, height=newer["height"])
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(older_root, moved)
+
+
+def test_a_proof_at_another_height_or_of_a_timer_is_refused_by_name(rpc):
+    with pytest.raises(Exception, match="head only"):
+        rpc.rpc("th_getProof", {"kind": "account", "address": rpc.accounts[0].address, "height": 1})
+    with pytest.raises(Exception, match="not served yet"):
+        rpc.rpc("th_getProof", {"kind": "timer", "timer_id": "0x" + "00" * 32})
