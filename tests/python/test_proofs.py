@@ -114,3 +114,6 @@ def test_a_proof_at_another_height_or_of_a_timer_is_refused_by_name(rpc):
         rpc.rpc("th_getProof", {"kind": "account", "address": rpc.accounts[0].address, "height": 1})
     with pytest.raises(Exception, match="not served yet"):
         rpc.rpc("th_getProof", {"kind": "timer", "timer_id": "0x" + "00" * 32})
+    # A dev chain has no commit certificates: th_getCommit says so.
+    with pytest.raises(Exception, match="validator network"):
+        rpc.rpc("th_getCommit", 1)

@@ -36,6 +36,7 @@
 pub mod app;
 pub mod byzantine;
 pub mod codec;
+pub mod commit;
 pub mod context;
 pub mod context_impl;
 pub mod engine;

@@ -46,6 +46,7 @@ pub mod home_cmds;
 pub mod keys;
 pub mod load;
 pub mod metrics;
+pub mod network_control;
 pub mod network_node;
 pub mod node_cmd;
 pub mod output;

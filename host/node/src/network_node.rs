@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use serde_json::{json, Value as Json};
+use serde_json::json;
 use timerhost_chain::accounts::timer_config;
 use timerhost_chain::{Chain, ExecutedBlock, TxError};
 use timerhost_consensus::app::{App, AppHooks, AppSettings};
@@ -24,7 +24,7 @@ use timerhost_consensus::{
     ByzantineMode, ConsensusKey, ConsensusMetrics, ConsensusSigner, DecidedStore, NetworkSettings,
     ValidatorSet,
 };
-use timerhost_rpc::{Mempool, NodeControl, NodeSnapshot, RpcContext, RpcError};
+use timerhost_rpc::{Mempool, RpcContext};
 use timerhost_state::SledBackend;
 use timerhost_types::{Address, Hash, SignedTransaction};
 
@@ -33,6 +33,7 @@ use crate::config::{parse_duration, NodeConfig};
 use crate::error::{NodeError, Result};
 use crate::home::Home;
 use crate::metrics::Metrics;
+use crate::network_control::NetworkControl;
 use crate::run::Services;
 
 /// The mempool, log and metrics, as the consensus app sees them.
@@ -96,62 +97,6 @@ impl AppHooks for NodeHooks {
             }
             Err(e) => tracing::warn!(error = %e, "could not summarise a committed block"),
         }
-    }
-}
-
-/// The RPC's view of a network node: dev methods refused, transactions
-/// forwarded to peers.
-struct NetworkControl {
-    describe: Json,
-    gossip: crate::gossip::Gossip,
-    /// This node's consensus key's address, if it has one.
-    key: Option<String>,
-    /// The engine's view: the set of the height being decided (#32).
-    consensus: Arc<ConsensusMetrics>,
-    /// The full-disk guard (`producer.disk` in `th_status`).
-    disk: crate::disk::DiskGuard,
-}
-
-fn not_on_network(what: &str) -> RpcError {
-    RpcError::Producer(format!(
-        "{what} is not available on a validator network: blocks are decided by consensus (use `timerhost dev` for a dev chain)"
-    ))
-}
-
-impl NodeControl for NetworkControl {
-    fn mine(&self, _blocks: u64) -> std::result::Result<Vec<u64>, RpcError> {
-        Err(not_on_network("dev_mine"))
-    }
-
-    fn set_next_timestamp(&self, _timestamp: u64) -> std::result::Result<(), RpcError> {
-        Err(not_on_network("dev_setNextBlockTimestamp"))
-    }
-
-    fn snapshot(&self) -> std::result::Result<NodeSnapshot, RpcError> {
-        Err(not_on_network("dev_snapshot"))
-    }
-
-    fn revert(&self, _snapshot: &NodeSnapshot) -> std::result::Result<(), RpcError> {
-        Err(not_on_network("dev_revert"))
-    }
-
-    /// The producer as `th_status` shows it, with the validator set of the
-    /// height being decided (it changes by proposal, #32).
-    fn describe(&self) -> Json {
-        use std::sync::atomic::Ordering;
-        let mut d = self.describe.clone();
-        let size = self.consensus.validators.load(Ordering::Relaxed);
-        if size > 0 {
-            d["validators"] = json!(size);
-            let voting = self.consensus.in_validator_set.load(Ordering::Relaxed) == 1;
-            d["validator"] = json!(self.key.clone().filter(|_| voting));
-        }
-        d["disk"] = self.disk.describe();
-        d
-    }
-
-    fn transaction_accepted(&self, raw: &[u8]) {
-        self.gossip.forward(raw);
     }
 }
 
@@ -274,6 +219,8 @@ pub(crate) fn run(
         key: key.as_ref().map(|k| k.address().to_string()),
         consensus: consensus_metrics.clone(),
         disk: disk.clone(),
+        decided: store.clone(),
+        chain: chain.clone(),
     };
 
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));

@@ -61,6 +61,13 @@ pub trait NodeControl: Send + Sync {
     /// A transaction sent to this node entered its mempool (first time
     /// seen): a node of a validator network forwards it to its peers.
     fn transaction_accepted(&self, _raw: &[u8]) {}
+    /// `th_getCommit(height)`: the certificate that decided block `height`
+    /// (`null` if this node has none) — a validator network's nodes only.
+    fn commit(&self, _height: u64) -> Result<Json> {
+        Err(RpcError::InvalidParams(
+            "th_getCommit answers on a validator network: this chain's blocks are produced by one node, with no commit certificates".into(),
+        ))
+    }
 }
 
 /// Everything the methods read or write.
@@ -344,6 +351,15 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "pending_nonce": pending,
             "is_actor": acct.is_actor,
         }))
+    }
+
+    fn get_commit(&self, a: &[Json]) -> Result<Json> {
+        let height = u64_of(
+            a.first()
+                .ok_or_else(|| RpcError::InvalidParams("missing parameter 0 (height)".into()))?,
+            "height",
+        )?;
+        self.control.commit(height)
     }
 
     fn get_nonce(&self, a: &[Json]) -> Result<Json> {
@@ -776,6 +792,7 @@ pub const METHODS: &[&str] = &[
     "th_getWatches",
     "th_getCronJobs",
     "th_getProof",
+    "th_getCommit",
     "th_getSnapshots",
     "th_getSnapshotChunk",
     "th_getRawHeaders",
@@ -858,6 +875,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getWatches", |c, a| c.watches(&a));
     method!("th_getCronJobs", |c, a| c.cron_jobs(&a));
     method!("th_getProof", |c, a| c.get_proof(&a));
+    method!("th_getCommit", |c, a| c.get_commit(&a));
     method!("th_getSnapshots", |c, a| c.snapshots());
     method!("th_getSnapshotChunk", |c, a| c.snapshot_chunk(&a));
     method!("th_getRawHeaders", |c, a| c.raw_headers(&a));

@@ -155,6 +155,17 @@ fn a_node_joins_by_state_sync_past_a_lying_peer_and_agrees_at_every_later_height
     let trust_height = height(&nodes[0]) - 1;
     let trusted = nodes[0].rpc("th_getBlock", json!([trust_height]));
     let trust_hash = trusted["hash"].as_str().unwrap().to_string();
+    // The trusted block's commit certificate, checked by the node against
+    // the set of its height (#48): what makes a header the chain's.
+    let commit = nodes[1].rpc("th_getCommit", json!([trust_height]));
+    assert_eq!(commit["quorum"], true, "{commit}");
+    assert_eq!(commit["block_hash"], trust_hash.as_str(), "{commit}");
+    assert_eq!(commit["matches_stored_block"], true, "{commit}");
+    assert!(
+        commit["signatures"].as_array().unwrap().len() >= 3,
+        "{commit}"
+    );
+    assert_eq!(commit["total_power"], 4, "{commit}");
     let liar = lying_proxy(nodes[3].url.clone());
     append(
         &homes[4].join("node.toml"),
