@@ -86,7 +86,14 @@ where
     }
 
     fn call(&mut self, req: HttpRequest) -> Self::Future {
-        let found = (req.method().as_str() == "GET")
+        // A WebSocket upgrade of the root is JSON-RPC (`th_subscribe`),
+        // not a page.
+        let upgrade = req
+            .headers()
+            .get("upgrade")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+        let found = (req.method().as_str() == "GET" && !upgrade)
             .then(|| asset(req.uri().path()))
             .flatten();
         match found {

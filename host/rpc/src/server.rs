@@ -32,6 +32,7 @@ use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
 mod limits;
 mod proofs;
+mod subscriptions;
 mod sync;
 mod views;
 
@@ -793,6 +794,8 @@ pub const METHODS: &[&str] = &[
     "th_getCronJobs",
     "th_getProof",
     "th_getCommit",
+    "th_subscribe",
+    "th_unsubscribe",
     "th_getSnapshots",
     "th_getSnapshotChunk",
     "th_getRawHeaders",
@@ -883,6 +886,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("dev_setNextBlockTimestamp", |c, a| c.set_next_timestamp(&a));
     method!("dev_snapshot", |c, a| c.snapshot());
     method!("dev_revert", |c, a| c.revert(&a));
+    subscriptions::register(&mut m);
     m
 }
 
@@ -898,6 +902,7 @@ pub async fn start<B: KvBackend + 'static>(
     };
     let server = Server::builder()
         .max_request_body_size(8 * 1024 * 1024)
+        .set_message_buffer_capacity(subscriptions::MESSAGE_BUFFER)
         .set_batch_request_config(jsonrpsee::server::BatchRequestConfig::Limit(
             MAX_BATCH_CALLS,
         ))

@@ -37,7 +37,7 @@ fn text<'v>(e: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 /// A block's timer summary as `th_getBlockStats` lists it.
-fn summary_json(height: u64, s: &timerhost_chain::summary::BlockSummary) -> Json {
+pub(super) fn summary_json(height: u64, s: &timerhost_chain::summary::BlockSummary) -> Json {
     json!({
         "height": height,
         "fired": { "height": s.fired[0], "time": s.fired[1], "state": s.fired[2] },

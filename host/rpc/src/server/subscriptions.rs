@@ -1,0 +1,257 @@
+//! Pushed events over WebSocket (#48): `th_subscribe` / `th_unsubscribe`,
+//! notifications as `th_subscription` (docs/RPC.md, "Subscriptions").
+//!
+//! - `["newHeads", {"from_height"?}]`: one notification per block — its
+//!   header fields and its timer summary.
+//! - `["events", {name?, actor?, from_height?}]`: per block with matching
+//!   events, `{height, events}` (filtered as `th_getEvents` filters).
+//! - `["timer", "0x<id>"]`: every event of one timer, per block, until it
+//!   is no longer pending; then the subscription ends.
+//!
+//! Each subscription is a task that follows the committed head (read in
+//! process every [`POLL`]) from its cursor, so delivery is in block order
+//! with every notification naming its `height`; a client that reconnects
+//! with `from_height` = the last height it saw + 1 gets no gap and no
+//! duplicate (BFT finality: a committed block never changes, so there is
+//! no reorganisation to report). A resume below the node's history floor
+//! (pruned, or before a state sync) is refused by name. A slow client is
+//! dropped, never waited for by the node: each notification waits at most
+//! [`SEND_TIMEOUT`] for room in the connection's buffer (the server's,
+//! [`MESSAGE_BUFFER`] messages), then the subscription ends with an error
+//! naming the height to resume from.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jsonrpsee::core::server::{PendingSubscriptionSink, SubscriptionMessage};
+use jsonrpsee::core::StringError;
+use jsonrpsee::types::{ErrorObjectOwned, Params};
+use serde_json::{json, Value as Json};
+use timerhost_state::{EventFilter, KvBackend};
+use timerhost_types::Hash;
+
+use super::RpcContext;
+use crate::error::RpcError;
+use crate::json::{block_json, event_record_json, parse_address, parse_hash};
+
+/// How often a subscription looks for a new head.
+pub const POLL: Duration = Duration::from_millis(25);
+/// How long one notification may wait for room before the client is
+/// dropped as too slow.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// Messages the server buffers per connection (the bound on what a slow
+/// client holds up; jsonrpsee's `message_buffer_capacity`).
+pub const MESSAGE_BUFFER: u32 = 1024;
+/// Blocks one subscription may ask to replay from its `from_height`.
+pub const MAX_REPLAY_BLOCKS: u64 = 100_000;
+
+/// What a subscription follows.
+#[derive(Clone, Debug)]
+enum Topic {
+    NewHeads,
+    Events(EventFilter),
+    Timer(Hash),
+}
+
+fn invalid(why: String) -> ErrorObjectOwned {
+    RpcError::InvalidParams(why).into()
+}
+
+/// Parses `th_subscribe`'s parameters: the topic and where to start.
+fn parse(params: &Params<'_>) -> Result<(Topic, Option<u64>), ErrorObjectOwned> {
+    let list: Vec<Json> = params.parse().map_err(|_| {
+        invalid("th_subscribe takes [\"newHeads\" | \"events\" | \"timer\", options]".into())
+    })?;
+    let kind = list.first().and_then(Json::as_str).unwrap_or_default();
+    let options = list.get(1).cloned().unwrap_or(Json::Null);
+    let from = |o: &Json| -> Result<Option<u64>, ErrorObjectOwned> {
+        match o.get("from_height") {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| invalid(format!("from_height must be a height, got {v}"))),
+        }
+    };
+    match kind {
+        "newHeads" => Ok((Topic::NewHeads, from(&options)?)),
+        "events" => {
+            let mut filter = EventFilter::default();
+            if let Some(name) = options.get("name").filter(|v| !v.is_null()) {
+                filter.name = Some(
+                    name.as_str()
+                        .ok_or_else(|| invalid(format!("name must be a string, got {name}")))?
+                        .to_string(),
+                );
+            }
+            if let Some(actor) = options.get("actor").filter(|v| !v.is_null()) {
+                filter.emitter = Some(
+                    parse_address(actor.as_str().unwrap_or_default())
+                        .map_err(ErrorObjectOwned::from)?,
+                );
+            }
+            Ok((Topic::Events(filter), from(&options)?))
+        }
+        "timer" => {
+            let id = options
+                .as_str()
+                .ok_or_else(|| invalid("[\"timer\", \"0x<timer id>\"]".into()))?;
+            Ok((
+                Topic::Timer(parse_hash("timer id", id).map_err(ErrorObjectOwned::from)?),
+                None,
+            ))
+        }
+        other => Err(invalid(format!(
+            "unknown subscription {other:?}: \"newHeads\", \"events\" or \"timer\""
+        ))),
+    }
+}
+
+impl<B: KvBackend + 'static> RpcContext<B> {
+    /// The notifications of block `height` for `topic` (none for a block
+    /// with nothing to say), and whether the subscription is over.
+    fn notifications(
+        &self,
+        topic: &Topic,
+        height: u64,
+        delivered: &mut usize,
+    ) -> Result<(Vec<Json>, bool), RpcError> {
+        let store = self.chain.store();
+        match topic {
+            Topic::NewHeads => {
+                let Some(block) = store.block(height)? else {
+                    return Ok((Vec::new(), false));
+                };
+                let mut head = block_json(&block, false);
+                head["timers"] = match self.chain.block_summary(height)? {
+                    Some(s) => super::views::summary_json(height, &s),
+                    None => Json::Null,
+                };
+                Ok((vec![head], false))
+            }
+            Topic::Events(filter) => {
+                let events = store.events(&EventFilter {
+                    from_height: Some(height),
+                    to_height: Some(height),
+                    limit: 0,
+                    ..filter.clone()
+                })?;
+                if events.is_empty() {
+                    return Ok((Vec::new(), false));
+                }
+                let events: Vec<Json> = events.iter().map(event_record_json).collect();
+                Ok((vec![json!({ "height": height, "events": events })], false))
+            }
+            Topic::Timer(id) => {
+                let pending = timerhost_timers::record::queued(&store.state(), id)?.is_some();
+                let life = store.timer_events(id, pending, super::views::LIFE_EVENTS)?;
+                let new: Vec<Json> = life
+                    .iter()
+                    .filter(|e| e.height <= height)
+                    .skip(*delivered)
+                    .map(event_record_json)
+                    .collect();
+                *delivered += new.len();
+                // Over once it is gone at the head and every event of its
+                // life up to there is out (the head may be ahead of this
+                // block: its end is sent with the block that holds it).
+                let ended = !pending && *delivered == life.len();
+                if new.is_empty() && !ended {
+                    return Ok((Vec::new(), false));
+                }
+                Ok((
+                    vec![
+                        json!({ "height": height, "timer_id": id.to_string(), "events": new, "ended": ended }),
+                    ],
+                    ended,
+                ))
+            }
+        }
+    }
+}
+
+/// Registers `th_subscribe` / `th_unsubscribe` on `module`.
+pub fn register<B: KvBackend + 'static>(module: &mut jsonrpsee::RpcModule<RpcContext<B>>) {
+    module
+        .register_subscription(
+            "th_subscribe",
+            "th_subscription",
+            "th_unsubscribe",
+            |params, pending: PendingSubscriptionSink, ctx: Arc<RpcContext<B>>, _| async move {
+                let (topic, from) = match parse(&params) {
+                    Ok(parsed) => parsed,
+                    Err(e) => {
+                        pending.reject(e).await;
+                        return Ok(());
+                    }
+                };
+                let store = ctx.chain.store();
+                let head = store.head_height().ok().flatten().unwrap_or(0);
+                let floor = store.history_floor().unwrap_or(1);
+                let mut cursor = from.unwrap_or(head + 1);
+                if cursor > 0 && cursor < floor {
+                    pending
+                        .reject(invalid(format!(
+                            "pruned: this node has whole blocks from {floor} on; resume from {floor} or ask an archive node"
+                        )))
+                        .await;
+                    return Ok(());
+                }
+                if head.saturating_sub(cursor) > MAX_REPLAY_BLOCKS {
+                    pending
+                        .reject(invalid(format!(
+                            "from_height {cursor} is more than {MAX_REPLAY_BLOCKS} blocks behind the head {head}: read the history with th_getEvents/th_getBlock first"
+                        )))
+                        .await;
+                    return Ok(());
+                }
+                if let Topic::Timer(id) = &topic {
+                    let known = timerhost_timers::record::queued(&store.state(), id)
+                        .map(|q| q.is_some())
+                        .unwrap_or(false)
+                        || !store.timer_events(id, false, 1).unwrap_or_default().is_empty();
+                    if !known {
+                        pending
+                            .reject(invalid(format!("no timer {id} is pending or was ever scheduled here")))
+                            .await;
+                        return Ok(());
+                    }
+                    // A timer's life is sent from its first event.
+                    cursor = cursor.min(head);
+                }
+                let sink = pending.accept().await.map_err(|e| StringError::from(e.to_string()))?;
+                let mut delivered = 0usize;
+                loop {
+                    let head = ctx.chain.store().head_height().ok().flatten().unwrap_or(0);
+                    while cursor <= head {
+                        let (notes, ended) = ctx
+                            .notifications(&topic, cursor, &mut delivered)
+                            .map_err(|e| StringError::from(e.to_string()))?;
+                        for note in notes {
+                            let msg = SubscriptionMessage::from_json(&note)
+                                .map_err(|e| StringError::from(e.to_string()))?;
+                            match tokio::time::timeout(SEND_TIMEOUT, sink.send(msg)).await {
+                                Ok(Ok(())) => {}
+                                Ok(Err(_)) => return Ok(()), // the client left
+                                Err(_) => {
+                                    return Err(StringError::from(format!(
+                                        "dropped: the client fell {MESSAGE_BUFFER} notifications behind for {}s; resubscribe with from_height {cursor}",
+                                        SEND_TIMEOUT.as_secs()
+                                    )))
+                                }
+                            }
+                        }
+                        if ended {
+                            return Ok(());
+                        }
+                        cursor += 1;
+                    }
+                    tokio::select! {
+                        _ = sink.closed() => return Ok(()),
+                        _ = tokio::time::sleep(POLL) => {}
+                    }
+                }
+            },
+        )
+        .expect("subscription names are unique");
+}
