@@ -25,7 +25,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, List, Optional
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 
 from timerhost import _native
 from timerhost.chain import _Wallet
@@ -253,6 +253,95 @@ class RpcChain(_Wallet):
     def events(self, name: Optional[str] = None, actor: Optional[AddressLike] = None, from_height: Optional[int] = None, to_height: Optional[int] = None) -> List[Event]:
         rows = self.rpc("th_getEvents", _given(name=name, actor=_opt_address(actor, "actor"), **{"from": from_height, "to": to_height}))
         return [Event(name=e["name"], data=e["data"], height=e["height"], actor=e["emitter"], tx_hash=e["tx_hash"]) for e in rows]
+
+    # -- subscriptions (#48) ----------------------------------------------------
+
+    def _ws_url(self) -> str:
+        url = self.url if "://" in self.url else "http://" + self.url
+        return "ws" + url[len("http"):] if url.startswith("http") else url
+
+    def _subscribe_request(self, topic: str, options: Any, from_height: Optional[int]) -> str:
+        params: List[Any] = [topic]
+        if topic == "timer":
+            params.append(options)
+        else:
+            opts = dict(options or {})
+            if from_height is not None:
+                opts["from_height"] = from_height
+            if opts:
+                params.append(opts)
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "th_subscribe", "params": params})
+
+    def subscribe(self, topic: str, options: Any = None, *, from_height: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Yields the node's pushed notifications (``th_subscribe``):
+        ``subscribe("newHeads")``, ``subscribe("events", {"name": "Rung"})``
+        or ``subscribe("timer", "0x<id>")``. Each is a dict naming its
+        ``height``, in block order. A dropped connection is resumed from the
+        height after the last one seen, so nothing is missed or repeated; a
+        timer's subscription ends with its ``ended`` notification. Needs
+        the ``websockets`` package (``pip install timerhost[subscribe]``)."""
+        try:
+            from websockets.sync.client import connect
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ChainError("RpcChain.subscribe needs the websockets package: pip install websockets") from None
+        next_height = from_height
+        while True:
+            try:
+                with connect(self._ws_url()) as ws:
+                    ws.send(self._subscribe_request(topic, options, next_height))
+                    reply = json.loads(ws.recv(timeout=self.timeout))
+                    if "error" in reply:
+                        raise ChainError(f"th_subscribe: {reply['error'].get('message')}")
+                    while True:
+                        msg = json.loads(ws.recv())
+                        if "error" in msg.get("params", {}):
+                            # Dropped as too slow: resume where it said.
+                            break
+                        result = msg["params"]["result"]
+                        next_height = result["height"] + 1
+                        yield result
+                        if result.get("ended"):
+                            return
+            except (OSError, EOFError) as e:  # the connection went away
+                if topic == "timer":
+                    raise ChainError(f"the timer subscription's connection closed: {e}") from None
+                time.sleep(0.2)
+            except Exception as e:
+                if type(e).__name__.startswith("ConnectionClosed") and topic != "timer":
+                    time.sleep(0.2)
+                    continue
+                raise
+
+    async def asubscribe(self, topic: str, options: Any = None, *, from_height: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """:meth:`subscribe` for asyncio: ``async for note in rpc.asubscribe(...)``."""
+        try:
+            from websockets.asyncio.client import connect
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ChainError("RpcChain.asubscribe needs the websockets package: pip install websockets") from None
+        import asyncio
+
+        next_height = from_height
+        while True:
+            try:
+                async with connect(self._ws_url()) as ws:
+                    await ws.send(self._subscribe_request(topic, options, next_height))
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), self.timeout))
+                    if "error" in reply:
+                        raise ChainError(f"th_subscribe: {reply['error'].get('message')}")
+                    while True:
+                        msg = json.loads(await ws.recv())
+                        if "error" in msg.get("params", {}):
+                            break
+                        result = msg["params"]["result"]
+                        next_height = result["height"] + 1
+                        yield result
+                        if result.get("ended"):
+                            return
+            except Exception as e:
+                if type(e).__name__.startswith("ConnectionClosed") and topic != "timer":
+                    await asyncio.sleep(0.2)
+                    continue
+                raise
 
     def quote_timer(
         self,

@@ -126,3 +126,29 @@ def test_bad_subscriptions_are_refused_by_name(node):
         sub = Sub(node, params)
         assert words in sub.reply["error"]["message"], sub.reply
         sub.close()
+
+
+def test_rpcchain_subscribe_sync_and_async(node):
+    import asyncio
+    import threading
+
+    rpc = RpcChain(node)
+    start = rpc.height
+    miner = threading.Timer(0.3, lambda: rpc.mine(2))
+    miner.start()
+    heights = []
+    for note in rpc.subscribe("newHeads", from_height=start + 1):
+        heights.append(note["height"])
+        if len(heights) == 2:
+            break
+    miner.join()
+    assert heights == [start + 1, start + 2]
+
+    async def two():
+        got = []
+        async for note in rpc.asubscribe("newHeads", from_height=start + 1):
+            got.append(note["height"])
+            if len(got) == 2:
+                return got
+
+    assert asyncio.run(two()) == [start + 1, start + 2]
