@@ -3,7 +3,8 @@ and ``chromedriver``, installed by ``.ci/run``), driven through WebDriver
 against ``timerhost dev``: the page's height and pending-timer count match
 RPC, a timer scheduled here is followed from pending to fired (its page
 shows the fire's cost), the devnet's cron job and a watch are listed, and a
-new block arrives without a reload.
+new block arrives without a reload, pushed through the page's WebSocket
+subscription (#48).
 
 With ``TIMERHOST_DASHBOARD_SHOTS=DIR`` the test saves a screenshot of each
 view there (``docs/dashboard/`` holds the committed ones)."""
@@ -132,7 +133,12 @@ def test_the_dashboard_follows_the_chain(node, browser):
     assert as_int(by_testid(browser, "fired-total").text) >= 0
     shoot(browser, "now")
 
-    # Live: a new block appears without a reload.
+    # Live: a new block appears without a reload, pushed through the
+    # WebSocket subscription (#48), not polled.
+    wait_for(
+        lambda: browser.execute_script("return document.body.dataset.live") == "subscription",
+        what="the page following new heads through th_subscribe",
+    )
     seen = as_int(by_testid(browser, "height").text)
     wait_for(lambda: as_int(by_testid(browser, "height").text) > seen, what="a new block, live")
 

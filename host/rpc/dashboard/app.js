@@ -1,7 +1,9 @@
 // timerhost dashboard (#33): a read-only single page over the node's
 // JSON-RPC. Routes: #/ (now, timeline, ahead), #/timers, #/timer/<id>,
-// #/watches, #/cron, #/actor/<address>. It polls th_status once a second
-// and re-renders the current view when a new block arrives.
+// #/watches, #/cron, #/actor/<address>. It follows new blocks through a
+// WebSocket subscription (th_subscribe ["newHeads"], #48) and re-renders the
+// current view when one arrives; if the socket fails it polls th_status once
+// a second and tries the socket again. <body data-live> says which it uses.
 "use strict";
 
 const view = document.getElementById("view");
@@ -277,18 +279,45 @@ async function render() {
   }
 }
 
+function newHead(height) {
+  heightEl.textContent = height;
+  if (lastHeight !== null && height !== lastHeight && !document.querySelector("form.filters input:focus")) render();
+  lastHeight = height;
+}
+
 async function poll() {
+  if (document.body.dataset.live === "subscription") return;
   try {
     const s = await rpc("th_status");
-    heightEl.textContent = s.height;
-    if (lastHeight !== null && s.height !== lastHeight && !document.querySelector("form.filters input:focus")) render();
-    lastHeight = s.height;
+    newHead(s.height);
   } catch (e) {
     heightEl.textContent = "offline";
   }
 }
 
+function follow() {
+  let ws;
+  try {
+    ws = new WebSocket(location.origin.replace(/^http/, "ws") + "/");
+  } catch (e) {
+    document.body.dataset.live = "polling";
+    setTimeout(follow, 5000);
+    return;
+  }
+  ws.onopen = () => ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "th_subscribe", params: ["newHeads"] }));
+  ws.onmessage = (m) => {
+    const j = JSON.parse(m.data);
+    if (j.id === 1 && j.result !== undefined) document.body.dataset.live = "subscription";
+    if (j.method === "th_subscription" && j.params && j.params.result) newHead(j.params.result.height);
+  };
+  ws.onclose = () => {
+    document.body.dataset.live = "polling";
+    setTimeout(follow, 5000);
+  };
+}
+
 window.addEventListener("hashchange", render);
 render();
 poll();
+follow();
 setInterval(poll, 1000);
