@@ -1,4 +1,6 @@
-//! `timerhost events --follow`: stream matching events as blocks arrive.
+//! `timerhost events --follow --to H`: read matching events up to a height,
+//! polling for blocks as they arrive (without `--to` the node pushes them:
+//! [`crate::follow_ws`]).
 //!
 //! The follower polls the node ([`POLL`]) and works in whole blocks: it only
 //! asks for events up to a height the node has already committed (a block's

@@ -39,6 +39,7 @@ pub mod dev_tools;
 pub mod disk;
 pub mod error;
 pub mod follow;
+pub mod follow_ws;
 pub mod gossip;
 pub mod gov;
 pub mod home;

@@ -384,18 +384,21 @@ impl QueryCommand {
                         ..Default::default()
                     };
                     // JSON Lines: the stream has no end to close an array with.
-                    crate::follow::follow(
-                        &c,
-                        &f,
-                        |e| {
-                            if j {
-                                println!("{e}");
-                            } else {
-                                print_event(e);
-                            }
-                        },
-                        |msg| eprintln!("note: {msg}"),
-                    )?;
+                    let show = |e: &serde_json::Value| {
+                        if j {
+                            println!("{e}");
+                        } else {
+                            print_event(e);
+                        }
+                    };
+                    let notice = |msg: &str| eprintln!("note: {msg}");
+                    if to.is_some() {
+                        // A finite range: read it, polling until its end.
+                        crate::follow::follow(&c, &f, show, notice)?;
+                    } else {
+                        // Forever: the node pushes each block's events.
+                        crate::follow_ws::follow_pushed(&c, &f, show, notice)?;
+                    }
                     return Ok(());
                 }
                 let es = c.call(

@@ -13,7 +13,8 @@
 //! with every notification naming its `height`; a client that reconnects
 //! with `from_height` = the last height it saw + 1 gets no gap and no
 //! duplicate (BFT finality: a committed block never changes, so there is
-//! no reorganisation to report). A resume below the node's history floor
+//! no reorganisation to report; a dev chain's `dev_revert` ends the
+//! subscription with an error naming the height to resume from). A resume below the node's history floor
 //! (pruned, or before a state sync) is refused by name. A slow client is
 //! dropped, never waited for by the node: each notification waits at most
 //! [`SEND_TIMEOUT`] for room in the connection's buffer (the server's,
@@ -42,6 +43,9 @@ pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Messages the server buffers per connection (the bound on what a slow
 /// client holds up; jsonrpsee's `message_buffer_capacity`).
 pub const MESSAGE_BUFFER: u32 = 1024;
+/// Blocks whose hashes a subscription remembers to find where a dev
+/// chain's revert forked.
+pub const REMEMBERED: usize = 256;
 /// Blocks one subscription may ask to replay from its `from_height`.
 pub const MAX_REPLAY_BLOCKS: u64 = 100_000;
 
@@ -221,8 +225,30 @@ pub fn register<B: KvBackend + 'static>(module: &mut jsonrpsee::RpcModule<RpcCon
                 }
                 let sink = pending.accept().await.map_err(|e| StringError::from(e.to_string()))?;
                 let mut delivered = 0usize;
+                // The last blocks sent through, to notice a dev chain moved
+                // back under them (`dev_revert`; a validator network never
+                // does) and say from where to resume.
+                let mut last: std::collections::VecDeque<(u64, Hash)> = Default::default();
                 loop {
-                    let head = ctx.chain.store().head_height().ok().flatten().unwrap_or(0);
+                    let store = ctx.chain.store();
+                    let hash_at = |h: u64| store.header(h).ok().flatten().map(|s| s.header.hash());
+                    if let Some(&(h, hash)) = last.back() {
+                        if hash_at(h) != Some(hash) {
+                            let fork = last
+                                .iter()
+                                .rev()
+                                .find(|(h, hash)| hash_at(*h) == Some(*hash))
+                                .map(|(h, _)| *h);
+                            let resume = match fork {
+                                Some(f) => f + 1,
+                                None => last.front().map_or(h, |(h, _)| *h),
+                            };
+                            return Err(StringError::from(format!(
+                                "reverted: the dev chain replaced the blocks from height {resume} on (dev_revert); resubscribe with from_height {resume}"
+                            )));
+                        }
+                    }
+                    let head = store.head_height().ok().flatten().unwrap_or(0);
                     while cursor <= head {
                         let (notes, ended) = ctx
                             .notifications(&topic, cursor, &mut delivered)
@@ -243,6 +269,12 @@ pub fn register<B: KvBackend + 'static>(module: &mut jsonrpsee::RpcModule<RpcCon
                         }
                         if ended {
                             return Ok(());
+                        }
+                        if let Some(hash) = hash_at(cursor) {
+                            last.push_back((cursor, hash));
+                            if last.len() > REMEMBERED {
+                                last.pop_front();
+                            }
                         }
                         cursor += 1;
                     }
