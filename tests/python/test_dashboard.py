@@ -183,3 +183,27 @@ def test_the_dashboard_follows_the_chain(node, browser):
     browser.get(f"{node}/#/actor/{ticker}")
     wait_for(lambda: "Storage keys" in browser.page_source, what="the actor view")
     shoot(browser, "actor")
+
+    # Names beside addresses (#48): a deployed actor's class, on the cron
+    # page (the devnet's example) and the watch page (ours).
+    browser.get(node + "/#/cron")
+    wait_for(
+        lambda: "Subscriptions" in " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".name")),
+        what="the devnet's subscriptions actor named by its class",
+    )
+    browser.get(node + "/#/watches")
+    wait_for(
+        lambda: "Ticker" in " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".name")),
+        what="the ticker named by its class",
+    )
+    # The timer's life as readable fields, not raw JSON.
+    browser.get(f"{node}/#/timer/{hex_id}")
+    wait_for(lambda: by_testid(browser, "timer-state").text == "not pending", what="the fired timer's page")
+    raw = [l for l in browser.find_element(By.TAG_NAME, "table").text.splitlines() if '{"' in l]
+    assert not raw, raw
+    # Governance (#48): a dev chain has proposals only by validators, and
+    # says it has no validator set.
+    browser.get(node + "/#/governance")
+    wait_for(lambda: by_testid(browser, "proposals"), what="the governance view")
+    assert "no validator set" in browser.page_source
+    shoot(browser, "governance")

@@ -1,6 +1,8 @@
 // timerhost dashboard (#33): a read-only single page over the node's
 // JSON-RPC. Routes: #/ (now, timeline, ahead), #/timers, #/timer/<id>,
-// #/watches, #/cron, #/actor/<address>. It follows new blocks through a
+// #/watches, #/cron, #/actor/<address>, #/governance (#48: proposals, the
+// validator set and its changes, the config history). Addresses show a name
+// where one is known: the system actors, and a deployed actor's class. It follows new blocks through a
 // WebSocket subscription (th_subscribe ["newHeads"], #48) and re-renders the
 // current view when one arrives; if the socket fails it polls th_status once
 // a second and tries the socket again. <body data-live> says which it uses.
@@ -29,8 +31,62 @@ function esc(v) {
 const short = (h) => (h && h.length > 18 ? `${h.slice(0, 10)}…${h.slice(-6)}` : h || "");
 const num = (v) => (v === null || v === undefined ? "—" : Number(v).toLocaleString("en-US"));
 const card = (k, v, testid) => `<div class="card"><div class="k">${esc(k)}</div><div class="v"${testid ? ` data-testid="${testid}"` : ""}>${v}</div></div>`;
-const actorLink = (a) => (a ? `<a class="mono" href="#/actor/${esc(a)}">${esc(short(a))}</a>` : "");
-const timerLink = (id) => `<a class="mono" href="#/timer/${esc(id)}">${esc(short(id))}</a>`;
+const actorLink = (a) =>
+  a ? `<a class="mono" href="#/actor/${esc(a)}">${esc(short(a))}</a><span class="name" data-name-of="${esc(a)}"></span>` : "";
+
+// Names of addresses: the system actors', and each deployed actor's class
+// (the first `class` of its source, read once with th_getCode).
+const SYSTEM = (n) => "0x" + "00".repeat(19) + n;
+const names = new Map([
+  [SYSTEM("06"), "CronRegistry"],
+  [SYSTEM("0a"), "governance"],
+  [SYSTEM("0b"), "timer deposit escrow"],
+  [SYSTEM("0c"), "proposal deposit escrow"],
+]);
+async function nameOf(address) {
+  const a = address.toLowerCase();
+  if (!names.has(a)) {
+    names.set(a, null);
+    try {
+      const code = await rpc("th_getCode", [a]);
+      const m = code && code.source ? /^class\s+([A-Za-z_]\w*)/m.exec(code.source) : null;
+      names.set(a, m ? m[1] : "");
+    } catch (e) {
+      names.set(a, "");
+    }
+  }
+  return names.get(a);
+}
+async function fillNames() {
+  for (const el of view.querySelectorAll("[data-name-of]")) {
+    const n = await nameOf(el.dataset.nameOf);
+    if (n) el.textContent = ` ${n}`;
+  }
+}
+// An event's or a record's fields for people: amounts grouped, addresses
+// linked and named, nested values as JSON.
+function fields(data) {
+  if (data === null || typeof data !== "object") return `<span class="mono">${esc(JSON.stringify(data))}</span>`;
+  return `<div class="kv small">${Object.entries(data)
+    .map(([k, raw]) => {
+      // Bytes come as {"$bytes": "0x…"}: shown as their hex.
+      const v = raw && typeof raw === "object" && "$bytes" in raw ? raw["$bytes"] : raw;
+      let shown;
+      if (v === null || v === undefined || v === "") shown = `<span class="muted">—</span>`;
+      else if (typeof v === "string" && /^0x[0-9a-fA-F]{40}$/.test(v)) shown = actorLink(v);
+      else if (typeof v === "string" && /^0x[0-9a-fA-F]{64}$/.test(v)) shown = k.includes("timer") ? timerLink(v) : `<span class="mono">${esc(short(v))}</span>`;
+      else if (typeof v === "string" && /^0x[0-9a-fA-F]*$/.test(v)) shown = v.length > 2 ? `<span class="mono">${esc(short(v))}</span> <span class="muted">(${(v.length - 2) / 2} bytes)</span>` : `<span class="muted">empty</span>`;
+      else if (typeof v === "number" || (typeof v === "string" && /^\d+$/.test(v))) shown = num(v);
+      else if (Array.isArray(v)) shown = v.length ? v.map((x) => esc(typeof x === "object" ? JSON.stringify(x) : x)).join(", ") : `<span class="muted">none</span>`;
+      else if (v && typeof v === "object") shown = fields(v);
+      else shown = esc(v);
+      return `<div>${esc(k.replace(/_/g, " "))}</div><div>${shown}</div>`;
+    })
+    .join("")}</div>`;
+}
+function timerLink(id) {
+  return `<a class="mono" href="#/timer/${esc(id)}">${esc(short(id))}</a>`;
+}
 
 function trigger(t) {
   const g = t.trigger || {};
@@ -194,7 +250,7 @@ async function renderTimer(id) {
       </div>`
     : "";
   const events = life.events
-    .map((e) => `<tr><td>${num(e.height)}</td><td>${esc(e.name)}</td><td class="mono">${esc(JSON.stringify(e.data))}</td></tr>`)
+    .map((e) => `<tr><td>${num(e.height)}</td><td>${esc(e.name)}</td><td>${fields(e.data)}</td></tr>`)
     .join("");
   view.innerHTML = `<h1>Timer <span class="mono">${esc(short(id))}</span></h1>
     <p class="mono muted">${esc(id)}</p>
@@ -229,6 +285,85 @@ async function renderCron() {
     <table><thead><tr><th>job</th><th>owner</th><th>target</th><th>method</th><th>next run</th><th>interval</th><th>runs left</th><th>escrow</th><th>next run's timer</th></tr></thead>
     <tbody>${rows || `<tr><td colspan="9" class="muted">no job</td></tr>`}</tbody></table>
     <p>${page.next ? `<a href="#/cron?cursor=${esc(page.next)}">next page →</a>` : ""}</p>`;
+}
+
+// A proposal's action in a line: a config change as the fields it would
+// change against the config in force now (the rest equal), other actions
+// with their fields.
+function action(a, inForce) {
+  if (a.config && inForce) {
+    const changed = Object.entries(a.config).filter(([k, v]) => JSON.stringify(inForce[k]) !== JSON.stringify(v));
+    const what = changed.length
+      ? changed.map(([k, v]) => `${esc(k)}: ${esc(JSON.stringify(inForce[k]))} → <b>${esc(JSON.stringify(v))}</b>`).join(", ")
+      : `<span class="muted">the config in force now</span>`;
+    return `<b>${esc(a.kind)}</b> ${what}`;
+  }
+  if (a.config) return `<b>${esc(a.kind)}</b> <span class="muted">(what it changed: the config history below)</span>`;
+  const rest = Object.entries(a).filter(([k]) => k !== "kind");
+  return `<b>${esc(a.kind)}</b>${rest.length ? " " + rest.map(([k, v]) => `${esc(k)}=${typeof v === "object" ? esc(JSON.stringify(v)) : esc(v)}`).join(", ") : ""}`;
+}
+
+const SET_CHANGES = ["AddValidator", "RemoveValidator", "SetValidatorPower"];
+
+async function renderGovernance() {
+  const [proposals, set, timerCfg, basefeeCfg, executed, timerUpdates, basefeeUpdates] = await Promise.all([
+    rpc("th_getProposals", [{ from: 1, limit: 200 }]),
+    rpc("th_getValidators", []).catch(() => null),
+    rpc("th_getTimerConfig", []),
+    rpc("th_getBasefeeConfig", []),
+    rpc("th_getEvents", [{ name: "ProposalExecuted", limit: 200 }]),
+    rpc("th_getEvents", [{ name: "timer_config.updated", limit: 100 }]),
+    rpc("th_getEvents", [{ name: "basefee_config.updated", limit: 100 }]),
+  ]);
+  const inForce = (kind) => (kind === "UpdateTimerConfig" ? timerCfg : kind === "UpdateBasefeeConfig" ? basefeeCfg : null);
+  const tally = (p) => {
+    const needed = Math.floor((2 * p.total_power) / 3) + 1;
+    return `<span data-testid="tally-${esc(p.proposal_id)}">${num(p.yes_power)} yes / ${num(p.no_power)} no of ${num(p.total_power)}</span> <span class="muted">(passes at ${num(needed)})</span>`;
+  };
+  const rows = proposals
+    .slice()
+    .reverse()
+    .map((p) => `<tr data-testid="proposal-row-${esc(p.proposal_id)}"><td>${num(p.proposal_id)}</td><td>${action(p.action, p.status === "executed" ? null : inForce(p.action.kind))}</td><td>${actorLink(p.proposer)}</td>
+      <td>${num(p.deposit)}</td><td>${num(p.submitted_at)} → ${num(p.voting_ends_at)}</td><td>${tally(p)}</td><td class="status-${esc(p.status)}">${esc(p.status)}</td></tr>`)
+    .join("");
+  const members = set
+    ? set.validators
+        .map((v) => `<tr><td class="mono">${esc(short(v.address))}</td><td>${num(v.power)}</td><td>${actorLink(v.operator)}</td><td class="mono">${esc(short(v.public_key))}</td></tr>`)
+        .join("")
+    : "";
+  const executedActions = executed.map((e) => ({ height: e.data.effective_height ?? e.height, id: e.data.proposal_id, action: e.data.action }));
+  const changes = executedActions
+    .filter((x) => SET_CHANGES.includes(x.action.kind))
+    .map((x) => `<tr><td>${num(x.id)}</td><td>${action(x.action)}</td><td>from block ${num(x.height)}</td></tr>`)
+    .join("");
+  // A config's history: every executed proposal that set it and every
+  // update emitted by the chain itself, each shown as what it changed.
+  const history = (kind, updates) => {
+    const steps = [
+      ...executedActions.filter((x) => x.action.kind === kind).map((x) => ({ height: x.height, config: x.action.config, by: `proposal ${num(x.id)}` })),
+      ...updates.map((e) => ({ height: e.height, config: e.data, by: "governance instruction" })),
+    ].sort((a, b) => a.height - b.height);
+    return steps
+      .map((step, i) => {
+        const before = i > 0 ? steps[i - 1].config : null;
+        const changed = Object.entries(step.config).filter(([k, v]) => !before || JSON.stringify(before[k]) !== JSON.stringify(v));
+        return `<tr><td>${num(step.height)}</td><td>${esc(step.by)}</td><td>${before ? changed.map(([k, v]) => `${esc(k)}: ${esc(JSON.stringify(before[k]))} → <b>${esc(JSON.stringify(v))}</b>`).join("<br>") || "<span class='muted'>no change</span>" : `<span class="muted">first change recorded: ${changed.length} fields set</span>`}</td></tr>`;
+      })
+      .reverse()
+      .join("");
+  };
+  view.innerHTML = `<h1>Governance</h1>
+    <h2>Proposals</h2>
+    <table data-testid="proposals"><thead><tr><th>id</th><th>action</th><th>proposer</th><th>deposit</th><th>voting (blocks)</th><th>votes (power)</th><th>status</th></tr></thead>
+    <tbody>${rows || `<tr><td colspan="7" class="muted">no proposal yet</td></tr>`}</tbody></table>
+    <h2>Validator set ${set ? `<span class="muted">of block ${num(set.height)}: total power ${num(set.total_power)}</span>` : ""}</h2>
+    ${set ? `<table data-testid="validators"><thead><tr><th>validator</th><th>power</th><th>operator</th><th>public key</th></tr></thead><tbody>${members}</tbody></table>` : `<p class="muted">This chain has no validator set: one node produces its blocks.</p>`}
+    <h2>Changes of the set</h2>
+    <table><thead><tr><th>proposal</th><th>change</th><th>in force</th></tr></thead><tbody>${changes || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>
+    <h2>TimerConfig changes</h2>
+    <table data-testid="timer-config-history"><thead><tr><th>from block</th><th>by</th><th>what changed</th></tr></thead><tbody>${history("UpdateTimerConfig", timerUpdates) || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>
+    <h2>BasefeeConfig changes</h2>
+    <table><thead><tr><th>from block</th><th>by</th><th>what changed</th></tr></thead><tbody>${history("UpdateBasefeeConfig", basefeeUpdates) || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>`;
 }
 
 async function renderActor(address) {
@@ -271,7 +406,9 @@ async function render() {
     else if (route === "/watches") await renderWatches();
     else if (route === "/cron") await renderCron();
     else if (route.startsWith("/actor/")) await renderActor(route.slice(7));
+    else if (route === "/governance") await renderGovernance();
     else view.innerHTML = `<p class="error">No view at ${esc(route)}.</p>`;
+    await fillNames();
   } catch (e) {
     view.innerHTML = `<p class="error">${esc(e.message)}</p>`;
   } finally {
