@@ -104,9 +104,11 @@ async fn subscribe_once(
     let mut handshake = Handshake::new(stream.compat(), address, "/");
     match handshake.handshake().await {
         Ok(ServerResponse::Accepted { .. }) => {}
-        Ok(other) => return Err(usage(format!(
+        Ok(other) => {
+            return Err(usage(format!(
             "the node at {url} refused a WebSocket connection ({other:?}): is it a timerhost node?"
-        ))),
+        )))
+        }
         Err(_) => return Ok(End::Closed(from)),
     }
     let (mut tx, mut rx) = handshake.into_builder().finish();
