@@ -78,6 +78,27 @@ pub fn follow_pushed(
     })
 }
 
+/// `timerhost timer ID --follow`: prints every event of the timer's life
+/// as the node pushes it (`th_subscribe ["timer", id]`), and returns once
+/// the node says it ended.
+pub fn follow_timer(client: &Client, id: &str, mut print: impl FnMut(&Json)) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(usage)?;
+    runtime.block_on(async {
+        let params = json!(["timer", id]);
+        match subscribe(client.url(), &params, 0, &mut print).await? {
+            Stream::Ended(_) => Ok(()),
+            Stream::Closed(_) => Err(usage(format!(
+                "the connection to {} closed before timer {id} ended",
+                client.url()
+            ))),
+            Stream::Stopped(why, _) => Err(usage(why)),
+        }
+    })
+}
+
 /// The `from_height N` a node's closing message names.
 fn resume_height(why: &str) -> Option<u64> {
     let at = why.rfind("from_height ")? + "from_height ".len();
@@ -94,12 +115,36 @@ async fn subscribe_once(
     from: u64,
     print: &mut impl FnMut(&Json),
 ) -> Result<End> {
+    let params = json!(["events", {"name": f.name, "actor": f.actor, "from_height": from}]);
+    Ok(match subscribe(url, &params, from, print).await? {
+        Stream::Closed(next) | Stream::Ended(next) => End::Closed(next),
+        Stream::Stopped(why, next) => End::Ended(why, next),
+    })
+}
+
+/// How a subscription's stream stopped.
+enum Stream {
+    /// The connection went away; the next height not seen.
+    Closed(u64),
+    /// A timer's life ended (its last notification said so).
+    Ended(u64),
+    /// The node ended it with this message, naming where to resume.
+    Stopped(String, u64),
+}
+
+/// Subscribes with `params` and prints the events of every notification.
+async fn subscribe(
+    url: &str,
+    params: &Json,
+    from: u64,
+    print: &mut impl FnMut(&Json),
+) -> Result<Stream> {
     let address = url
         .trim_start_matches("http://")
         .trim_start_matches("ws://")
         .trim_end_matches('/');
     let Ok(stream) = tokio::net::TcpStream::connect(address).await else {
-        return Ok(End::Closed(from));
+        return Ok(Stream::Closed(from));
     };
     let mut handshake = Handshake::new(stream.compat(), address, "/");
     match handshake.handshake().await {
@@ -109,23 +154,23 @@ async fn subscribe_once(
             "the node at {url} refused a WebSocket connection ({other:?}): is it a timerhost node?"
         )))
         }
-        Err(_) => return Ok(End::Closed(from)),
+        Err(_) => return Ok(Stream::Closed(from)),
     }
     let (mut tx, mut rx) = handshake.into_builder().finish();
     let request = json!({
         "jsonrpc": "2.0",
         "id": 1,
         "method": "th_subscribe",
-        "params": ["events", {"name": f.name, "actor": f.actor, "from_height": from}],
+        "params": params,
     });
     if tx.send_text(request.to_string()).await.is_err() || tx.flush().await.is_err() {
-        return Ok(End::Closed(from));
+        return Ok(Stream::Closed(from));
     }
     let mut next = from;
     loop {
         let mut bytes = Vec::new();
         if rx.receive_data(&mut bytes).await.is_err() {
-            return Ok(End::Closed(next));
+            return Ok(Stream::Closed(next));
         }
         let msg: Json = serde_json::from_slice(&bytes).map_err(usage)?;
         if let Some(err) = msg.get("error") {
@@ -137,21 +182,24 @@ async fn subscribe_once(
         if msg["method"] != "th_subscription" {
             continue;
         }
-        let params = &msg["params"];
-        if let Some(err) = params.get("error") {
+        let notification = &msg["params"];
+        if let Some(err) = notification.get("error") {
             let why = err
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| err.to_string());
             let resume = resume_height(&why).unwrap_or(next);
-            return Ok(End::Ended(why, resume));
+            return Ok(Stream::Stopped(why, resume));
         }
-        let result = &params["result"];
+        let result = &notification["result"];
         for e in result["events"].as_array().into_iter().flatten() {
             print(e);
         }
         if let Some(h) = result["height"].as_u64() {
             next = h + 1;
+        }
+        if result["ended"] == true {
+            return Ok(Stream::Ended(next));
         }
     }
 }

@@ -58,6 +58,11 @@ pub enum QueryCommand {
     Timer {
         /// Timer id (0x…).
         id: String,
+        /// Print every event of its life as the node pushes it (from its
+        /// scheduling on), until it fires for the last time, expires or is
+        /// cancelled.
+        #[arg(long)]
+        follow: bool,
         /// Which node to talk to.
         #[command(flatten)]
         node: NodeArgs,
@@ -217,7 +222,17 @@ impl QueryCommand {
                 }
                 print(j, &b, pretty);
             }
-            QueryCommand::Timer { id, node } => {
+            QueryCommand::Timer { id, follow, node } => {
+                if *follow {
+                    let c = Client::new(&node.rpc);
+                    return crate::follow_ws::follow_timer(&c, id, |e| {
+                        if j {
+                            println!("{e}");
+                        } else {
+                            print_event(e);
+                        }
+                    });
+                }
                 let t = Client::new(&node.rpc).call("th_getTimer", json!([id]))?;
                 if t.is_null() {
                     return Err(NodeError::Usage(format!(

@@ -542,3 +542,64 @@ fn governance_pause_resume_shutdown_and_payment_revocation_from_the_cli() {
     );
     node.terminate();
 }
+
+/// `timerhost timer ID --follow` (#48): the node pushes the timer's life —
+/// scheduled, then fired — and the command ends by itself when it does.
+#[test]
+fn timer_follow_prints_a_timers_life_and_ends_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = dev_node(&dir.path().join("dev"), &[]);
+    let deploy = submit(
+        &node,
+        &[
+            "deploy",
+            HEARTBEAT,
+            "--args",
+            "[3]",
+            "--value",
+            THOUSAND,
+            "--dev-account",
+            "1",
+        ],
+    );
+    node.cli_json(&["mine"]);
+    let actor = node.rpc("th_getReceipt", json!([deploy]))["created_actor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let timers = node.rpc("th_getTimers", json!([{ "actor": actor }]));
+    let id = timers[0]["timer_id"].as_str().unwrap().to_string();
+    let child = Command::new(TIMERHOST)
+        .args([
+            "timer",
+            &id,
+            "--follow",
+            "--json",
+            "--rpc",
+            node.url.as_str(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    node.cli_json(&["mine", "4"]);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("TimerScheduled"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "TimerFired"), "{names:?}");
+    node.terminate();
+}
