@@ -119,6 +119,27 @@ fn verify_state_proof<'py>(
     }
 }
 
+/// Checks a `th_getProof` answer of kind `"timer"` (`proof`: its bytes)
+/// for timer `timer_id` against `state_root`; returns the proven timer as
+/// a dict, or raises [`ProofError`].
+#[pyfunction]
+fn verify_timer_proof<'py>(
+    py: Python<'py>,
+    state_root: &str,
+    timer_id: &str,
+    proof: Vec<u8>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let bad = |why: String| ProofError::new_err(why);
+    let root: Hash = state_root
+        .parse()
+        .map_err(|e| bad(format!("the header's state root {state_root:?}: {e}")))?;
+    let id: Hash = timer_id
+        .parse()
+        .map_err(|e| bad(format!("the timer id {timer_id:?}: {e}")))?;
+    let timer = timerhost_timers::proof::verify(&root, &id, &proof).map_err(bad)?;
+    convert::timer(py, &timer)
+}
+
 /// Runs `f` on the VM's execution worker (`timerhost_vm::runtime`), the GIL
 /// released meanwhile.
 fn on_execution_worker<R: Send + 'static>(
@@ -891,6 +912,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dev_account_keys, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(verify_state_proof, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_timer_proof, m)?)?;
     m.add("ProofError", m.py().get_type::<ProofError>())?;
     m.add("TimerhostError", m.py().get_type::<TimerhostError>())?;
     m.add(

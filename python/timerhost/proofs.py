@@ -9,7 +9,8 @@
 :func:`verify_proof` checks the proof against the header's ``state_root``
 (never against the root the node put in its answer) and for the state key of
 what was asked, and returns the proven value — an account as a dict, an
-actor's storage value as Python, ``None`` for a proven absence — or raises
+actor's storage value as Python, ``None`` for a proven absence, a pending
+timer (``kind="timer"``) as its record's dict — or raises
 :class:`ProofError`. Whether the header itself is the chain's is the
 caller's to establish: on a validator network, by the block's commit
 certificate or by its hash from a source you trust.
@@ -55,6 +56,11 @@ def verify_proof(header: Any, proof: Mapping[str, Any]) -> Any:
             f"the proof is of block {proof.get('height')}, the header of block {height}"
         )
     kind = proof.get("kind")
+    if kind == "timer":
+        timer_id = proof.get("timer_id")
+        if not isinstance(timer_id, str):
+            raise ProofError("a timer proof names its timer_id")
+        return _native.verify_timer_proof(str(root), timer_id, _bytes(proof.get("proof"), "proof") or b"")
     if kind == "account":
         subject, storage_key = proof.get("address"), None
     elif kind == "storage":

@@ -210,6 +210,7 @@ class RpcChain(_Wallet):
         address: Optional[AddressLike] = None,
         actor: Optional[AddressLike] = None,
         key: Optional[str] = None,
+        timer_id: Optional[str] = None,
     ) -> Dict[str, Any]:
         """``th_getProof``: an account's (``kind="account"``, ``address=``)
         or an actor's storage value's (``kind="storage"``, ``actor=``,
@@ -222,6 +223,8 @@ class RpcChain(_Wallet):
             request["actor"] = _address(actor, "actor")
         if key is not None:
             request["key"] = key
+        if timer_id is not None:
+            request["timer_id"] = timer_id
         return self.rpc("th_getProof", request)
 
     def storage_keys(self, actor: AddressLike, prefix: str = "", *, limit: int = 1000) -> List[str]:

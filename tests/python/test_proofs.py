@@ -16,10 +16,19 @@ from timerhost.rpc import RpcChain
 from test_examples import _binary
 
 COUNTER = '''
+import pvm_host
+
 class Counter:
     def bump(self, n):
         self.storage["count"] = self.storage.get("count", 0) + n
         return self.storage["count"]
+
+    def arm(self, n, blocks):
+        for _ in range(n):
+            pvm_host.schedule_timer_ex(pvm_host.block_height() + blocks, b"", gas_limit=50000)
+
+    def handle_timer(self, payload):
+        pass
 '''
 
 
@@ -109,11 +118,38 @@ def test_a_lying_answer_raises_proof_error(rpc):
         timerhost.verify_proof(older_root, moved)
 
 
-def test_a_proof_at_another_height_or_of_a_timer_is_refused_by_name(rpc):
+def test_a_pending_timer_is_proven_through_its_bucket(rpc):
+    alice = rpc.accounts[3]
+    actor = rpc.deploy(COUNTER, sender=alice, value=10**18)
+    rpc.call(actor, "arm", 5, 50, sender=alice).raise_for_status()
+    ids = [t.timer_id for t in rpc.timers(actor=actor)]
+    assert len(ids) == 5
+    timer_id = "0x" + ids[2].hex()
+    p = rpc.proof("timer", timer_id=timer_id)
+    assert p["bucket_timers"] == 5
+    block = _head_block(rpc, p["height"])
+    proven = timerhost.verify_proof(block, p)
+    tid = proven["timer_id"]
+    assert (tid if isinstance(tid, str) else "0x" + bytes(tid).hex()) == timer_id
+    # Another timer's id, a bent proof, another block: refused.
+    with pytest.raises(timerhost.ProofError, match="not"):
+        timerhost.verify_proof(block, dict(p, timer_id="0x" + ids[3].hex()))
+    raw = bytearray.fromhex(p["proof"][2:])
+    raw[len(raw) // 3] ^= 1
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(block, dict(p, proof="0x" + raw.hex()))
+    rpc.mine(1)
+    newer = _head_block(rpc, rpc.height)
+    with pytest.raises(timerhost.ProofError):
+        timerhost.verify_proof(dict(newer, height=p["height"]), p)
+    # A timer that is not pending has no proof: its absence cannot be proven.
+    with pytest.raises(Exception, match="absence cannot be proven"):
+        rpc.rpc("th_getProof", {"kind": "timer", "timer_id": "0x" + "00" * 32})
+
+
+def test_a_proof_at_another_height_is_refused_by_name(rpc):
     with pytest.raises(Exception, match="head only"):
         rpc.rpc("th_getProof", {"kind": "account", "address": rpc.accounts[0].address, "height": 1})
-    with pytest.raises(Exception, match="not served yet"):
-        rpc.rpc("th_getProof", {"kind": "timer", "timer_id": "0x" + "00" * 32})
     # A dev chain has no commit certificates: th_getCommit says so.
     with pytest.raises(Exception, match="validator network"):
         rpc.rpc("th_getCommit", 1)

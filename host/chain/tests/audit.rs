@@ -12,7 +12,7 @@ use timerhost_state::namespaces::{ns_key, STATE};
 use timerhost_state::{KvBackend, StateRead, WriteBatch};
 use timerhost_timers::audit::{audit, Finding};
 use timerhost_timers::keys::{self, BucketId};
-use timerhost_types::Value;
+use timerhost_types::{Hash, Value};
 
 #[global_allocator]
 static ALLOCATOR: timerhost_vm::MeteredAllocator = timerhost_vm::MeteredAllocator;
@@ -143,4 +143,42 @@ fn a_clean_chain_passes_and_every_bent_derived_key_is_named() {
     reset();
 
     assert!(audit(&net.chain.store().state()).unwrap().is_ok());
+}
+
+/// A pending timer's proof of presence (#48): its bucket's leaf, proven
+/// against the root, and the bucket's record hashes, which must hold the
+/// timer and fold to the leaf's digest.
+#[test]
+fn a_pending_timer_is_proven_by_its_bucket_and_a_bent_proof_is_not() {
+    use borsh::BorshDeserialize;
+    use timerhost_timers::proof::{prove, verify, TimerProof};
+
+    let (net, due) = chain();
+    let state = net.chain.store().state();
+    let timers: Vec<_> = timerhost_timers::store::all(&state, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.height == due)
+        .collect();
+    let id = timers[7].timer_id;
+    let root = net.chain.head().unwrap().state_root;
+    let (height, proof) = prove(net.chain.store(), &id).unwrap();
+    assert_eq!(height, net.height());
+    assert_eq!(proof.bucket.len(), timers.len());
+    let bytes = borsh::to_vec(&proof).unwrap();
+    assert_eq!(verify(&root, &id, &bytes).unwrap().timer_id, id);
+    let bent = |f: &dyn Fn(&mut TimerProof)| {
+        let mut p = TimerProof::try_from_slice(&bytes).unwrap();
+        f(&mut p);
+        verify(&root, &id, &borsh::to_vec(&p).unwrap()).unwrap_err()
+    };
+    // A timer left out of its bucket, another timer's fields, another leaf.
+    assert!(bent(&|p| {
+        p.bucket.pop();
+    })
+    .contains("not"));
+    assert!(!bent(&|p| p.timer.gas_limit_per_fire += 1).is_empty());
+    assert!(!bent(&|p| p.leaf_value[0] ^= 1).is_empty());
+    assert!(verify(&Hash([3; 32]), &id, &bytes).is_err());
+    assert!(verify(&root, &timers[8].timer_id, &bytes).is_err());
 }

@@ -63,6 +63,10 @@ pub enum StorageError {
         /// Format this build reads and writes.
         expected: u32,
     },
+    /// A value the caller asked a proof of has none (#48): a derived key, a
+    /// timer not pending, a bucket too large.
+    #[error("no proof: {0}")]
+    NotProvable(String),
     /// A state snapshot could not be taken, served or restored (#44).
     #[error("state snapshot: {0}")]
     Snapshot(String),

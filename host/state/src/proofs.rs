@@ -48,7 +48,7 @@ impl<B: KvBackend> ChainStore<B> {
     /// The head's value at `key` with its proof.
     pub fn prove(&self, key: &[u8]) -> Result<StateProof> {
         if !is_committed(key) {
-            return Err(StorageError::Snapshot(
+            return Err(StorageError::NotProvable(
                 "this key is derived state, committed through its timer's bucket, not a leaf with a proof of its own".into(),
             ));
         }

@@ -314,6 +314,17 @@ pub fn audit(
     Ok(None)
 }
 
+/// The digest a bucket's leaf holds for timers with these record hashes
+/// (a timer's proof of presence, `crate::proof`).
+pub fn digest_of(record_hashes: &[Hash]) -> Hash {
+    digest(&lattice_of(record_hashes))
+}
+
+/// Decodes a bucket leaf's value (`None` if it is not one).
+pub fn decode_leaf_value(v: &[u8]) -> Option<Leaf> {
+    decode_leaf(b"", v).ok()
+}
+
 /// What [`audit`] found wrong with a bucket.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BucketFinding {

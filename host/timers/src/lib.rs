@@ -10,6 +10,7 @@
 //! | a batch of removals applied once | [`removal`] |
 //! | the store's counters (pending timers, sequences) | [`counters`] |
 //! | derived state checked against the root (a state-synced store, #44) | [`audit`] |
+//! | a pending timer's proof of presence against the root (#48) | [`proof`] |
 //! | the quote before scheduling (#17) | [`quote`] |
 //! | §3.2 height index and the other chunked indexes | [`index`] |
 //! | §3.2 FIFO due queues (height and time), carry-over, GC backlog | [`queue`] |
@@ -51,6 +52,7 @@ pub mod host;
 pub mod index;
 pub mod keys;
 pub mod lane;
+pub mod proof;
 pub mod queue;
 pub mod quote;
 pub mod record;

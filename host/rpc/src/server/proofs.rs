@@ -10,7 +10,7 @@ use timerhost_types::{keys, Value};
 
 use super::RpcContext;
 use crate::error::{Result, RpcError};
-use crate::json::{amount, hex0x, parse_address, value_to_json};
+use crate::json::{amount, hex0x, parse_address, parse_hash, value_to_json};
 
 fn field<'a>(request: &'a Json, name: &str) -> Result<&'a str> {
     request[name]
@@ -18,7 +18,45 @@ fn field<'a>(request: &'a Json, name: &str) -> Result<&'a str> {
         .ok_or_else(|| RpcError::InvalidParams(format!("th_getProof needs \"{name}\" (a string)")))
 }
 
+/// A value with no proof is the caller's question, not the node's failure.
+fn not_provable(e: timerhost_state::StorageError) -> RpcError {
+    match e {
+        timerhost_state::StorageError::NotProvable(why) => RpcError::InvalidParams(why),
+        other => other.into(),
+    }
+}
+
 impl<B: KvBackend + 'static> RpcContext<B> {
+    /// `th_getProof({"kind": "timer", "timer_id"})`: a pending timer's
+    /// proof of presence (`timerhost_timers::proof`).
+    fn timer_proof(&self, request: &Json) -> Result<Json> {
+        let id = parse_hash("timer id", field(request, "timer_id")?)?;
+        let (height, proof) =
+            timerhost_timers::proof::prove(self.chain.store(), &id).map_err(not_provable)?;
+        if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
+            let asked = super::u64_of(asked, "height")?;
+            if asked != height {
+                return Err(RpcError::InvalidParams(format!(
+                    "this node keeps the state tree of its head only: it proves at height {height}, not {asked}"
+                )));
+            }
+        }
+        let root = self
+            .chain
+            .store()
+            .header(height)?
+            .map(|h| h.header.state_root.to_string());
+        Ok(json!({
+            "kind": "timer",
+            "height": height,
+            "state_root": root,
+            "timer_id": id.to_string(),
+            "decoded": crate::json::timer_json(&proof.timer),
+            "bucket_timers": proof.bucket.len(),
+            "proof": hex0x(&borsh::to_vec(&proof).expect("writing to a Vec cannot fail")),
+        }))
+    }
+
     /// `th_getProof({kind, …, height?})`.
     pub(super) fn get_proof(&self, a: &[Json]) -> Result<Json> {
         let request = a
@@ -34,18 +72,14 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                 &parse_address(field(request, "actor")?)?,
                 field(request, "key")?.as_bytes(),
             ),
-            "timer" => {
-                return Err(RpcError::InvalidParams(
-                    "proofs of timers are not served yet: a timer's record is committed through its due bucket's digest, not a leaf of its own".into(),
-                ))
-            }
+            "timer" => return self.timer_proof(request),
             other => {
                 return Err(RpcError::InvalidParams(format!(
-                    "unknown proof kind {other:?}: \"account\" or \"storage\""
+                    "unknown proof kind {other:?}: \"account\", \"storage\" or \"timer\""
                 )))
             }
         };
-        let proof = self.chain.store().prove(&key)?;
+        let proof = self.chain.store().prove(&key).map_err(not_provable)?;
         if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
             let asked = super::u64_of(asked, "height")?;
             if asked != proof.height {
