@@ -387,3 +387,20 @@ fn the_fourth_long_runs_findings_are_charged() {
         }
     }
 }
+
+#[test]
+fn a_set_display_of_a_splat_pays_for_hashing_every_item() {
+    // `{*x}` hashes every item into a new table inside one instruction,
+    // through a slower path than `set(x)`: at least 4 cycles an item.
+    let setup = "x = [str(i) * 7 for i in range(n)]";
+    let display = op_cycles(setup, "s = {*x}", 2_000);
+    let constructor = op_cycles(setup, "s = set(x)", 2_000);
+    assert!(display >= 4 * 2_000, "{display}");
+    assert!(display >= constructor, "{display} vs {constructor}");
+    // Mixed with plain elements, and every splat of the display.
+    let mixed = op_cycles(setup, "s = {1, *x, 2, *x}", 2_000);
+    assert!(mixed >= 2 * 4 * 2_000, "{mixed}");
+    // Still a set display: same result as the constructor.
+    let same = run(setup, "assert {*x} == set(x)", 100);
+    assert!(same.is_success(), "{:?}", same.result);
+}

@@ -247,6 +247,13 @@ pub fn findings() -> Vec<Program> {
             1,
         ),
         named("reversed_slice_of_short_bytes", "x = b'ab' * n", "x[::-1]", 1),
+        // #47, the fifth long run: a set display's splat hashes every item.
+        named(
+            "set_display_of_strings",
+            "x = [str(i) * 7 for i in range(n)]",
+            "{*x}",
+            20_000,
+        ),
         // #47, the fourth long run: the generic `repr` slot of subclasses.
         named(
             "format_of_a_list_subclass",

@@ -763,6 +763,22 @@ impl Transformer for Rewriter {
             // Slices need no guard: the built-in sequences' subscript slots
             // charge what a slice selects before copying it
             // (`crate::meter::subscripts`).
+            Expr::Set(set) => {
+                // `{*x}` hashes every item into a new table inside one
+                // instruction: its splat (already `_pvm_materialize[x]`,
+                // the arm above, children first) becomes the set's guard.
+                for elt in set.elts.iter_mut() {
+                    if let Expr::Starred(starred) = elt {
+                        if let Expr::Subscript(sub) = starred.value.as_mut() {
+                            if let Expr::Name(name) = sub.value.as_mut() {
+                                if name.id.as_str() == Guard::Materialize.name() {
+                                    name.id = Guard::SetUnpack.name().into();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
             Expr::Dict(dict) => {
                 // `{**mapping}` copies every entry inside Rust, like a splat.
                 for item in dict.items.iter_mut().filter(|item| item.key.is_none()) {

@@ -511,6 +511,7 @@ impl Runtime {
                 | Guard::Result
                 | Guard::Mutate
                 | Guard::Materialize
+                | Guard::SetUnpack
                 | Guard::Kwargs => guard_natives::guard_object(guard, vm),
                 Guard::Iter => vm
                     .new_function(name, crate::meter::iteration::iter_native)

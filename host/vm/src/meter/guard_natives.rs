@@ -54,6 +54,7 @@ pub(crate) fn guard_object(guard: crate::rules::guards::Guard, vm: &VirtualMachi
         Guard::Result => slot!(result_native),
         Guard::Mutate => slot!(mutate_native),
         Guard::Materialize => slot!(materialize_kept),
+        Guard::SetUnpack => slot!(crate::meter::sizes::materialize_set_items),
         Guard::Kwargs => slot!(kwargs_native),
         other => panic!("{} is called, not subscripted", other.name()),
     };

@@ -70,11 +70,14 @@ pub enum Guard {
     /// `_pvm_unpack(value, shape)`: like `_pvm_materialize[value]`, and the
     /// items a nested starred target unpacks too.
     Unpack,
+    /// `_pvm_set_unpack[value]`: `*value` in a set display, whose every
+    /// item is hashed into a new table inside one instruction.
+    SetUnpack,
 }
 
 impl Guard {
     /// Every guard, in one order.
-    pub const ALL: [Guard; 10] = [
+    pub const ALL: [Guard; 11] = [
         Guard::Meter,
         Guard::Iter,
         Guard::Binop,
@@ -85,6 +88,7 @@ impl Guard {
         Guard::Mutate,
         Guard::Format,
         Guard::Unpack,
+        Guard::SetUnpack,
     ];
 
     /// The builtin name the rewritten code calls.
@@ -100,6 +104,7 @@ impl Guard {
             Guard::Mutate => "_pvm_mut",
             Guard::Format => "_pvm_format",
             Guard::Unpack => "_pvm_unpack",
+            Guard::SetUnpack => "_pvm_set_unpack",
         }
     }
 
@@ -109,7 +114,12 @@ impl Guard {
     pub const fn is_subscripted(self) -> bool {
         matches!(
             self,
-            Guard::Meter | Guard::Result | Guard::Mutate | Guard::Materialize | Guard::Kwargs
+            Guard::Meter
+                | Guard::Result
+                | Guard::Mutate
+                | Guard::Materialize
+                | Guard::Kwargs
+                | Guard::SetUnpack
         )
     }
 
