@@ -73,8 +73,9 @@ def load(url: str, rate: int, duration: int) -> dict:
         [binary(), "--json", "load", "--rpc", url, "--rate", str(rate), "--duration", str(duration), "--accounts", "200"],
         capture_output=True,
         text=True,
-        check=True,
     )
+    if out.returncode != 0:
+        raise SystemExit(f"timerhost load failed ({out.returncode}): {out.stderr.strip()[-600:]} {out.stdout.strip()[-600:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
