@@ -6,6 +6,7 @@ test) and names it in TIMERHOST_BIN; a bare `pytest` without the variable
 looks in the cargo target directory and skips the RPC half if there is none."""
 
 import importlib.util
+import contextlib
 import json
 import os
 import subprocess
@@ -48,6 +49,28 @@ def _binary():
     if not found.is_file():
         pytest.skip(f"no timerhost binary at {found} (scripts/test builds it and sets TIMERHOST_BIN)")
     return str(found)
+
+
+@contextlib.contextmanager
+def manual_dev_node(home):
+    """`timerhost dev --manual --no-examples` on `home`, on a free port:
+    yields its RPC URL, stops it after."""
+    proc = subprocess.Popen(
+        [_binary(), "dev", "--manual", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("event") == "started":
+                yield event["rpc"]
+                return
+        raise AssertionError("timerhost dev did not start")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -5,15 +5,13 @@ bent value, a proof of another key, another block's header and a bent proof
 raise ``timerhost.ProofError``."""
 
 import copy
-import json
-import subprocess
 
 import pytest
 
 import timerhost
 from timerhost.rpc import RpcChain
 
-from test_examples import _binary
+from test_examples import manual_dev_node
 
 COUNTER = '''
 import pvm_host
@@ -34,22 +32,8 @@ class Counter:
 
 @pytest.fixture(scope="module")
 def rpc(tmp_path_factory):
-    home = tmp_path_factory.mktemp("proofs") / "home"
-    proc = subprocess.Popen(
-        [_binary(), "dev", "--manual", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        for line in proc.stdout:
-            event = json.loads(line)
-            if event.get("event") == "started":
-                yield RpcChain(event["rpc"])
-                break
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with manual_dev_node(tmp_path_factory.mktemp("proofs") / "home") as url:
+        yield RpcChain(url)
 
 
 def _head_block(rpc, height):

@@ -4,13 +4,12 @@ duplicate, events filtered like ``th_getEvents``, a timer's life until it
 fires and the subscription ends, and bad requests refused by name."""
 
 import json
-import subprocess
 
 import pytest
 
 from timerhost.rpc import RpcChain
 
-from test_examples import _binary
+from test_examples import manual_dev_node
 
 ws_client = pytest.importorskip("websockets.sync.client")
 
@@ -31,22 +30,8 @@ class Bell:
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    home = tmp_path_factory.mktemp("subs") / "home"
-    proc = subprocess.Popen(
-        [_binary(), "dev", "--manual", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        for line in proc.stdout:
-            event = json.loads(line)
-            if event.get("event") == "started":
-                yield event["rpc"]
-                break
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with manual_dev_node(tmp_path_factory.mktemp("subs") / "home") as url:
+        yield url
 
 
 class Sub:

@@ -39,21 +39,6 @@ const TXS_PER_BLOCK: usize = 10;
 const HEARTBEAT: &str = include_str!("../../../actors/heartbeat/heartbeat.py");
 const KEEP: u64 = 1_000;
 
-fn dir_bytes(path: &std::path::Path) -> u64 {
-    std::fs::read_dir(path)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -109,7 +94,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let home = Home::new(dir.path().join("home"));
     fill(&home, blocks);
-    let archive = dir_bytes(&home.data_path());
+    let archive = timerhost_state::compaction::dir_bytes(&home.data_path());
 
     let pruned_dir = dir.path().join("pruned");
     copy_dir(&home.data_path(), &pruned_dir);
@@ -128,7 +113,7 @@ fn main() {
     let pruning = started.elapsed();
     // Reopened once: sled reclaims segments it can on open and flush.
     drop(ChainStore::new(SledBackend::open(&pruned_dir).unwrap()));
-    let pruned = dir_bytes(&pruned_dir);
+    let pruned = timerhost_state::compaction::dir_bytes(&pruned_dir);
     // `timerhost compact`, on the pruned copy and on the archive.
     let compact = |dir: &std::path::Path| {
         let started = Instant::now();

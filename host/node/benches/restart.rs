@@ -85,21 +85,6 @@ fn drop_page_cache() -> bool {
         && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
 }
 
-fn dir_bytes(path: &std::path::Path) -> u64 {
-    std::fs::read_dir(path)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 fn restart(home: &Home) -> (Duration, u64, u64) {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_timerhost"))
@@ -144,7 +129,7 @@ fn main() {
     setup(&home);
     println!(
         "timerhost restart benchmark: {PENDING} pending timers, database {:.0} MiB\n",
-        dir_bytes(&home.data_path()) as f64 / (1024.0 * 1024.0)
+        timerhost_state::compaction::dir_bytes(&home.data_path()) as f64 / (1024.0 * 1024.0)
     );
     println!("| run | page cache | process start → first block | peak RSS | block |");
     println!("|---|---|---|---|---|");

@@ -18,6 +18,19 @@ fn field<'a>(request: &'a Json, name: &str) -> Result<&'a str> {
         .ok_or_else(|| RpcError::InvalidParams(format!("th_getProof needs \"{name}\" (a string)")))
 }
 
+/// The request's `height`, if given, must be the head the proof is at.
+fn check_height(request: &Json, head: u64) -> Result<()> {
+    if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
+        let asked = super::u64_of(asked, "height")?;
+        if asked != head {
+            return Err(RpcError::InvalidParams(format!(
+                "this node keeps the state tree of its head only: it proves at height {head}, not {asked}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A value with no proof is the caller's question, not the node's failure.
 fn not_provable(e: timerhost_state::StorageError) -> RpcError {
     match e {
@@ -33,14 +46,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let id = parse_hash("timer id", field(request, "timer_id")?)?;
         let (height, proof) =
             timerhost_timers::proof::prove(self.chain.store(), &id).map_err(not_provable)?;
-        if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
-            let asked = super::u64_of(asked, "height")?;
-            if asked != height {
-                return Err(RpcError::InvalidParams(format!(
-                    "this node keeps the state tree of its head only: it proves at height {height}, not {asked}"
-                )));
-            }
-        }
+        check_height(request, height)?;
         let root = self
             .chain
             .store()
@@ -80,15 +86,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             }
         };
         let proof = self.chain.store().prove(&key).map_err(not_provable)?;
-        if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
-            let asked = super::u64_of(asked, "height")?;
-            if asked != proof.height {
-                return Err(RpcError::InvalidParams(format!(
-                    "this node keeps the state tree of its head only: it proves at height {}, not {asked}",
-                    proof.height
-                )));
-            }
-        }
+        check_height(request, proof.height)?;
         let mut answer = proof_json(kind, &proof);
         for name in ["address", "actor"] {
             if let Some(v) = request.get(name) {
