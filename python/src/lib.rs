@@ -717,7 +717,7 @@ impl NativeChain {
 
     /// `th_quoteTimer`'s answer, as JSON: the quote a transaction in the
     /// next block would get from `pvm_host.timer_quote`.
-    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None, bid=None, max_fee_per_cycle=None))]
+    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None, bid=None, max_fee_per_cycle=None, retries=None))]
     fn quote_timer_json(
         &self,
         height: Option<u64>,
@@ -725,6 +725,7 @@ impl NativeChain {
         timestamp_ms: Option<u64>,
         bid: Option<u64>,
         max_fee_per_cycle: Option<u64>,
+        retries: Option<u32>,
     ) -> PyResult<String> {
         let request = timerhost_types::QuoteRequest {
             height,
@@ -732,6 +733,7 @@ impl NativeChain {
             gas_limit,
             bid,
             max_fee_per_cycle,
+            retries,
         };
         let quote = self
             .chain()?
@@ -739,6 +741,21 @@ impl NativeChain {
             .map_err(chain_err)?
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         serde_json::to_string(&quote).map_err(chain_err)
+    }
+
+    /// `actor`'s dead-letter queue (#45): the dicts
+    /// `pvm_host.dead_letters()` returns to the actor itself.
+    fn dead_letters<'py>(&self, py: Python<'py>, actor: &str) -> PyResult<Bound<'py, PyList>> {
+        let actor = convert::address(actor, "actor")?;
+        let state = self.chain()?.store().state();
+        let held = timerhost_timers::dead_letters::held(&state, &actor).map_err(chain_err)?;
+        let entries = timerhost_timers::dead_letters::list(&state, &actor, held.count as usize)
+            .map_err(chain_err)?;
+        let items = entries
+            .iter()
+            .map(|e| convert::value_to_py(py, &e.to_value()))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
     }
 
     /// The validator set of consensus at `height` (default: the next

@@ -679,6 +679,11 @@ impl<'a> BlockExecutor<'a> {
         // returned.
         let mut protocol_events = plan.events;
         protocol_events.extend(governance::expire(&mut self.overlay, self.env.height)?);
+        // #45: dead letters past their TTL leave, their deposits refunded.
+        protocol_events.extend(timerhost_timers::dead_letters::expire(
+            &mut self.overlay,
+            self.env.height,
+        )?);
         governance::prune(&mut self.overlay, self.env.height)?;
         timerhost_timers::fairness::sweep(&mut self.overlay, &self.timer_config, self.env.height)?;
         let mut ctx = EobContext {
@@ -823,7 +828,7 @@ fn median(values: &mut [u64]) -> Option<u64> {
 pub fn timer_error(e: &TimerError) -> ExecError {
     let kind = match e {
         TimerError::Unauthorized { .. } => ErrorKind::Unauthorized,
-        TimerError::NotFound { .. } => ErrorKind::NotFound,
+        TimerError::NotFound { .. } | TimerError::NoDeadLetter { .. } => ErrorKind::NotFound,
         _ => ErrorKind::InvalidInput,
     };
     ExecError::new(kind, e.to_string())

@@ -40,11 +40,11 @@ pub const MOCK_CALL_CYCLES: u64 = 100;
 /// | `burn` | `[n: int]` | uses n cycles (out of cycles if over the limit) | 100 + n | 0 |
 /// | `emit` | `[name: str, data]` | emits an event | 120 | len(data) |
 /// | `send` | `[to: bytes(20), amount: int]` | transfers from the actor | 130 | 0 |
-/// | `schedule` | `[height, payload: bytes, fee_payer: bytes(20)?, gas_limit?, expires_at?]` | `schedule_timer_ex`, returns the id | 100 + 200 | the timer's state bytes and account rewrites (len(payload) if refused) |
+/// | `schedule` | `[height, payload: bytes, fee_payer: bytes(20)?, gas_limit?, expires_at?, bid?, max_fee_per_cycle?, retries?, retry_backoff?]` | `schedule_timer_ex`, returns the id | 100 + 200 | the timer's state bytes and account rewrites (len(payload) if refused) |
 /// | `schedule_then_fail` | same as `schedule` | schedules, then reverts | 100 + 200 | as `schedule` |
 /// | `cancel` | `[timer_id: bytes]` | `cancel_timer` | 100 + 200 | 0 |
 /// | `extend` | `[timer_id: bytes, new_expires_at]` | `extend_timer` | 100 + 200 | 0 |
-/// | `handle_timer` | `[payload: bytes]` (timer fires only) | counts fires in storage `fires`, records `last_fire` = height; if storage `interval` is set, reschedules itself `interval` blocks later with the same payload (fee payer: storage `payer` or the actor) | 100 + 40 (+ 200) | … |
+/// | `handle_timer` | `[payload: bytes]` (timer fires only) | fails (`RuntimeError`) while storage `failing` holds a non-zero int (#45); else counts fires in storage `fires`, records `last_fire` = height; if storage `interval` is set, reschedules itself `interval` blocks later with the same payload (fee payer: storage `payer` or the actor) | 100 + 40 (+ 200) | … |
 /// | `schedule_many` | `[count, height, gas_limit?, expires_at?, fee_payer: bytes(20)?]` | schedules `count` timers, payload = index (8 bytes BE) | 100 + 200 each | as `schedule`, each |
 /// | `revoke` | none | `revoke_timer_payments` for the actor | 100 + 200 | 0 |
 /// | `boom` | any | writes storage `boom`, then reverts | 150 | 0 |
@@ -270,6 +270,9 @@ impl MockRuntime {
                 let expires_at = try_exec!(arg_opt_u64(args, 4));
                 let bid = try_exec!(arg_opt_u64(args, 5));
                 let max_fee_per_cycle = try_exec!(arg_opt_u64(args, 6));
+                let retries =
+                    try_exec!(arg_opt_u64(args, 7)).map(|n| n.min(u64::from(u32::MAX)) as u32);
+                let retry_backoff = try_exec!(arg_opt_u64(args, 8));
                 let request = TimerRequest {
                     trigger: RequestedTrigger::Height(height),
                     payload,
@@ -279,6 +282,8 @@ impl MockRuntime {
                     bid,
                     max_fee_per_cycle,
                     escrow_key: None,
+                    retries,
+                    retry_backoff,
                 };
                 let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 if handler == "schedule_then_fail" {
@@ -334,6 +339,13 @@ impl MockRuntime {
                     }
                 };
                 try_exec!(meter.charge(40, 16));
+                if storage_u64(ctx, &actor, b"failing")?.unwrap_or(0) != 0 {
+                    return Ok(Err(ExecError {
+                        kind: ErrorKind::Revert,
+                        message: "RuntimeError: failing on purpose".into(),
+                        traceback: Some("  mock actor, handle_timer while `failing`".into()),
+                    }));
+                }
                 let fires = storage_u64(ctx, &actor, b"fires")?.unwrap_or(0);
                 ctx.state.put(
                     keys::storage(&actor, b"fires"),
@@ -392,6 +404,8 @@ impl MockRuntime {
                         bid: None,
                         max_fee_per_cycle: None,
                         escrow_key: None,
+                        retries: None,
+                        retry_backoff: None,
                     };
                     try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
                 }

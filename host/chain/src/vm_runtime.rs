@@ -334,6 +334,73 @@ impl Host for ChainHost<'_, '_, '_> {
         }
     }
 
+    fn dead_letters_size(&mut self, actor: &Address) -> HostCall<u64> {
+        let cost = Cost::cycles(TIMER_QUOTE_CYCLES);
+        let caller = self.caller(actor, false);
+        match timerhost_timers::dead_letter_calls::listing_bytes(self.ctx.state, &caller) {
+            Ok(bytes) => HostCall::ok(bytes, cost),
+            Err(e) => self.fail(e, cost),
+        }
+    }
+
+    fn dead_letters(&mut self, actor: &Address) -> HostCall<Vec<Value>> {
+        // Its bytes were priced through `dead_letters_size` before this read.
+        let caller = self.caller(actor, false);
+        match timerhost_timers::dead_letter_calls::list(
+            self.ctx.state,
+            &self.ctx.env.timer_config,
+            &caller,
+        ) {
+            Ok(entries) => HostCall::ok(
+                entries.iter().map(|e| e.to_value()).collect(),
+                Cost::default(),
+            ),
+            Err(e) => self.fail(e, Cost::default()),
+        }
+    }
+
+    fn retry_dead_letter(
+        &mut self,
+        actor: &Address,
+        nested: bool,
+        timer_id: &Hash,
+        due: Option<u64>,
+    ) -> HostCall<Hash> {
+        let refused_cost = Cost::cycles(SET_TIMER_BASE_CYCLES);
+        let caller = self.caller(actor, nested);
+        match timerhost_timers::dead_letter_calls::retry(
+            self.ctx.state,
+            &self.ctx.env.timer_config,
+            &caller,
+            timer_id,
+            due,
+        ) {
+            Ok(Ok((scheduled, removed))) => {
+                self.events.push(removed);
+                self.events.push(scheduled.event);
+                HostCall::ok(
+                    scheduled.timer.timer_id,
+                    Cost::new(SET_TIMER_BASE_CYCLES, scheduled.cells),
+                )
+            }
+            Ok(Err(e)) => Self::timer_rejection(&e, refused_cost),
+            Err(e) => self.fail(e, refused_cost),
+        }
+    }
+
+    fn drop_dead_letter(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()> {
+        let cost = Cost::cycles(CANCEL_TIMER_CYCLES);
+        let caller = self.caller(actor, false);
+        match timerhost_timers::dead_letter_calls::drop(self.ctx.state, &caller, timer_id) {
+            Ok(Ok(event)) => {
+                self.events.push(event);
+                HostCall::ok((), cost)
+            }
+            Ok(Err(e)) => Self::timer_rejection(&e, cost),
+            Err(e) => self.fail(e, cost),
+        }
+    }
+
     fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
         let cost = Cost::cycles(TIMER_QUOTE_CYCLES);
         // The basefees in state are this block's: they change at its end.

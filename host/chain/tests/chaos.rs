@@ -143,6 +143,28 @@ class Chaos:
             self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, ("noop|0|" + "x" * 60_000).encode(), gas_limit=1, escrow="fund"))
             if n % 2:
                 self.storage["fund"] = "spoiled"
+        elif cmd == "retry":
+            # #45: a fire that fails on purpose, retried then dead-lettered;
+            # some pay from an escrow, some succeed once "healed".
+            fail = ("fail|" + str(n) + "|" + other).encode()
+            if n % 3 == 0:
+                self._fund()
+                self._keep(pvm_host.schedule_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, fail, gas_limit=60_000, escrow="fund", retries=1 + n % 3, retry_backoff=1))
+            else:
+                self._keep(pvm_host.schedule_timer_ex(height + 1 + n % 3, fail, gas_limit=60_000, expires_at=height + 20, retries=1 + n % 3, retry_backoff=1 + n % 2))
+        elif cmd == "fail":
+            if self.storage.get("healed", 0) != n % 4:
+                raise ValueError("failing on purpose")
+        elif cmd == "heal":
+            self.storage["healed"] = n % 4
+        elif cmd == "letters":
+            letters = pvm_host.dead_letters()
+            if letters:
+                entry = letters[n % len(letters)]
+                if n % 2:
+                    self._keep(pvm_host.retry_dead_letter(entry["timer_id"], height + 1 + n % 3))
+                else:
+                    pvm_host.drop_dead_letter(entry["timer_id"])
         elif cmd == "spoil":
             self.storage["fund"] = "spoiled"
         elif cmd == "watch":
@@ -208,6 +230,9 @@ const COMMANDS: &[&str] = &[
     "drain",
     "cron",
     "deep",
+    "retry",
+    "heal",
+    "letters",
 ];
 
 struct Chaos {
@@ -354,7 +379,10 @@ impl Chaos {
             };
             self.tally.count(what);
             for e in &r.events {
-                if e.name.to_lowercase().starts_with("timer") || e.name.starts_with("Job") {
+                if e.name.to_lowercase().starts_with("timer")
+                    || e.name.starts_with("Job")
+                    || e.name.starts_with("DeadLetter")
+                {
                     self.tally.count(e.name.clone());
                 }
             }

@@ -464,6 +464,11 @@ pub fn timer_json(t: &Timer) -> Json {
         "max_priority_fee_per_cycle": t.bid,
         "escrow_key": t.escrow_key.as_deref().map(String::from_utf8_lossy),
         "trigger": value_to_json(&t.trigger_value()),
+        "retry": t.retry.as_ref().map(|r| json!({
+            "retries": r.retries,
+            "backoff": r.backoff,
+            "failures": r.failures,
+        })),
     })
 }
 
@@ -484,6 +489,8 @@ pub fn quote_json(q: &timerhost_types::TimerQuote) -> Json {
         "reserved": q.reserved,
         "queued": q.queued,
         "fits": q.fits,
+        "max_attempts": q.max_attempts,
+        "worst_case_cost": amount(q.worst_case_cost),
         "lane_basefee": q.lane_basefee,
         "max_fee_per_cycle": q.max_fee_per_cycle,
         "max_priority_fee_per_cycle": q.max_priority_fee_per_cycle,

@@ -30,6 +30,7 @@ use crate::json::{
 use crate::mempool::{validate, Mempool};
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
+mod dead_letters;
 mod limits;
 mod proofs;
 mod subscriptions;
@@ -600,6 +601,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                 "bid",
                 "max_priority_fee_per_cycle",
                 "max_fee_per_cycle",
+                "retries",
             ],
         )?;
         let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
@@ -619,6 +621,15 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             gas_limit: number("gas_limit")?,
             bid,
             max_fee_per_cycle: number("max_fee_per_cycle")?,
+            retries: number("retries")?
+                .map(|n| {
+                    u32::try_from(n).map_err(|_| {
+                        RpcError::InvalidParams(format!(
+                            "retries {n} is far more than any chain allows"
+                        ))
+                    })
+                })
+                .transpose()?,
         };
         match self.chain.quote_timer(request)? {
             Ok(quote) => Ok(quote_json(&quote)),
@@ -781,6 +792,7 @@ pub const METHODS: &[&str] = &[
     "th_getTimers",
     "th_quoteTimer",
     "th_getGlobalbox",
+    "th_getDeadLetters",
     "th_getEvents",
     "th_getTimerConfig",
     "th_getBasefeeConfig",
@@ -866,6 +878,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getTimers", |c, a| c.get_timers(&a));
     method!("th_quoteTimer", |c, a| c.quote_timer(&a));
     method!("th_getGlobalbox", |c, a| c.globalbox(&a));
+    method!("th_getDeadLetters", |c, a| c.dead_letters(&a));
     method!("th_getEvents", |c, a| c.get_events(&a));
     method!("th_getTimerConfig", |c, a| c.timer_config());
     method!("th_getBasefeeConfig", |c, a| c.basefee_config());

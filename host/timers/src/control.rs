@@ -45,7 +45,7 @@ pub fn revoked_before(state: &(impl StateRead + ?Sized), fee_payer: &Address) ->
     read_u64(state, &revoked_key(fee_payer))
 }
 
-/// Has `timer`'s fee payer revoked it?
+/// Has `timer`'s fee payer revoked it (a retry: the schedule it retries)?
 pub fn is_revoked(state: &(impl StateRead + ?Sized), timer: &Timer) -> Result<bool> {
-    Ok(timer.seq < revoked_before(state, &timer.fee_payer)?)
+    Ok(timer.consent_seq() < revoked_before(state, &timer.fee_payer)?)
 }

@@ -273,7 +273,7 @@ impl RevocationMarks {
                 mark
             }
         };
-        Ok(timer.seq < mark)
+        Ok(timer.consent_seq() < mark)
     }
 }
 
@@ -957,6 +957,7 @@ mod tests {
                 max_fee_per_cycle: 0,
                 kind: TimerKind::Height,
                 escrow_key: None,
+                retry: None,
             };
             store::insert(state, &timer).unwrap();
         }
@@ -1090,6 +1091,8 @@ mod tests {
                 bid: None,
                 max_fee_per_cycle: None,
                 escrow_key: None,
+                retries: None,
+                retry_backoff: None,
             };
             host::schedule(&mut state, &config, &caller, request)
                 .unwrap()

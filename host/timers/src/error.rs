@@ -251,6 +251,14 @@ pub enum TimerError {
         /// The timer.
         timer_id: Hash,
     },
+    /// No dead letter with this id in the calling actor's queue (#45).
+    #[error("{call}: no dead letter {timer_id} in this actor's dead-letter queue (an actor reaches only its own)")]
+    NoDeadLetter {
+        /// Which call.
+        call: &'static str,
+        /// The timer.
+        timer_id: Hash,
+    },
     /// The timer is due and queued in the Globalbox: its TTL is judged when
     /// it is materialised, and can no longer move.
     #[error("{call}: timer {timer_id} is already due and queued in the Globalbox; it fires (or expires) when its turn comes")]
@@ -302,6 +310,7 @@ impl TimerError {
             | FeeCapTooHigh { call, .. }
             | Unauthorized { call, .. }
             | NotFound { call, .. }
+            | NoDeadLetter { call, .. }
             | AlreadyFinal { call, .. }
             | AlreadyDue { call, .. } => *call = name,
             InvalidWatch { .. } | NoWatchedActor { .. } => {}

@@ -317,6 +317,100 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
                 "lane_reservation_percent",
                 Value::int(c.lane_reservation_percent),
             ),
+            ("max_retries", Value::int(c.max_retries)),
+            (
+                "dead_letter_ttl_blocks",
+                Value::int(c.dead_letter_ttl_blocks),
+            ),
+            (
+                "max_dead_letters_per_actor",
+                Value::int(c.max_dead_letters_per_actor),
+            ),
+        ],
+    )
+}
+
+/// `"ExceptionKind: message"` of a failed fire, as retry and dead-letter
+/// events and entries carry it.
+pub fn error_text(error: &ExecError) -> String {
+    format!("{:?}: {}", error.kind, error.message)
+}
+
+/// `TimerRetried {timer_id, actor, fee_payer, attempt, retries, next_due,
+/// error, deposit}` (#45): fire `attempt` failed and the timer is armed
+/// again, due at `next_due` (`{"height": h}` or `{"timestamp_ms": t}`).
+/// A watch's retry is a height timer of its own, `retry_timer_id`.
+pub fn timer_retried(failed: &Timer, retry: &Timer, attempt: u32, error: &ExecError) -> Event {
+    let next_due = match &retry.kind {
+        timerhost_types::TimerKind::Time { timestamp_ms } => {
+            (Value::str("timestamp_ms"), Value::int(*timestamp_ms))
+        }
+        _ => (Value::str("height"), Value::int(retry.height)),
+    };
+    let retries = retry.retry.as_ref().map_or(0, |r| r.retries);
+    dict(
+        failed.actor_address,
+        "TimerRetried",
+        vec![
+            ("timer_id", id(&failed.timer_id)),
+            ("retry_timer_id", id(&retry.timer_id)),
+            ("actor", addr(&failed.actor_address)),
+            ("fee_payer", addr(&failed.fee_payer)),
+            ("attempt", Value::int(attempt)),
+            ("retries", Value::int(retries)),
+            (
+                "next_due",
+                Value::dict_from([next_due]).expect("str keys are hashable"),
+            ),
+            ("error", Value::str(error_text(error))),
+            ("deposit", Value::int(retry.deposit)),
+        ],
+    )
+}
+
+/// `TimerDeadLettered {timer_id, actor, fee_payer, attempts, error, kept,
+/// reason, expires_at, deposit}` (#45): the timer's last attempt failed.
+/// `kept` says whether it is in the actor's dead-letter queue (until
+/// `expires_at`, holding `deposit`) or was dropped, and `reason` why not.
+pub fn timer_dead_lettered(
+    timer: &Timer,
+    attempts: u32,
+    error: &str,
+    kept: Result<(u64, u128), String>,
+) -> Event {
+    let (kept, reason, expires_at, deposit) = match kept {
+        Ok((expires_at, deposit)) => (true, Value::None, Value::int(expires_at), deposit),
+        Err(reason) => (false, Value::str(reason), Value::None, 0),
+    };
+    dict(
+        timer.actor_address,
+        "TimerDeadLettered",
+        vec![
+            ("timer_id", id(&timer.timer_id)),
+            ("actor", addr(&timer.actor_address)),
+            ("fee_payer", addr(&timer.fee_payer)),
+            ("attempts", Value::int(attempts)),
+            ("error", Value::str(error)),
+            ("kept", Value::Bool(kept)),
+            ("reason", reason),
+            ("expires_at", expires_at),
+            ("deposit", Value::int(deposit)),
+        ],
+    )
+}
+
+/// `DeadLetterRemoved {timer_id, actor, reason, refund}`: a dead letter
+/// left its queue — `"retried"`, `"dropped"` or `"expired"` — and its
+/// deposit went back to its fee payer.
+pub fn dead_letter_removed(actor: &Address, timer_id: &Hash, reason: &str, refund: u128) -> Event {
+    dict(
+        *actor,
+        "DeadLetterRemoved",
+        vec![
+            ("timer_id", id(timer_id)),
+            ("actor", addr(actor)),
+            ("reason", Value::str(reason)),
+            ("refund", Value::int(refund)),
         ],
     )
 }

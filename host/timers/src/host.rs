@@ -21,8 +21,8 @@ use timerhost_types::timer::{
     MAX_WATCH_KEY_BYTES,
 };
 use timerhost_types::{
-    timer_id, Address, Event, Hash, Timer, TimerConfig, TimerKind, TimerRequest, Watch, WatchKey,
-    TIMER_DEPOSIT_ESCROW,
+    timer_id, Address, Event, Hash, RetryPolicy, Timer, TimerConfig, TimerKind, TimerRequest,
+    Watch, WatchKey, TIMER_DEPOSIT_ESCROW,
 };
 
 use crate::error::{Result, TimerError};
@@ -141,6 +141,7 @@ fn schedule_checked(
         }));
     }
     let Validated {
+        retry,
         handler,
         fee_payer,
         gas_limit,
@@ -188,7 +189,14 @@ fn schedule_checked(
         max_fee_per_cycle,
         kind,
         escrow_key: request.escrow_key,
+        retry: None,
     };
+    timer.retry = retry.map(|(retries, backoff)| RetryPolicy {
+        retries,
+        backoff,
+        failures: 0,
+        consent_seq: timer.seq,
+    });
     let bytes = store::state_bytes(&timer);
     // Fits: deposit_per_byte ≤ 2^96 (validated) and bytes < 2^21.
     timer.deposit = config.deposit_per_byte * u128::from(bytes);
@@ -246,6 +254,7 @@ fn schedule_checked(
 }
 
 struct Validated {
+    retry: Option<(u32, u64)>,
     handler: String,
     fee_payer: Address,
     gas_limit: u64,
@@ -402,6 +411,10 @@ fn validate_schedule(
             Ok(caps) => caps,
             Err(e) => reject!(e),
         };
+    let retry = match retry_policy(config, request) {
+        Ok(retry) => retry,
+        Err(e) => reject!(e),
+    };
     // §4.2 per-actor cap.
     let live = store::live_count(state, &caller.actor)?;
     if live >= config.max_timers_per_actor {
@@ -413,6 +426,7 @@ fn validate_schedule(
         });
     }
     Ok(Ok(Validated {
+        retry,
         handler,
         fee_payer,
         gas_limit,
@@ -421,6 +435,47 @@ fn validate_schedule(
         max_fee_per_cycle,
         kind,
     }))
+}
+
+/// A schedule's retry policy (#45): `retries=` at most `max_retries`, with
+/// a `retry_backoff=` of at least 1 (blocks, or seconds for a time timer)
+/// whose doubled delays stay within a TTL. `None` without retries.
+pub fn retry_policy(
+    config: &TimerConfig,
+    request: &TimerRequest,
+) -> std::result::Result<Option<(u32, u64)>, TimerError> {
+    let call = call_name(&request.trigger);
+    let bad = |reason: String| Err(TimerError::InvalidArguments { call, reason });
+    match (request.retries.unwrap_or(0), request.retry_backoff) {
+        (0, None) => Ok(None),
+        (0, Some(_)) => bad("retry_backoff= needs retries= (how many times to retry)".into()),
+        (n, _) if n > config.max_retries => bad(format!(
+            "retries={n} is more than this chain allows (TimerConfig.max_retries = {})",
+            config.max_retries
+        )),
+        (_, None) | (_, Some(0)) => bad(
+            "retries= needs retry_backoff= of at least 1 (blocks, or seconds for schedule_timer_at)"
+                .into(),
+        ),
+        (n, Some(backoff)) => {
+            let policy = RetryPolicy {
+                retries: n,
+                backoff,
+                failures: 0,
+                consent_seq: 0,
+            };
+            // Seconds are counted as blocks here: either way a policy
+            // that waits longer than a timer may live is a mistake.
+            if policy.total_delay() > config.max_ttl_blocks {
+                return bad(format!(
+                    "retries={n} with retry_backoff={backoff} waits {} in all, more than max_ttl_blocks ({}) allows",
+                    policy.total_delay(),
+                    config.max_ttl_blocks
+                ));
+            }
+            Ok(Some((n, backoff)))
+        }
+    }
 }
 
 /// A schedule's (or a quote's) fee caps, defaulted
@@ -732,6 +787,7 @@ mod tests {
             max_fee_per_cycle: 0,
             kind: TimerKind::Height,
             escrow_key: None,
+            retry: None,
         }
     }
 

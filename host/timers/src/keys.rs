@@ -35,6 +35,9 @@
 //! | `t a ‖ timestamp_ms BE` | u64 BE height: a block whose Globalbox enqueue left due time timers behind, so that they keep their age when enqueued later ([`crate::globalbox::came_due_at`]) | the tree |
 //! | `u X ‖ seq BE` | the record of a height or time timer queued in the Globalbox | its entry |
 //! | `u q ‖ seq BE` | that timer's Globalbox key | the entries |
+//! | `t L ‖ actor ‖ timer_id` | [`DeadLetter`](crate::dead_letters::DeadLetter): a timer whose retries ran out (#45) | the tree |
+//! | `t M ‖ expires_at BE ‖ actor ‖ timer_id` | empty: the dead letters' expiry queue | the tree |
+//! | `t N ‖ actor` | [`Held`](crate::dead_letters::Held): how many dead letters `actor` holds, and their bytes | the tree |
 //! | `u c` | u64 BE: how many timers are pending (derived: a function of the records) | the records |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
 //! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
@@ -83,6 +86,12 @@ pub const NEXT_SEQ: Prefix = [TIMERS, b's'];
 pub const NEXT_DELIVERY: Prefix = [TIMERS, b'n'];
 /// `t v`: revocation marks.
 pub const REVOKED: Prefix = [TIMERS, b'v'];
+/// `t L`: dead letters, by actor and timer id (#45).
+pub const DEAD_LETTER: Prefix = [TIMERS, b'L'];
+/// `t M`: the dead letters' expiry queue, by height.
+pub const DEAD_LETTER_EXPIRY: Prefix = [TIMERS, b'M'];
+/// `t N`: how many dead letters each actor holds.
+pub const DEAD_LETTER_COUNT: Prefix = [TIMERS, b'N'];
 /// `u r`: records of queued height timers, by position (height, sequence).
 pub const RECORD: Prefix = [TIMERS_DERIVED, b'r'];
 /// `u t`: records of queued time timers, by position (time, sequence).

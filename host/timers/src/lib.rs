@@ -28,6 +28,10 @@
 //! | market ordering's fairness weight (#31) | [`fairness`] |
 //! | the lane basefee as delivery and scheduling read it (#31) | [`lane`] |
 //! | escrow-funded timers: the integer in actor storage that pays them (#19) | [`escrow`] |
+//! | retries of failed fires (#45) | [`retries`] |
+//! | the dead-letter queue of timers whose retries ran out (#45) | [`dead_letters`] |
+//! | its host calls: list, retry, drop (#45) | [`dead_letter_calls`] |
+//! | deposits the protocol lends on a fee payer's behalf (retries, dead letters) | [`deposit`] |
 //!
 //! The chain crate calls [`delivery::deliver_time`] at the start of a block
 //! and [`delivery::deliver`] at its end (one [`delivery::BlockBudgets`] for
@@ -39,7 +43,10 @@ pub mod bucket;
 pub mod budgets;
 pub mod control;
 pub mod counters;
+pub mod dead_letter_calls;
+pub mod dead_letters;
 pub mod delivery;
+pub mod deposit;
 pub mod error;
 pub mod escrow;
 pub mod events;
@@ -57,6 +64,7 @@ pub mod queue;
 pub mod quote;
 pub mod record;
 pub mod removal;
+pub mod retries;
 pub mod store;
 pub mod watch;
 

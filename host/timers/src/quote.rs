@@ -111,7 +111,19 @@ pub fn quote(
         max_fee_per_cycle,
         kind,
         escrow_key: None,
+        retry: None,
     };
+    let retries = request.retries.unwrap_or(0);
+    if retries > config.max_retries {
+        return Ok(Err(TimerError::InvalidArguments {
+            call: CALL,
+            reason: format!(
+                "retries={retries} is more than this chain allows (TimerConfig.max_retries = {})",
+                config.max_retries
+            ),
+        }));
+    }
+    let max_attempts = u64::from(retries) + 1;
     let deposit = config.deposit_per_byte * u128::from(store::state_bytes(&prototype));
     let leaf = bucket::leaf(state, bucket)?;
     let (queued, reserved) = leaf.map_or((0, 0), |l| (l.live, l.reserved));
@@ -120,18 +132,21 @@ pub fn quote(
     // Delivery admits a timer larger than the whole lane alone, at the head
     // of an empty lane (delivery.rs).
     let lane_fits = reserved.saturating_add(need) <= lane || (queued == 0 && need > lane);
+    // What delivery would pre-charge with these caps (#31).
+    let max_cost = max_cost(
+        gas_limit,
+        crate::lane::fee_cap(&prototype, config),
+        config,
+        basefee,
+    )
+    .unwrap_or(u128::MAX);
     Ok(Ok(TimerQuote {
         height,
         timestamp_ms: request.timestamp_ms,
         gas_limit,
-        // What delivery would pre-charge with these caps (#31).
-        max_cost: max_cost(
-            gas_limit,
-            crate::lane::fee_cap(&prototype, config),
-            config,
-            basefee,
-        )
-        .unwrap_or(u128::MAX),
+        max_cost,
+        max_attempts,
+        worst_case_cost: max_cost.saturating_mul(u128::from(max_attempts)),
         lane_basefee: market.basefee,
         max_fee_per_cycle,
         max_priority_fee_per_cycle: bid,
@@ -167,6 +182,7 @@ mod tests {
             max_fee_per_cycle: 0,
             kind: timerhost_types::TimerKind::Height,
             escrow_key: None,
+            retry: None,
         }
     }
 

@@ -186,11 +186,12 @@ pub fn remove_deferred(
     Ok(())
 }
 
-/// The sum of the live timers' deposits (at most `limit` timers read): what
-/// [`TIMER_DEPOSIT_ESCROW`] must hold. For tests and audits; its cost grows
-/// with the number of pending timers.
+/// The sum of the live timers' and the dead letters' deposits (at most
+/// `limit` timers read): what [`TIMER_DEPOSIT_ESCROW`] must hold. For tests
+/// and audits; its cost grows with the number of pending timers.
 pub fn deposits_held(state: &(impl StateRead + ?Sized), limit: usize) -> Result<u128> {
-    Ok(all(state, limit)?.iter().map(|t| t.deposit).sum())
+    let timers: u128 = all(state, limit)?.iter().map(|t| t.deposit).sum();
+    Ok(timers + crate::dead_letters::deposits_held(state)?)
 }
 
 fn records_of(
@@ -397,6 +398,7 @@ mod tests {
                     max_fee_per_cycle: 0,
                     kind: kind.clone(),
                     escrow_key: None,
+                    retry: None,
                 };
                 insert(&mut state, &timer).unwrap();
                 let own: usize = state

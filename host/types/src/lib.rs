@@ -21,8 +21,11 @@ pub mod lane;
 pub mod primitives;
 pub mod quote;
 pub mod receipt;
+pub mod retry;
 pub mod timer;
 pub mod timer_config;
+mod timer_config_encoding;
+mod timer_encoding;
 pub mod tx;
 pub mod upgrade;
 pub mod value;
@@ -47,6 +50,7 @@ pub use receipt::{
     is_protocol_event_name, ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource,
     PROTOCOL_EVENT_PREFIXES,
 };
+pub use retry::RetryPolicy;
 pub use timer::{
     check_handler_name, timer_id, Delivery, FireDue, FireInfo, Invocation, RequestedTrigger, Timer,
     TimerKind, TimerRequest, TimerStatus, Watch, WatchKey, TIMER_DEPOSIT_ESCROW,

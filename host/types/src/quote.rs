@@ -20,6 +20,8 @@ pub struct QuoteRequest {
     pub bid: Option<u64>,
     /// Its lane fee cap per cycle, as scheduling defaults it.
     pub max_fee_per_cycle: Option<u64>,
+    /// `retries=` of its retry policy (#45), at most `max_retries`.
+    pub retries: Option<u32>,
 }
 
 /// What a timer would cost and whether it would fire on time: the answer to
@@ -63,6 +65,18 @@ pub struct TimerQuote {
     /// Would one more such timer fire at that height without carry-over
     /// (lane and `max_fires_per_block`), counting the timers queued there?
     pub fits: bool,
+    /// Fires the retry policy can cost: the first and every retry (#45).
+    #[serde(default = "one")]
+    pub max_attempts: u64,
+    /// The worst case of the policy: every attempt at `max_cost`
+    /// (`max_attempts × max_cost`, at today's basefees; each attempt is
+    /// pre-charged and refunded on its own).
+    #[serde(default)]
+    pub worst_case_cost: u128,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl TimerQuote {
@@ -84,6 +98,11 @@ impl TimerQuote {
             (Value::str("reserved"), Value::int(self.reserved)),
             (Value::str("queued"), Value::int(self.queued)),
             (Value::str("fits"), Value::Bool(self.fits)),
+            (Value::str("max_attempts"), Value::int(self.max_attempts)),
+            (
+                Value::str("worst_case_cost"),
+                Value::int(self.worst_case_cost),
+            ),
             (Value::str("lane_basefee"), Value::int(self.lane_basefee)),
             (
                 Value::str("max_fee_per_cycle"),

@@ -148,7 +148,11 @@ impl TimerKind {
 
 /// A scheduled timer (CIP-5 §3.1), plus its FIFO sequence number and the
 /// state-memory deposit its fee payer lent while it exists.
-#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize)]
+///
+/// Its borsh encoding is hand-written ([`crate::timer_encoding`]): the
+/// field #45 added ([`Timer::retry`]) is encoded only when set, so a timer without them keeps the bytes — and the record hash
+/// in its bucket — it always had.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timer {
     /// The actor that owns the timer and whose handler runs.
     pub actor_address: Address,
@@ -195,6 +199,18 @@ pub struct Timer {
     /// balance; the integer says whose they are. `None`: the fee payer's
     /// balance alone funds the timer (CIP-5).
     pub escrow_key: Option<Vec<u8>>,
+    /// Its retry policy (#45): a failed fire is re-armed until the policy
+    /// runs out, then dead-lettered. `None`: a failed fire is final.
+    pub retry: Option<crate::retry::RetryPolicy>,
+}
+
+impl Timer {
+    /// The sequence number its fee payer's consent is judged by
+    /// (`revoke_timer_payments` revokes every timer scheduled before a
+    /// mark): a retry keeps the consent of the schedule it retries.
+    pub fn consent_seq(&self) -> u64 {
+        self.retry.as_ref().map_or(self.seq, |r| r.consent_seq)
+    }
 }
 
 /// What a schedule request asks to be due on.
@@ -248,6 +264,13 @@ pub struct TimerRequest {
     /// A key of the actor's own storage holding the integer that funds the
     /// timer ([`Timer::escrow_key`]); only with the actor as fee payer.
     pub escrow_key: Option<Vec<u8>>,
+    /// `retries=`: how many times a failed fire is re-armed (#45); `None`
+    /// or 0: never.
+    pub retries: Option<u32>,
+    /// `retry_backoff=`: the delay before the first retry — blocks for a
+    /// height timer or a watch, seconds for a time timer — doubled for each
+    /// retry after it. Required with `retries`.
+    pub retry_backoff: Option<u64>,
 }
 
 impl Timer {

@@ -17,7 +17,13 @@ pub const MAX_LANE_BASEFEE: u64 = 1 << 40;
 
 /// Governed timer parameters (CIP-5 §6.4 + the lane budget, the per-block
 /// fire quota and the deposit rate).
-#[derive(Clone, Debug, PartialEq, Eq, BorshSerialize, BorshDeserialize, Serialize, Deserialize)]
+///
+/// Its borsh encoding is hand-written ([`crate::timer_config_encoding`]):
+/// the fields #45 added are written only when they differ from
+/// [`TimerConfig::PRE_RETRY`]'s, so every config, proposal and transaction
+/// encoded before them keeps its bytes, its hash and the state root that
+/// holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimerConfig {
     /// Longest a timer may live past its scheduling height.
@@ -78,6 +84,20 @@ pub struct TimerConfig {
     /// whose handler returns at once pays the lane basefee on all of them.
     #[serde(default = "defaults::lane_reservation_percent")]
     pub lane_reservation_percent: u64,
+    /// Most retries a timer's retry policy may ask for (#45); 0 refuses
+    /// every policy. A fire that fails (an exception, out of cycles or
+    /// cells) is re-armed at most this many times before it is
+    /// dead-lettered.
+    #[serde(default)]
+    pub max_retries: u32,
+    /// Blocks a dead-lettered timer stays in its actor's dead-letter queue
+    /// before it is removed and its deposit refunded.
+    #[serde(default = "defaults::dead_letter_ttl_blocks")]
+    pub dead_letter_ttl_blocks: u64,
+    /// Most entries one actor's dead-letter queue holds; a timer that fails
+    /// for good while it is full is dropped (`TimerDeadLettered` says so).
+    #[serde(default = "defaults::max_dead_letters_per_actor")]
+    pub max_dead_letters_per_actor: u32,
 }
 
 /// Defaults of the fields added after genesis files were first written, so
@@ -98,7 +118,21 @@ mod defaults {
     pub fn lane_reservation_percent() -> u64 {
         100
     }
+    pub fn dead_letter_ttl_blocks() -> u64 {
+        100_000
+    }
+    pub fn max_dead_letters_per_actor() -> u32 {
+        64
+    }
 }
+
+/// `max_retries` as a chain without retries (#45) behaves: none. A genesis
+/// file that omits it means this value (so its state root is what it
+/// was); `Default` turns retries on.
+pub const PRE_RETRY_MAX_RETRIES: u32 = 0;
+/// Largest `max_retries`: the backoff doubles per attempt, and 2^32 blocks
+/// is past any TTL.
+pub const MAX_RETRIES_CAP: u32 = 32;
 
 /// How due timers are ordered (#18).
 #[derive(
@@ -172,6 +206,31 @@ impl Default for TimerConfig {
             min_lane_basefee: defaults::min_lane_basefee(),
             fairness_window_blocks: defaults::fairness_window_blocks(),
             lane_reservation_percent: defaults::lane_reservation_percent(),
+            max_retries: 8,
+            dead_letter_ttl_blocks: defaults::dead_letter_ttl_blocks(),
+            max_dead_letters_per_actor: defaults::max_dead_letters_per_actor(),
+        }
+    }
+}
+
+impl TimerConfig {
+    /// Does this config hold the retry fields of a chain that predates
+    /// them ([`PRE_RETRY_MAX_RETRIES`])? Such a config encodes to the bytes
+    /// it always had.
+    pub fn is_pre_retry(&self) -> bool {
+        self.max_retries == PRE_RETRY_MAX_RETRIES
+            && self.dead_letter_ttl_blocks == defaults::dead_letter_ttl_blocks()
+            && self.max_dead_letters_per_actor == defaults::max_dead_letters_per_actor()
+    }
+
+    /// The config with the retry fields of a chain that predates them,
+    /// every other field kept.
+    pub fn pre_retry(self) -> TimerConfig {
+        TimerConfig {
+            max_retries: PRE_RETRY_MAX_RETRIES,
+            dead_letter_ttl_blocks: defaults::dead_letter_ttl_blocks(),
+            max_dead_letters_per_actor: defaults::max_dead_letters_per_actor(),
+            ..self
         }
     }
 }
@@ -296,6 +355,27 @@ impl TimerConfig {
             return bad(
                 "fairness_window_blocks",
                 "must be at most 100,000,000".into(),
+            );
+        }
+        if self.max_retries > MAX_RETRIES_CAP {
+            return bad(
+                "max_retries",
+                format!("{} is more than {MAX_RETRIES_CAP}", self.max_retries),
+            );
+        }
+        if self.dead_letter_ttl_blocks == 0 || self.dead_letter_ttl_blocks > 3_153_600_000 {
+            return bad(
+                "dead_letter_ttl_blocks",
+                format!(
+                    "{} is not in 1..=3,153,600,000",
+                    self.dead_letter_ttl_blocks
+                ),
+            );
+        }
+        if self.max_dead_letters_per_actor == 0 || self.max_dead_letters_per_actor > 10_000 {
+            return bad(
+                "max_dead_letters_per_actor",
+                format!("{} is not in 1..=10,000", self.max_dead_letters_per_actor),
             );
         }
         if self.lane_reservation_percent > 100 {

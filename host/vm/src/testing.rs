@@ -367,6 +367,35 @@ impl Host for MockHost {
         HostCall::ok((), Cost::cycles(REVOKE_TIMER_PAYMENTS_CYCLES))
     }
 
+    /// The mock never fires a timer, so no queue holds a dead letter.
+    fn dead_letters_size(&mut self, _actor: &Address) -> HostCall<u64> {
+        HostCall::ok(0, Cost::cycles(timerhost_types::timer::TIMER_QUOTE_CYCLES))
+    }
+
+    fn dead_letters(&mut self, _actor: &Address) -> HostCall<Vec<timerhost_types::Value>> {
+        HostCall::ok(Vec::new(), Cost::default())
+    }
+
+    fn retry_dead_letter(
+        &mut self,
+        _actor: &Address,
+        _nested: bool,
+        _timer_id: &Hash,
+        _due: Option<u64>,
+    ) -> HostCall<Hash> {
+        HostCall::rejected(
+            HostFailure::new(ErrorKind::NotFound, "no such dead letter"),
+            Cost::cycles(SET_TIMER_BASE_CYCLES),
+        )
+    }
+
+    fn drop_dead_letter(&mut self, _actor: &Address, _timer_id: &Hash) -> HostCall<()> {
+        HostCall::rejected(
+            HostFailure::new(ErrorKind::NotFound, "no such dead letter"),
+            Cost::cycles(CANCEL_TIMER_CYCLES),
+        )
+    }
+
     /// The mock has no due queue: it quotes an empty block at the default
     /// config's lane, `max_cost` at one unit per cycle.
     fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
@@ -382,6 +411,9 @@ impl Host for MockHost {
             reserved: 0,
             queued: 0,
             fits: true,
+            max_attempts: u64::from(request.retries.unwrap_or(0)) + 1,
+            worst_case_cost: u128::from(gas_limit + timerhost_types::timer::TIMER_FIRE_BASE_CYCLES)
+                * u128::from(u64::from(request.retries.unwrap_or(0)) + 1),
             lane_basefee: config.min_lane_basefee,
             max_fee_per_cycle: request.max_fee_per_cycle.unwrap_or(0),
             max_priority_fee_per_cycle: request.bid.unwrap_or(0),
@@ -442,6 +474,8 @@ mod tests {
             bid: None,
             max_fee_per_cycle: None,
             escrow_key: None,
+            retries: None,
+            retry_backoff: None,
         };
         let call = host.schedule_timer(&a, false, request);
         assert_eq!(call.result.unwrap_err().kind, ErrorKind::InvalidInput);

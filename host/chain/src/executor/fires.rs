@@ -72,6 +72,19 @@ impl BlockExecutor<'_> {
             };
             let fired = timer_events::timer_fired(&fire.timer, &outcome);
             receipt.events.push(fired);
+            // #45: a failed fire of a timer with a retry policy is armed
+            // again or dead-lettered, outside the fire's reverted writes.
+            if let Some(error) = &receipt.error {
+                let after = timerhost_timers::retries::after_failed_fire(
+                    &mut self.overlay,
+                    &self.timer_config,
+                    &fire.timer,
+                    error,
+                    self.env.height,
+                    self.env.timestamp_ms,
+                )?;
+                receipt.events.extend(after);
+            }
             self.receipts.push(receipt);
         }
         Ok(())

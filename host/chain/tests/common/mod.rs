@@ -27,9 +27,20 @@ pub struct Net {
 
 impl Net {
     pub fn new() -> Self {
+        Self::with_genesis(Genesis::dev())
+    }
+
+    /// A dev chain whose timers run under `timers`.
+    pub fn with_timers(timers: timerhost_types::TimerConfig) -> Self {
+        let mut genesis = Genesis::dev();
+        genesis.timers = timers;
+        Self::with_genesis(genesis)
+    }
+
+    pub fn with_genesis(genesis: Genesis) -> Self {
         let chain = Chain::open(
             MemoryBackend::new(),
-            Genesis::dev(),
+            genesis,
             Arc::new(VmRuntime::new().unwrap()),
             Arc::new(NoHooks),
         )
@@ -142,7 +153,7 @@ pub fn assert_invariants(state: &dyn StateRead, context: &str) {
     assert_eq!(
         balance(&TIMER_DEPOSIT_ESCROW),
         store::deposits_held(state, usize::MAX).unwrap(),
-        "{context}: the deposit escrow does not hold exactly the live timers' deposits"
+        "{context}: the deposit escrow does not hold exactly the live timers' and dead letters' deposits"
     );
     assert_eq!(
         store::pending_count(state).unwrap(),

@@ -25,6 +25,7 @@ pub const EXPENSIVE_METHODS: &[&str] = &[
     "th_getTimers",
     "th_quoteTimer",
     "th_getGlobalbox",
+    "th_getDeadLetters",
     "th_getEvents",
     "th_getProposals",
     "th_getBlockStats",

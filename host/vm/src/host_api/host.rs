@@ -194,6 +194,26 @@ pub trait Host {
     /// refused like scheduling for a height or time not in the future or a
     /// gas limit out of range.
     fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote>;
+    /// `dead_letters()` (#45), first half: the bytes listing `actor`'s
+    /// dead-letter queue reads, known before it is read so the VM prices it
+    /// first.
+    fn dead_letters_size(&mut self, actor: &Address) -> HostCall<u64>;
+    /// `dead_letters()`, second half: `actor`'s entries as dicts
+    /// (`timer_id`, `payload`, `error`, `traceback`, `attempts`, …).
+    fn dead_letters(&mut self, actor: &Address) -> HostCall<Vec<timerhost_types::Value>>;
+    /// `retry_dead_letter(timer_id, due=None)` by `actor`: schedules its
+    /// entry again (its fee payer's consent as at scheduling: `nested` as
+    /// for [`Host::schedule_timer`]); returns the new timer id.
+    fn retry_dead_letter(
+        &mut self,
+        actor: &Address,
+        nested: bool,
+        timer_id: &Hash,
+        due: Option<u64>,
+    ) -> HostCall<Hash>;
+    /// `drop_dead_letter(timer_id)` by `actor`: removes its entry, refunding
+    /// the deposit.
+    fn drop_dead_letter(&mut self, actor: &Address, timer_id: &Hash) -> HostCall<()>;
     /// `release_escrow(to)` in the handler of a fire funded by an escrow
     /// (the VM checked that): once the fire's cost is settled against the
     /// escrow, what is left in it is paid to `to` and the key deleted. The

@@ -2,7 +2,7 @@
 //! the execution those calls act on — the [`host::Host`] trait the chain
 //! implements, the execution in progress ([`exec`]: its call frames,
 //! events, block and the borrowed host), the `pvm_host` module
-//! ([`pvm_host`]), nested calls ([`call_native`]), `self.storage`
+//! ([`pvm_host`], its timer calls in [`timer_natives`]), nested calls ([`call_native`]), `self.storage`
 //! ([`storage_natives`]), argument parsing ([`args`]), the value model
 //! ([`convert`]) and the native library modules (`hashing`, `base64`,
 //! `math`, `json`: [`helpers`]).
@@ -23,3 +23,4 @@ pub mod helpers;
 pub mod host;
 pub(crate) mod pvm_host;
 pub(crate) mod storage_natives;
+pub(crate) mod timer_natives;

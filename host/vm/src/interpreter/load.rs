@@ -177,6 +177,24 @@ impl Host for LoadHost {
     fn timer_quote(&mut self, _: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
         refused()
     }
+    fn dead_letters_size(&mut self, _: &Address) -> HostCall<u64> {
+        refused()
+    }
+    fn dead_letters(&mut self, _: &Address) -> HostCall<Vec<timerhost_types::Value>> {
+        refused()
+    }
+    fn retry_dead_letter(
+        &mut self,
+        _: &Address,
+        _: bool,
+        _: &Hash,
+        _: Option<u64>,
+    ) -> HostCall<Hash> {
+        refused()
+    }
+    fn drop_dead_letter(&mut self, _: &Address, _: &Hash) -> HostCall<()> {
+        refused()
+    }
 }
 
 thread_local! {
