@@ -42,6 +42,15 @@ Money, exactly:
   basefee falls back; a cap below the lane basefee when the next run is
   armed ends the job like any other scheduling failure.
 
+- Retries (a timerhost extension, #45): `retries` and `retryBackoff`
+  (seconds, doubled per retry) make every run's timer retried by the
+  protocol when the run's target call fails: the run then raises instead of
+  moving on, so its bookkeeping is undone, the protocol arms the same run
+  again (paid from the same escrow) and the job's cadence resumes after the
+  run that succeeds. When the last retry fails the run goes to this actor's
+  dead-letter queue (its deposit held out of the escrow); the owner re-runs
+  it with `retryJob(id)` or gets everything back with `cancel(id)`.
+
 Jobs due in the same block run in due order (time, then scheduling order);
 when the block's timer lane or fire quota (both governed) is full, the rest
 roll to the next block in the same order. A run that is late by more than
@@ -95,6 +104,8 @@ class CronRegistry:
         refundTo=None,
         maxFeePerCycle=None,
         maxPriorityFeePerCycle=None,
+        retries=None,
+        retryBackoff=None,
     ):
         owner = pvm_host.caller()
         refund_to = owner if refundTo is None else _address(refundTo, "refundTo")
@@ -121,8 +132,16 @@ class CronRegistry:
             fees["max_fee_per_cycle"] = _count(maxFeePerCycle, "maxFeePerCycle")
         if maxPriorityFeePerCycle is not None:
             fees["max_priority_fee_per_cycle"] = _count(maxPriorityFeePerCycle, "maxPriorityFeePerCycle")
+        if retries is not None:
+            # The protocol checks the policy (max_retries) when the run's
+            # timer is armed below.
+            fees["retries"] = _count(retries, "retries")
+            fees["retry_backoff"] = _count(retryBackoff if retryBackoff is not None else 60, "retryBackoff")
+        elif retryBackoff is not None:
+            raise ValueError("retryBackoff needs retries (how many times a failed run is retried)")
         escrow = pvm_host.value()
-        quote = pvm_host.timer_quote(timestamp_ms=next_run * 1000, gas_limit=gas + RUN_OVERHEAD_CYCLES, **fees)
+        quoted = {k: v for k, v in fees.items() if not k.startswith("retr")}
+        quote = pvm_host.timer_quote(timestamp_ms=next_run * 1000, gas_limit=gas + RUN_OVERHEAD_CYCLES, **quoted)
         if escrow < quote["max_cost"] + quote["deposit"]:
             raise ValueError(
                 f"escrow {escrow} cannot pay for one run: send at least {quote['max_cost'] + quote['deposit']} "
@@ -168,15 +187,39 @@ class CronRegistry:
         try:
             pvm_host.cancel_timer(job["timer"])  # its deposit returns to the escrow
         except pvm_host.HostError:
-            # Gone: removed by governance or as unfunded — or admitted in
-            # this block and waiting to run (another job's run is cancelling
-            # this one). Such a run still holds its maximum cost out of the
-            # escrow; it will pay what it did not use to refundTo.
-            self._note_cancelled_in_flight(id, job["refundTo"])
+            try:
+                # A run whose retries ran out (#45): its dead letter's
+                # deposit returns to the escrow.
+                pvm_host.drop_dead_letter(job["timer"])
+            except pvm_host.HostError:
+                # Gone: removed by governance or as unfunded — or admitted
+                # in this block and waiting to run (another job's run is
+                # cancelling this one). Such a run still holds its maximum
+                # cost out of the escrow; it will pay what it did not use to
+                # refundTo.
+                self._note_cancelled_in_flight(id, job["refundTo"])
         refunded = self.storage["escrow:" + id]
         self._remove(job)
         pvm_host.transfer(job["refundTo"], refunded)
         pvm_host.emit("JobCancelled", {"id": id, "owner": job["owner"], "refunded": refunded})
+        return True
+
+    def retryJob(self, id):
+        """Runs again, in the next block, a run whose retries all failed
+        (#45; owner only): its dead letter is re-scheduled with the job's
+        retry policy, its deposit back in the escrow first."""
+        _no_value()
+        job = self._job(id)
+        caller = pvm_host.caller()
+        if caller != job["owner"]:
+            raise PermissionError(f"only job {id}'s owner {job['owner']} may retry it, not {caller}")
+        try:
+            timer = pvm_host.retry_dead_letter(job["timer"], pvm_host.block_timestamp_ms() + 1)
+        except pvm_host.HostError as e:
+            raise ValueError(f"job {id}'s run is not waiting in the dead-letter queue: {e}")
+        job["timer"] = timer
+        self.storage["job:" + id] = job
+        pvm_host.emit("JobRetried", {"id": id, "owner": job["owner"]})
         return True
 
     def topUp(self, id):
@@ -233,7 +276,10 @@ class CronRegistry:
         try:
             pvm_host.call(job["target"], job["method"], *job["args"], gas_limit=job["gasLimit"])
             success = True
-        except pvm_host.HostError:
+        except pvm_host.HostError as e:
+            if "retries" in job.get("fees", {}):
+                # The protocol retries this run (#45): undo its bookkeeping.
+                raise RuntimeError(f"job {job_id}'s run failed: {e}")
             success = False
         used = pvm_host.cycles_used() - before
         del self.storage["running"]
@@ -252,9 +298,10 @@ class CronRegistry:
         if next_run * 1000 <= now:
             next_run += ((now // 1000 - next_run) // interval + 1) * interval
         fees = job.get("fees", {})
+        quoted = {k: v for k, v in fees.items() if not k.startswith("retr")}
         try:
             run = pvm_host.timer_quote(
-                timestamp_ms=next_run * 1000, gas_limit=job["gasLimit"] + RUN_OVERHEAD_CYCLES, **fees
+                timestamp_ms=next_run * 1000, gas_limit=job["gasLimit"] + RUN_OVERHEAD_CYCLES, **quoted
             )
         except pvm_host.HostError as e:
             return self._finish(job, f"the next run cannot be scheduled: {e}")

@@ -314,6 +314,22 @@ pub fn timer<'py>(py: Python<'py>, t: &Timer) -> PyResult<Bound<'py, PyDict>> {
                 )?,
             ),
             ("trigger", value_to_py(py, &t.trigger_value())?),
+            ("booked", any(py, t.booked)?),
+            (
+                "retry",
+                match &t.retry {
+                    None => py.None().into_bound(py),
+                    Some(r) => dict(
+                        py,
+                        vec![
+                            ("retries", any(py, r.retries)?),
+                            ("backoff", any(py, r.backoff)?),
+                            ("failures", any(py, r.failures)?),
+                        ],
+                    )?
+                    .into_any(),
+                },
+            ),
         ],
     )
 }

@@ -717,7 +717,8 @@ impl NativeChain {
 
     /// `th_quoteTimer`'s answer, as JSON: the quote a transaction in the
     /// next block would get from `pvm_host.timer_quote`.
-    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None, bid=None, max_fee_per_cycle=None, retries=None))]
+    #[pyo3(signature = (height=None, gas_limit=None, timestamp_ms=None, bid=None, max_fee_per_cycle=None, retries=None, book=false))]
+    #[allow(clippy::too_many_arguments)] // Python's keywords, one each
     fn quote_timer_json(
         &self,
         height: Option<u64>,
@@ -726,6 +727,7 @@ impl NativeChain {
         bid: Option<u64>,
         max_fee_per_cycle: Option<u64>,
         retries: Option<u32>,
+        book: bool,
     ) -> PyResult<String> {
         let request = timerhost_types::QuoteRequest {
             height,
@@ -734,6 +736,7 @@ impl NativeChain {
             bid,
             max_fee_per_cycle,
             retries,
+            book,
         };
         let quote = self
             .chain()?

@@ -808,6 +808,7 @@ class Chain(_Wallet):
         bid: Optional[int] = None,
         max_priority_fee_per_cycle: Optional[int] = None,
         max_fee_per_cycle: Optional[int] = None,
+        retries: Optional[int] = None,
     ) -> dict:
         """What a timer at ``height`` (default: the first height a transaction
         in the next block may schedule) — or, with ``timestamp_ms``, a time
@@ -823,13 +824,25 @@ class Chain(_Wallet):
         ``economy``, ``standard``, ``fast`` and ``urgent`` to caps. Raises
         ``ValueError`` for a height or time not in the future, both at once,
         a gas limit out of range, or (under ``"market"`` ordering) a fee cap
-        below the lane basefee."""
+        below the lane basefee. With ``retries`` (#45) it also states the
+        policy's worst case: ``max_attempts`` fires, ``worst_case_cost`` =
+        every attempt at ``max_cost``."""
         if bid is not None and max_priority_fee_per_cycle is not None:
             raise TypeError("bid= and max_priority_fee_per_cycle= name the same priority fee: give one")
         priority = bid if bid is not None else max_priority_fee_per_cycle
         return json.loads(
-            self._native.quote_timer_json(height, gas_limit, timestamp_ms, priority, max_fee_per_cycle)
+            self._native.quote_timer_json(height, gas_limit, timestamp_ms, priority, max_fee_per_cycle, retries)
         )
+
+    def dead_letters(self, actor: AddressLike) -> List[Dict[str, Any]]:
+        """``actor``'s dead-letter queue (#45): the timers whose retries all
+        failed, as ``pvm_host.dead_letters()`` returns them to the actor —
+        dicts with ``timer_id``, ``payload``, ``handler``, ``fee_payer``,
+        ``gas_limit``, ``error``, ``traceback``, ``attempts``, ``dead_at``,
+        ``expires_at``, ``deposit`` and ``trigger``. Only the actor itself
+        retries or drops an entry (``pvm_host.retry_dead_letter`` /
+        ``drop_dead_letter``)."""
+        return list(self._native.dead_letters(_address(actor, "actor")))
 
     @property
     def lane_basefee(self) -> int:

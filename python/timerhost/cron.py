@@ -55,13 +55,17 @@ class Cron:
         sender: Optional[AddressLike] = None,
         max_fee_per_cycle: Optional[int] = None,
         max_priority_fee_per_cycle: Optional[int] = None,
+        retries: Optional[int] = None,
+        retry_backoff: Optional[int] = None,
     ) -> str:
         """Schedules ``target.method(*args)`` at ``next_run_at`` (unix
         seconds), once or every ``interval_sec`` (≥ 60) seconds, at most
         ``max_runs`` times (0: until the escrow runs out); ``escrow`` funds
         it. ``max_fee_per_cycle`` and ``max_priority_fee_per_cycle`` are
         every run's timer fee caps (#31; left out, each run gets the
-        protocol's defaults). Returns the job id."""
+        protocol's defaults). ``retries`` and ``retry_backoff`` (seconds,
+        doubled per retry) retry a run whose target call fails (#45; the
+        registry's ``retries``/``retryBackoff``). Returns the job id."""
         receipt = self._chain.call(
             CRON_REGISTRY,
             "schedule",
@@ -75,10 +79,16 @@ class Cron:
             None,
             max_fee_per_cycle,
             max_priority_fee_per_cycle,
+            retries,
+            retry_backoff,
             sender=sender,
             value=escrow,
         ).raise_for_status()
         return receipt.return_value
+
+    def retry(self, job_id: str, *, sender: Optional[AddressLike] = None) -> Receipt:
+        """Runs again a job's run whose retries all failed (its owner only)."""
+        return self._chain.call(CRON_REGISTRY, "retryJob", job_id, sender=sender).raise_for_status()
 
     def cancel(self, job_id: str, *, sender: Optional[AddressLike] = None) -> Receipt:
         """Cancels a job (its owner only); the rest of its escrow is refunded."""

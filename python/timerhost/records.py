@@ -282,6 +282,9 @@ class Timer:
     "time", "timestamp_ms": t}`` or ``{"kind": "state", "actor": a, "keys":
     [...], "fires": n}``. (``height`` is a height timer's firing height and
     the scheduling height of the other kinds.)"""
+    retry: Optional[Dict[str, int]] = None
+    """Its retry policy (#45): ``{"retries", "backoff", "failures"}`` —
+    ``failures`` fires of it have failed so far — or ``None``."""
 
     @property
     def max_priority_fee_per_cycle(self) -> int:

@@ -249,8 +249,32 @@ class RpcChain(_Wallet):
                 max_fee_per_cycle=t["max_fee_per_cycle"],
                 escrow_key=t.get("escrow_key"),
                 trigger=t["trigger"],
+                retry=t.get("retry"),
             )
             for t in rows
+        ]
+
+    def dead_letters(self, actor: AddressLike) -> List[Dict[str, Any]]:
+        """``actor``'s dead-letter queue (``th_getDeadLetters``), in the
+        in-process chain's shape (ids and payloads as bytes, amounts as
+        ints)."""
+        rows = self.rpc("th_getDeadLetters", {"actor": _address(actor, "actor")})
+        return [
+            {
+                "timer_id": bytes.fromhex(d["timer_id"][2:]),
+                "payload": bytes.fromhex(d["payload"][2:]),
+                "handler": d["handler"],
+                "fee_payer": d["fee_payer"],
+                "gas_limit": d["timer"]["gas_limit_per_fire"],
+                "error": d["error"],
+                "traceback": d["traceback"],
+                "attempts": d["attempts"],
+                "dead_at": d["dead_at"],
+                "expires_at": d["expires_at"],
+                "deposit": int(d["deposit"]),
+                "trigger": d["timer"]["trigger"],
+            }
+            for d in rows
         ]
 
     def events(self, name: Optional[str] = None, actor: Optional[AddressLike] = None, from_height: Optional[int] = None, to_height: Optional[int] = None) -> List[Event]:
@@ -355,6 +379,7 @@ class RpcChain(_Wallet):
         bid: Optional[int] = None,
         max_priority_fee_per_cycle: Optional[int] = None,
         max_fee_per_cycle: Optional[int] = None,
+        retries: Optional[int] = None,
     ) -> dict:
         q = self.rpc(
             "th_quoteTimer",
@@ -365,9 +390,10 @@ class RpcChain(_Wallet):
                 bid=bid,
                 max_priority_fee_per_cycle=max_priority_fee_per_cycle,
                 max_fee_per_cycle=max_fee_per_cycle,
+                retries=retries,
             ),
         )
-        return {k: (int(v) if k in ("max_cost", "deposit") else v) for k, v in q.items()}
+        return {k: (int(v) if k in ("max_cost", "deposit", "worst_case_cost") else v) for k, v in q.items()}
 
     @property
     def lane_basefee(self) -> int:

@@ -28,8 +28,15 @@ def load(name):
     return module
 
 
-def test_the_five_walkthroughs_are_there():
-    assert EXAMPLES == ["heartbeat_renewal", "liquidation_watcher", "monthly_subscription", "payroll_cron", "vesting"]
+def test_the_walkthroughs_are_there():
+    assert EXAMPLES == [
+        "heartbeat_renewal",
+        "liquidation_watcher",
+        "monthly_subscription",
+        "payroll_cron",
+        "retried_payment",
+        "vesting",
+    ]
     for name in EXAMPLES:
         assert (ROOT / "examples" / name / "README.md").is_file(), name
 

@@ -148,6 +148,18 @@ impl<'a> BlockExecutor<'a> {
     /// "One scheduler, many triggers"); they spend the block's one timer
     /// lane first.
     pub fn begin_block(&mut self) -> Result<()> {
+        // #45: booked timers first, in a fresh block: before the time
+        // timers and every transaction. Their protocol receipt (if they
+        // removed any) is told apart from the time walk's by its round.
+        let plan = timerhost_timers::delivery::deliver_booked(
+            &mut self.overlay,
+            &self.timer_config,
+            &self.basefee,
+            self.env.height,
+            self.env.timestamp_ms,
+            &mut self.timer_budgets,
+        )?;
+        self.run_round(TxSource::StartOfBlock, BOOKED_ROUND, plan)?;
         // #28: when the block's cells stop admission, what was admitted runs,
         // gives back the cells it did not use, and the walk goes on.
         for round in 0u64.. {
@@ -816,6 +828,10 @@ impl<'a> BlockExecutor<'a> {
 }
 
 /// The middle value (the upper of the two middle ones), `None` when empty.
+/// The round number that names the booked fires' protocol receipt at the
+/// start of a block (#45): the time walk's rounds count from 0.
+const BOOKED_ROUND: u64 = u64::MAX;
+
 fn median(values: &mut [u64]) -> Option<u64> {
     if values.is_empty() {
         return None;

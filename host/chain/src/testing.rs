@@ -282,6 +282,8 @@ impl MockRuntime {
                     bid,
                     max_fee_per_cycle,
                     escrow_key: None,
+                    book: false,
+                    handler: None,
                     retries,
                     retry_backoff,
                 };
@@ -404,6 +406,8 @@ impl MockRuntime {
                         bid: None,
                         max_fee_per_cycle: None,
                         escrow_key: None,
+                        book: false,
+                        handler: None,
                         retries: None,
                         retry_backoff: None,
                     };

@@ -267,6 +267,7 @@ impl Host for ChainHost<'_, '_, '_> {
         match timer_host::schedule(self.ctx.state, &self.ctx.env.timer_config, &caller, request) {
             Ok(Ok(scheduled)) => {
                 self.events.push(scheduled.event);
+                self.events.extend(scheduled.booked_event);
                 // Every byte the timer adds to state, in cells (§6.1 and the
                 // deposit rule): payload, record, index entries, accounts.
                 HostCall::ok(
@@ -402,7 +403,12 @@ impl Host for ChainHost<'_, '_, '_> {
     }
 
     fn timer_quote(&mut self, request: timerhost_types::QuoteRequest) -> HostCall<TimerQuote> {
-        let cost = Cost::cycles(TIMER_QUOTE_CYCLES);
+        let booking = if request.book {
+            timerhost_types::timer::BOOKING_QUOTE_CYCLES
+        } else {
+            0
+        };
+        let cost = Cost::cycles(TIMER_QUOTE_CYCLES + booking);
         // The basefees in state are this block's: they change at its end.
         let basefee = match self
             .ctx

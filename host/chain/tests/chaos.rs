@@ -155,6 +155,13 @@ class Chaos:
         elif cmd == "fail":
             if self.storage.get("healed", 0) != n % 4:
                 raise ValueError("failing on purpose")
+        elif cmd == "book":
+            # #45: bookings, many refused (the share is small), some
+            # cancelled, some with a retry policy.
+            if n % 3 == 0:
+                self._keep(pvm_host.book_timer_at(pvm_host.block_timestamp_ms() + 1 + (n % 3) * 1000, payload, gas_limit=60_000))
+            else:
+                self._keep(pvm_host.book_timer(height + 1 + n % 4, payload, gas_limit=60_000, handler="on_hit", retries=n % 2, retry_backoff=1))
         elif cmd == "heal":
             self.storage["healed"] = n % 4
         elif cmd == "letters":
@@ -233,6 +240,7 @@ const COMMANDS: &[&str] = &[
     "retry",
     "heal",
     "letters",
+    "book",
 ];
 
 struct Chaos {
@@ -270,6 +278,8 @@ impl Chaos {
         // Deposits ten times the default: a 60 KB payload's deposit alone
         // then exceeds a small fire's maximum cost (the "bigescrow" case).
         genesis.timers.deposit_per_byte = 10_000;
+        // Two fires' cells of each block are bookable (#45).
+        genesis.timers.bookable_lane_percent = 60;
         let dir = tempfile::tempdir().unwrap();
         let runtime = || Arc::new(VmRuntime::new().unwrap());
         let producer = Chain::open(
@@ -482,6 +492,9 @@ impl Chaos {
                     ordering,
                     max_fires_per_block: self.rng.gen_range(3..40),
                     max_fires_per_target: self.rng.gen_range(1..10),
+                    // Shrinks and grows the bookable share under bookings
+                    // already made (#45: they keep their capacity).
+                    bookable_lane_percent: self.rng.gen_range(0..=90),
                     ..TimerConfig::default()
                 };
                 SystemInstruction::UpdateTimerConfig(cfg)

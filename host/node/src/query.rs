@@ -1,5 +1,5 @@
 //! The read-only client commands: `status`, `balance`, `block`, `receipt`,
-//! `timer`, `timers`, `quote`, `globalbox`, `events` (with `--follow`) and
+//! `timer`, `timers`, `quote`, `globalbox`, `dead-letters`, `events` (with `--follow`) and
 //! `rpc` — JSON-RPC reads, printed for people or, with `--json`, for scripts.
 
 use clap::Subcommand;
@@ -124,6 +124,20 @@ pub enum QueryCommand {
         /// The priority fee (bid) per cycle to price.
         #[arg(long, alias = "bid")]
         max_priority_fee_per_cycle: Option<u64>,
+        /// A retry policy's count of retries (#45): the quote adds its worst
+        /// case, every attempt at `max_cost`.
+        #[arg(long)]
+        retries: Option<u32>,
+        /// Which node to talk to.
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// An actor's dead-letter queue (#45, `th_getDeadLetters`): its timers
+    /// whose retries all failed, with the last error. Only the actor itself
+    /// retries or drops an entry, through one of its handlers.
+    DeadLetters {
+        /// The actor.
+        actor: String,
         /// Which node to talk to.
         #[command(flatten)]
         node: NodeArgs,
@@ -247,6 +261,7 @@ impl QueryCommand {
                 gas_limit,
                 max_fee_per_cycle,
                 max_priority_fee_per_cycle,
+                retries,
                 node,
             } => {
                 let q = Client::new(&node.rpc).call(
@@ -257,6 +272,7 @@ impl QueryCommand {
                         "gas_limit": gas_limit,
                         "max_fee_per_cycle": max_fee_per_cycle,
                         "max_priority_fee_per_cycle": max_priority_fee_per_cycle,
+                        "retries": retries,
                     }]),
                 )?;
                 print(j, &q, |q| {
@@ -274,6 +290,13 @@ impl QueryCommand {
                     "lane basefee {} per cycle; priced with max_fee_per_cycle {} and max_priority_fee_per_cycle {}",
                     q["lane_basefee"], q["max_fee_per_cycle"], q["max_priority_fee_per_cycle"]
                 );
+                    if q["max_attempts"].as_u64().unwrap_or(1) > 1 {
+                        println!(
+                            "with its retries: at most {} attempts, worst case {}",
+                            q["max_attempts"],
+                            q["worst_case_cost"].as_str().unwrap_or("?")
+                        );
+                    }
                     for tier in ["economy", "standard", "fast", "urgent"] {
                         let t = &q["suggested_fees"][tier];
                         println!(
@@ -344,6 +367,25 @@ impl QueryCommand {
                             v["power"],
                             v["operator"].as_str().unwrap_or("?"),
                             v["public_key"].as_str().unwrap_or("?"),
+                        );
+                    }
+                });
+            }
+            QueryCommand::DeadLetters { actor, node } => {
+                let entries = Client::new(&node.rpc)
+                    .call("th_getDeadLetters", json!([{ "actor": actor }]))?;
+                print(j, &entries, |entries| {
+                    let list = entries.as_array().cloned().unwrap_or_default();
+                    println!("{} dead letter(s) of {actor}", list.len());
+                    for e in list {
+                        println!(
+                            "  timer {}  {} attempts, last at height {}  expires at {}  deposit {}\n    {}",
+                            e["timer_id"].as_str().unwrap_or("?"),
+                            e["attempts"],
+                            e["dead_at"],
+                            e["expires_at"],
+                            e["deposit"].as_str().unwrap_or("?"),
+                            e["error"].as_str().unwrap_or("?"),
                         );
                     }
                 });

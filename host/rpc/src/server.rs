@@ -602,6 +602,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                 "max_priority_fee_per_cycle",
                 "max_fee_per_cycle",
                 "retries",
+                "book",
             ],
         )?;
         let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
@@ -630,6 +631,12 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                     })
                 })
                 .transpose()?,
+            book: match get("book") {
+                None => false,
+                Some(v) => v
+                    .as_bool()
+                    .ok_or_else(|| RpcError::InvalidParams("book must be true or false".into()))?,
+            },
         };
         match self.chain.quote_timer(request)? {
             Ok(quote) => Ok(quote_json(&quote)),

@@ -523,6 +523,7 @@ mod tests {
             max_fee_per_cycle: 0,
             kind: timerhost_types::TimerKind::Height,
             escrow_key: None,
+            booked: false,
             retry: None,
         }
     }

@@ -97,6 +97,13 @@ pub fn retry(
         escrow_key: t.escrow_key.clone(),
         retries: policy.map(|p| p.retries),
         retry_backoff: policy.map(|p| p.backoff),
+        // Not booked again: a booking is bought for a block, not a timer.
+        book: false,
+        // A handler the payload does not name (a booking's `handler=`).
+        handler: match crate::handler::resolve(&t.payload) {
+            Ok(r) if r.handler == t.handler => None,
+            _ => Some(t.handler.clone()),
+        },
     };
     // The deposit comes back first (the new timer may need it); a refused
     // schedule puts everything back, so a caller that catches the error

@@ -4,6 +4,8 @@
 //! A block delivers in two places, under **one lane and one set of
 //! budgets** ([`BlockBudgets`], created once per block):
 //!
+//! - [`deliver_booked`], first of all at the **start** of the block: the
+//!   booked timers due by its height or time (#45, [`crate::bookings`]);
 //! - [`deliver_time`], at the **start** of the block, before its user
 //!   transactions: the time queue's timers due at or before the block's
 //!   timestamp, in (time, scheduling) order;
@@ -72,8 +74,11 @@ use crate::record::TimerRecord;
 use crate::removal::Removals;
 use crate::{control, escrow, events, globalbox, handler, store, watch};
 
+mod booked;
 mod globalbox_walk;
 mod shutdown;
+
+pub use booked::deliver_booked;
 
 pub use crate::budgets::{cells_per_fire, BlockBudgets};
 use crate::budgets::{record_len, stored_len};
@@ -538,7 +543,8 @@ impl<'w> Walk<'w> {
         }
         // #31: priced out of the lane, it waits — neither charged nor
         // judged on funds it will only need once the basefee falls.
-        if self.market() && timer.max_fee_per_cycle < self.lane_basefee {
+        // #45: a booked timer paid for its place; it never waits.
+        if self.market() && !timer.booked && timer.max_fee_per_cycle < self.lane_basefee {
             return Ok(Verdict::Defer);
         }
         let returning = if stays { 0 } else { timer.deposit };
@@ -662,7 +668,7 @@ impl<'w> Walk<'w> {
         // #31: under market ordering the fire pays the lane basefee and a
         // priority fee clamped to its cap, and counts toward its actor's
         // and fee payer's recent fires.
-        let (lane_basefee, price) = if self.market() {
+        let (lane_basefee, price) = if self.market() && !timer.booked {
             // `classify` deferred every timer priced out of the lane.
             let Some(price) = lane_price(timer.max_fee_per_cycle, timer.bid, self.lane_basefee)
             else {
@@ -957,6 +963,7 @@ mod tests {
                 max_fee_per_cycle: 0,
                 kind: TimerKind::Height,
                 escrow_key: None,
+                booked: false,
                 retry: None,
             };
             store::insert(state, &timer).unwrap();
@@ -1091,6 +1098,8 @@ mod tests {
                 bid: None,
                 max_fee_per_cycle: None,
                 escrow_key: None,
+                book: false,
+                handler: None,
                 retries: None,
                 retry_backoff: None,
             };

@@ -251,6 +251,15 @@ pub enum TimerError {
         /// The timer.
         timer_id: Hash,
     },
+    /// A booking that cannot be made (#45): what is full, out of the
+    /// horizon, or unpayable.
+    #[error("{call}: cannot book: {reason}")]
+    BookingRefused {
+        /// Which call.
+        call: &'static str,
+        /// Why, with the numbers.
+        reason: String,
+    },
     /// No dead letter with this id in the calling actor's queue (#45).
     #[error("{call}: no dead letter {timer_id} in this actor's dead-letter queue (an actor reaches only its own)")]
     NoDeadLetter {
@@ -311,6 +320,7 @@ impl TimerError {
             | Unauthorized { call, .. }
             | NotFound { call, .. }
             | NoDeadLetter { call, .. }
+            | BookingRefused { call, .. }
             | AlreadyFinal { call, .. }
             | AlreadyDue { call, .. } => *call = name,
             InvalidWatch { .. } | NoWatchedActor { .. } => {}

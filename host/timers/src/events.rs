@@ -326,6 +326,35 @@ pub fn timer_config_updated(emitter: Address, c: &TimerConfig) -> Event {
                 "max_dead_letters_per_actor",
                 Value::int(c.max_dead_letters_per_actor),
             ),
+            ("bookable_lane_percent", Value::int(c.bookable_lane_percent)),
+            ("max_booking_blocks", Value::int(c.max_booking_blocks)),
+        ],
+    )
+}
+
+/// `TimerBooked {timer_id, actor, fee_payer, booking_fee, cycles, height |
+/// timestamp_ms}` (#45): the timer holds capacity in its block (or second),
+/// its booking fee burned.
+pub fn timer_booked(t: &Timer, booking_fee: u128) -> Event {
+    let at = match &t.kind {
+        timerhost_types::TimerKind::Time { timestamp_ms } => {
+            ("timestamp_ms", Value::int(*timestamp_ms))
+        }
+        _ => ("height", Value::int(t.height)),
+    };
+    dict(
+        t.actor_address,
+        "TimerBooked",
+        vec![
+            ("timer_id", id(&t.timer_id)),
+            ("actor", addr(&t.actor_address)),
+            ("fee_payer", addr(&t.fee_payer)),
+            ("booking_fee", Value::int(booking_fee)),
+            (
+                "cycles",
+                Value::int(crate::bookings::cycles_of(t.gas_limit_per_fire)),
+            ),
+            at,
         ],
     )
 }

@@ -52,6 +52,8 @@ pub struct HostCaller {
 pub struct Scheduled {
     /// The new timer.
     pub timer: Timer,
+    /// `TimerBooked` after `TimerScheduled`, for a booking (#45).
+    pub booked_event: Option<Event>,
     /// `TimerScheduled`.
     pub event: Event,
     /// Cells the schedule costs: every byte it adds to state (the record and
@@ -102,11 +104,13 @@ pub fn check_fee_payer(
 }
 
 /// The host call a request comes from, as errors name it.
-pub fn call_name(trigger: &RequestedTrigger) -> &'static str {
-    match trigger {
-        RequestedTrigger::Height(_) => "schedule_timer",
-        RequestedTrigger::Time(_) => "schedule_timer_at",
-        RequestedTrigger::State { .. } => "watch",
+pub fn call_name(request: &TimerRequest) -> &'static str {
+    match (&request.trigger, request.book) {
+        (RequestedTrigger::Height(_), true) => "book_timer",
+        (RequestedTrigger::Time(_), true) => "book_timer_at",
+        (RequestedTrigger::Height(_), false) => "schedule_timer",
+        (RequestedTrigger::Time(_), false) => "schedule_timer_at",
+        (RequestedTrigger::State { .. }, _) => "watch",
     }
 }
 
@@ -120,7 +124,7 @@ pub fn schedule(
     caller: &HostCaller,
     request: TimerRequest,
 ) -> Result<std::result::Result<Scheduled, TimerError>> {
-    let call = call_name(&request.trigger);
+    let call = call_name(&request);
     Ok(match schedule_checked(state, config, caller, request)? {
         Ok(scheduled) => Ok(scheduled),
         Err(e) => Err(e.in_call(call)),
@@ -190,6 +194,7 @@ fn schedule_checked(
         kind,
         escrow_key: request.escrow_key,
         retry: None,
+        booked: false,
     };
     timer.retry = retry.map(|(retries, backoff)| RetryPolicy {
         retries,
@@ -197,9 +202,20 @@ fn schedule_checked(
         failures: 0,
         consent_seq: timer.seq,
     });
+    timer.booked = request.book;
     let bytes = store::state_bytes(&timer);
     // Fits: deposit_per_byte ≤ 2^96 (validated) and bytes < 2^21.
     timer.deposit = config.deposit_per_byte * u128::from(bytes);
+    // #45: a booking is judged, and its fee checked against what the payer
+    // holds beside the deposit, before anything moves.
+    let booking_fee = if request.book {
+        match crate::bookings::quote_for(state, config, caller, &timer)? {
+            Ok(fee) => Some(fee),
+            Err(e) => return Ok(Err(e)),
+        }
+    } else {
+        None
+    };
     // The deposit moves first: refused, it leaves nothing behind. An
     // escrow-funded timer's deposit is also the escrow's.
     if let Some(key) = &timer.escrow_key {
@@ -228,6 +244,20 @@ fn schedule_checked(
     if let Some(key) = &timer.escrow_key {
         escrow::debit(state, &caller.actor, key, timer.deposit)?;
     }
+    if let Some(fee) = booking_fee {
+        // Checked with the deposit above (`bookings::quote_for`): the payer
+        // (and escrow) held both.
+        if let Debit::Insufficient { available } = accounts::debit(state, &fee_payer, fee)? {
+            return Err(crate::keys::corrupt(
+                "booking fee",
+                fee_payer.as_bytes(),
+                &format!("{available} changed between the check and the charge of {fee}"),
+            ));
+        }
+        if let Some(key) = &timer.escrow_key {
+            escrow::debit(state, &caller.actor, key, fee)?;
+        }
+    }
     // The actor's account is read again only if the deposit came from it.
     if fee_payer == caller.actor && timer.deposit > 0 {
         account = state
@@ -238,6 +268,9 @@ fn schedule_checked(
     state.put_encoded(keys::account(&caller.actor), &account);
     store::take_seq(state, timer.seq);
     store::insert(state, &timer)?;
+    if let Some(fee) = booking_fee {
+        crate::bookings::book(state, &timer, fee)?;
+    }
     let rewritten_accounts = if timer.deposit == 0 {
         1
     } else if fee_payer == caller.actor {
@@ -246,10 +279,17 @@ fn schedule_checked(
         3
     };
     let event = events::timer_scheduled(&timer);
+    let booked_event = booking_fee.map(|fee| events::timer_booked(&timer, fee));
+    let booking_cells = if booked_event.is_some() {
+        crate::bookings::BOOKING_STATE_BYTES
+    } else {
+        0
+    };
     Ok(Ok(Scheduled {
-        cells: bytes + rewritten_accounts * ACCOUNT_WRITE_CELLS,
+        cells: bytes + rewritten_accounts * ACCOUNT_WRITE_CELLS + booking_cells,
         timer,
         event,
+        booked_event,
     }))
 }
 
@@ -336,6 +376,16 @@ fn validate_schedule(
             }
             (TimerKind::State(watch), Some(handler), caller.height + 1)
         }
+    };
+    // A booking may name its handler outright (`book_timer(handler=…)`).
+    let named_handler = match (&request.handler, named_handler) {
+        (Some(h), None) => {
+            if let Err(e) = handler::validate_handler(h) {
+                reject!(e);
+            }
+            Some(h.clone())
+        }
+        (_, named) => named,
     };
     let handler = match named_handler {
         Some(h) => h,
@@ -444,11 +494,11 @@ pub fn retry_policy(
     config: &TimerConfig,
     request: &TimerRequest,
 ) -> std::result::Result<Option<(u32, u64)>, TimerError> {
-    let call = call_name(&request.trigger);
+    let call = call_name(request);
     let bad = |reason: String| Err(TimerError::InvalidArguments { call, reason });
     match (request.retries.unwrap_or(0), request.retry_backoff) {
-        (0, None) => Ok(None),
-        (0, Some(_)) => bad("retry_backoff= needs retries= (how many times to retry)".into()),
+        // retries=0 asks for no retry, whatever the backoff.
+        (0, _) => Ok(None),
         (n, _) if n > config.max_retries => bad(format!(
             "retries={n} is more than this chain allows (TimerConfig.max_retries = {})",
             config.max_retries
@@ -787,6 +837,7 @@ mod tests {
             max_fee_per_cycle: 0,
             kind: TimerKind::Height,
             escrow_key: None,
+            booked: false,
             retry: None,
         }
     }

@@ -38,6 +38,9 @@
 //! | `t L ‖ actor ‖ timer_id` | [`DeadLetter`](crate::dead_letters::DeadLetter): a timer whose retries ran out (#45) | the tree |
 //! | `t M ‖ expires_at BE ‖ actor ‖ timer_id` | empty: the dead letters' expiry queue | the tree |
 //! | `t N ‖ actor` | [`Held`](crate::dead_letters::Held): how many dead letters `actor` holds, and their bytes | the tree |
+//! | `t B ‖ height BE` / `t C ‖ second BE` | [`Slot`](crate::bookings::Slot): the capacity booked in a block / a unix second (#45) | the tree |
+//! | `t b ‖ height BE ‖ seq BE` / `t c ‖ timestamp_ms BE ‖ seq BE` | timer id: the booked timers, by due point | the tree |
+//! | `t T` | u128 BE: every booked cycle not yet fired | the tree |
 //! | `u c` | u64 BE: how many timers are pending (derived: a function of the records) | the records |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
 //! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
@@ -92,6 +95,16 @@ pub const DEAD_LETTER: Prefix = [TIMERS, b'L'];
 pub const DEAD_LETTER_EXPIRY: Prefix = [TIMERS, b'M'];
 /// `t N`: how many dead letters each actor holds.
 pub const DEAD_LETTER_COUNT: Prefix = [TIMERS, b'N'];
+/// `t B`: capacity booked per height (#45).
+pub const BOOKED_HEIGHT: Prefix = [TIMERS, b'B'];
+/// `t C`: capacity booked per unix second.
+pub const BOOKED_SECOND: Prefix = [TIMERS, b'C'];
+/// `t b`: booked height timers, by height and sequence.
+pub const BOOKED_HEIGHT_INDEX: Prefix = [TIMERS, b'b'];
+/// `t c`: booked time timers, by time and sequence.
+pub const BOOKED_TIME_INDEX: Prefix = [TIMERS, b'c'];
+/// `t T`: every booked cycle not yet fired.
+pub const BOOKED_TOTAL: Prefix = [TIMERS, b'T'];
 /// `u r`: records of queued height timers, by position (height, sequence).
 pub const RECORD: Prefix = [TIMERS_DERIVED, b'r'];
 /// `u t`: records of queued time timers, by position (time, sequence).
@@ -433,6 +446,12 @@ pub fn end_of(prefix: Prefix) -> Vec<u8> {
 /// decode therefore means a broken database or a bug in this crate, and
 /// stopping the block is right: a node must not commit state it cannot
 /// read. Every caller of this and [`missing`] relies on that.
+/// `key` in hex, as errors show it.
+pub fn hex(key: &[u8]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A malformed entry at `key`.
 pub fn corrupt(what: &'static str, key: &[u8], reason: &str) -> StorageError {
     StorageError::Corrupt {
         what,

@@ -25,9 +25,11 @@ pub fn market(state: &(impl StateRead + ?Sized), config: &TimerConfig) -> Result
 
 /// What a fire of `timer` pre-charges per handler cycle on top of the
 /// cycle basefee: its `max_fee_per_cycle` under market ordering, its bid
-/// under the others.
+/// under the others — and its bid alone when it is booked (#45): its
+/// booking paid for its place in the lane, so it never pays the lane
+/// basefee.
 pub fn fee_cap(timer: &Timer, config: &TimerConfig) -> u64 {
-    if config.ordering == TimerOrdering::Market {
+    if config.ordering == TimerOrdering::Market && !timer.booked {
         timer.max_fee_per_cycle
     } else {
         timer.bid

@@ -28,6 +28,7 @@
 //! | market ordering's fairness weight (#31) | [`fairness`] |
 //! | the lane basefee as delivery and scheduling read it (#31) | [`lane`] |
 //! | escrow-funded timers: the integer in actor storage that pays them (#19) | [`escrow`] |
+//! | booked capacity: shares, prices, the booked timers of a block (#45) | [`bookings`] |
 //! | retries of failed fires (#45) | [`retries`] |
 //! | the dead-letter queue of timers whose retries ran out (#45) | [`dead_letters`] |
 //! | its host calls: list, retry, drop (#45) | [`dead_letter_calls`] |
@@ -39,6 +40,7 @@
 //! each outcome back through [`events::timer_fired`].
 
 pub mod audit;
+pub mod bookings;
 pub mod bucket;
 pub mod budgets;
 pub mod control;

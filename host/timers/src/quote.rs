@@ -111,6 +111,7 @@ pub fn quote(
         max_fee_per_cycle,
         kind,
         escrow_key: None,
+        booked: false,
         retry: None,
     };
     let retries = request.retries.unwrap_or(0);
@@ -124,6 +125,35 @@ pub fn quote(
         }));
     }
     let max_attempts = u64::from(retries) + 1;
+    let booking = if request.book {
+        let place = match request.timestamp_ms {
+            Some(timestamp_ms) => crate::bookings::Place::Second(timestamp_ms / 1_000),
+            None => crate::bookings::Place::Height(height),
+        };
+        let cycles = crate::bookings::cycles_of(gas_limit);
+        let offer =
+            crate::bookings::offer(state, config, basefee, current, current_ms, place, cycles)?;
+        let held = crate::bookings::slot(state, place)?;
+        let share = crate::bookings::share(config, basefee);
+        let free_heights = match place {
+            crate::bookings::Place::Height(h) => {
+                crate::bookings::free_heights(state, config, basefee, current, h, cycles)?
+            }
+            crate::bookings::Place::Second(_) => Vec::new(),
+        };
+        Some(timerhost_types::BookingQuote {
+            bookable: offer.is_ok(),
+            booking_fee: offer.as_ref().ok().copied(),
+            reason: offer.err(),
+            booked_cycles: held.cycles,
+            booked_fires: held.fires,
+            share_cycles: share.cycles,
+            share_fires: share.fires,
+            free_heights,
+        })
+    } else {
+        None
+    };
     let deposit = config.deposit_per_byte * u128::from(store::state_bytes(&prototype));
     let leaf = bucket::leaf(state, bucket)?;
     let (queued, reserved) = leaf.map_or((0, 0), |l| (l.live, l.reserved));
@@ -147,6 +177,7 @@ pub fn quote(
         max_cost,
         max_attempts,
         worst_case_cost: max_cost.saturating_mul(u128::from(max_attempts)),
+        booking,
         lane_basefee: market.basefee,
         max_fee_per_cycle,
         max_priority_fee_per_cycle: bid,
@@ -182,6 +213,7 @@ mod tests {
             max_fee_per_cycle: 0,
             kind: timerhost_types::TimerKind::Height,
             escrow_key: None,
+            booked: false,
             retry: None,
         }
     }

@@ -157,6 +157,7 @@ mod tests {
             max_fee_per_cycle: 0,
             kind: TimerKind::Height,
             escrow_key: None,
+            booked: false,
             retry: None,
         }
     }

@@ -71,6 +71,8 @@ pub fn after_failed_fire(
     }
     let delay = counted.delay(attempts);
     let mut retry = failed.clone();
+    // A retry holds no booked capacity: it is an ordinary timer.
+    retry.booked = false;
     match &fired.kind {
         TimerKind::Height => retry.height = height.saturating_add(delay),
         TimerKind::Time { .. } => {

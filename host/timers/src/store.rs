@@ -174,6 +174,11 @@ pub fn remove_deferred(
     if let Some(key) = &timer.escrow_key {
         crate::escrow::credit(state, &timer.actor_address, key, timer.deposit)?;
     }
+    // #45: whatever removes a booked timer — its fire, a cancel, a
+    // shutdown — frees its capacity (the booking fee stays paid).
+    if timer.booked {
+        crate::bookings::release(state, timer)?;
+    }
     record::delete_record(state, timer, queued);
     queue::dequeue(state, record, queued, removals)?;
     removals
@@ -398,6 +403,7 @@ mod tests {
                     max_fee_per_cycle: 0,
                     kind: kind.clone(),
                     escrow_key: None,
+                    booked: false,
                     retry: None,
                 };
                 insert(&mut state, &timer).unwrap();

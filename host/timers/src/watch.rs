@@ -536,6 +536,7 @@ mod tests {
                 fires: 0,
             }),
             escrow_key: None,
+            booked: false,
             retry: None,
         }
     }

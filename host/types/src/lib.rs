@@ -45,7 +45,7 @@ pub use governance::{
 };
 pub use lane::{LaneMarket, LanePrice, SuggestedFees};
 pub use primitives::{keccak256, keccak256_concat, Address, Hash};
-pub use quote::{QuoteRequest, TimerQuote};
+pub use quote::{BookingQuote, QuoteRequest, TimerQuote};
 pub use receipt::{
     is_protocol_event_name, ErrorKind, Event, ExecError, Receipt, ReceiptStatus, TxSource,
     PROTOCOL_EVENT_PREFIXES,

@@ -22,6 +22,8 @@ pub struct QuoteRequest {
     pub max_fee_per_cycle: Option<u64>,
     /// `retries=` of its retry policy (#45), at most `max_retries`.
     pub retries: Option<u32>,
+    /// Quote a booking of that height or time (#45, `book=True`).
+    pub book: bool,
 }
 
 /// What a timer would cost and whether it would fire on time: the answer to
@@ -73,6 +75,59 @@ pub struct TimerQuote {
     /// pre-charged and refunded on its own).
     #[serde(default)]
     pub worst_case_cost: u128,
+    /// With `book`: the booking, if it could be made now.
+    #[serde(default)]
+    pub booking: Option<BookingQuote>,
+}
+
+/// The answer to "can I book it, and at what price" (#45).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookingQuote {
+    /// Would a booking be accepted now?
+    pub bookable: bool,
+    /// Its fee (paid at booking, burned, not refunded on cancel), when
+    /// bookable.
+    pub booking_fee: Option<u128>,
+    /// Why not, when not bookable.
+    pub reason: Option<String>,
+    /// Lane cycles and fires already booked in that block (or second).
+    pub booked_cycles: u64,
+    /// See `booked_cycles`.
+    pub booked_fires: u64,
+    /// The bookable share of a block: cycles and fires.
+    pub share_cycles: u64,
+    /// See `share_cycles`.
+    pub share_fires: u64,
+    /// The nearest heights from the one asked with room for this booking
+    /// (a height quote only; at most 5 within 256 blocks).
+    pub free_heights: Vec<u64>,
+}
+
+impl BookingQuote {
+    /// As `pvm_host.timer_quote(book=True)["booking"]` shows it.
+    pub fn to_value(&self) -> crate::Value {
+        use crate::Value;
+        Value::dict_from([
+            (Value::str("bookable"), Value::Bool(self.bookable)),
+            (
+                Value::str("booking_fee"),
+                self.booking_fee.map_or(Value::None, Value::int),
+            ),
+            (
+                Value::str("reason"),
+                self.reason.as_deref().map_or(Value::None, Value::str),
+            ),
+            (Value::str("booked_cycles"), Value::int(self.booked_cycles)),
+            (Value::str("booked_fires"), Value::int(self.booked_fires)),
+            (Value::str("share_cycles"), Value::int(self.share_cycles)),
+            (Value::str("share_fires"), Value::int(self.share_fires)),
+            (
+                Value::str("free_heights"),
+                Value::List(self.free_heights.iter().map(|h| Value::int(*h)).collect()),
+            ),
+        ])
+        .expect("str keys are hashable")
+    }
 }
 
 fn one() -> u64 {
@@ -113,6 +168,25 @@ impl TimerQuote {
                 Value::int(self.max_priority_fee_per_cycle),
             ),
             (Value::str("suggested_fees"), self.suggested_fees.to_value()),
+            (
+                Value::str("bookable"),
+                self.booking
+                    .as_ref()
+                    .map_or(Value::None, |b| Value::Bool(b.bookable)),
+            ),
+            (
+                Value::str("booking_fee"),
+                self.booking
+                    .as_ref()
+                    .and_then(|b| b.booking_fee)
+                    .map_or(Value::None, Value::int),
+            ),
+            (
+                Value::str("booking"),
+                self.booking
+                    .as_ref()
+                    .map_or(Value::None, BookingQuote::to_value),
+            ),
         ])
         .expect("str keys are hashable")
     }

@@ -27,6 +27,9 @@ pub const REVOKE_TIMER_PAYMENTS_CYCLES: u64 = 200;
 /// Cost of `pvm_host.timer_quote()`: O(1) reads (the configs and one due
 /// bucket), charged like a storage read.
 pub const TIMER_QUOTE_CYCLES: u64 = 10;
+/// What a quote with `book=True` adds (#45): the slot, the horizon total and
+/// up to 256 heights looked through for free ones, a read each.
+pub const BOOKING_QUOTE_CYCLES: u64 = 10 * (256 + 2);
 
 /// Fixed cycles every timer fire pays on top of what its handler uses: the
 /// protocol's own work per fire (classification, record and index removal,
@@ -150,7 +153,8 @@ impl TimerKind {
 /// state-memory deposit its fee payer lent while it exists.
 ///
 /// Its borsh encoding is hand-written ([`crate::timer_encoding`]): the
-/// field #45 added ([`Timer::retry`]) is encoded only when set, so a timer without them keeps the bytes — and the record hash
+/// fields #45 added ([`Timer::retry`], [`Timer::booked`]) are encoded only
+/// when set, so a timer without them keeps the bytes — and the record hash
 /// in its bucket — it always had.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timer {
@@ -202,6 +206,10 @@ pub struct Timer {
     /// Its retry policy (#45): a failed fire is re-armed until the policy
     /// runs out, then dead-lettered. `None`: a failed fire is final.
     pub retry: Option<crate::retry::RetryPolicy>,
+    /// Was it booked (#45, `pvm_host.book_timer`)? A booked timer holds
+    /// capacity in the block it is due in and fires at that block's start,
+    /// before every other fire and transaction.
+    pub booked: bool,
 }
 
 impl Timer {
@@ -271,6 +279,12 @@ pub struct TimerRequest {
     /// height timer or a watch, seconds for a time timer — doubled for each
     /// retry after it. Required with `retries`.
     pub retry_backoff: Option<u64>,
+    /// Book the timer's capacity in the block it is due in (#45,
+    /// `book_timer` / `book_timer_at`): a height or time trigger only.
+    pub book: bool,
+    /// `handler=` of a booking: the handler its fire invokes (default
+    /// `handle_timer`, or the one its payload names as for any timer).
+    pub handler: Option<String>,
 }
 
 impl Timer {

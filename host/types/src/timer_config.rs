@@ -98,6 +98,17 @@ pub struct TimerConfig {
     /// for good while it is full is dropped (`TimerDeadLettered` says so).
     #[serde(default = "defaults::max_dead_letters_per_actor")]
     pub max_dead_letters_per_actor: u32,
+    /// The share, in percent, of each block's timer lane — its cycles, its
+    /// `max_fires_per_block` and the cells its fires may hold — that can
+    /// be booked ahead (#45, `pvm_host.book_timer`); 0 refuses every
+    /// booking.
+    #[serde(default)]
+    pub bookable_lane_percent: u64,
+    /// How far ahead (blocks, or the seconds of as many blocks for a time
+    /// booking) a booking may be made; also the horizon whose average
+    /// occupancy prices a booking.
+    #[serde(default = "defaults::max_booking_blocks")]
+    pub max_booking_blocks: u64,
 }
 
 /// Defaults of the fields added after genesis files were first written, so
@@ -124,6 +135,9 @@ mod defaults {
     pub fn max_dead_letters_per_actor() -> u32 {
         64
     }
+    pub fn max_booking_blocks() -> u64 {
+        100_000
+    }
 }
 
 /// `max_retries` as a chain without retries (#45) behaves: none. A genesis
@@ -133,6 +147,13 @@ pub const PRE_RETRY_MAX_RETRIES: u32 = 0;
 /// Largest `max_retries`: the backoff doubles per attempt, and 2^32 blocks
 /// is past any TTL.
 pub const MAX_RETRIES_CAP: u32 = 32;
+/// `bookable_lane_percent` as a chain without bookings (#45) behaves:
+/// nothing bookable. A genesis file that omits it means this value;
+/// `Default` turns bookings on.
+pub const PRE_BOOKING_BOOKABLE_LANE_PERCENT: u64 = 0;
+/// Largest `bookable_lane_percent`: at least a tenth of every block stays
+/// for timers nobody booked.
+pub const MAX_BOOKABLE_LANE_PERCENT: u64 = 90;
 
 /// How due timers are ordered (#18).
 #[derive(
@@ -209,6 +230,8 @@ impl Default for TimerConfig {
             max_retries: 8,
             dead_letter_ttl_blocks: defaults::dead_letter_ttl_blocks(),
             max_dead_letters_per_actor: defaults::max_dead_letters_per_actor(),
+            bookable_lane_percent: 20,
+            max_booking_blocks: defaults::max_booking_blocks(),
         }
     }
 }
@@ -232,6 +255,27 @@ impl TimerConfig {
             max_dead_letters_per_actor: defaults::max_dead_letters_per_actor(),
             ..self
         }
+    }
+
+    /// Does this config hold the booking fields of a chain that predates
+    /// them? Such a config encodes without them.
+    pub fn is_pre_booking(&self) -> bool {
+        self.bookable_lane_percent == PRE_BOOKING_BOOKABLE_LANE_PERCENT
+            && self.max_booking_blocks == defaults::max_booking_blocks()
+    }
+
+    /// The config with the booking fields of a chain that predates them.
+    pub fn pre_booking(self) -> TimerConfig {
+        TimerConfig {
+            bookable_lane_percent: PRE_BOOKING_BOOKABLE_LANE_PERCENT,
+            max_booking_blocks: defaults::max_booking_blocks(),
+            ..self
+        }
+    }
+
+    /// The config a chain that predates #45 holds: no retries, no bookings.
+    pub fn pre_45(self) -> TimerConfig {
+        self.pre_retry().pre_booking()
     }
 }
 
@@ -376,6 +420,21 @@ impl TimerConfig {
             return bad(
                 "max_dead_letters_per_actor",
                 format!("{} is not in 1..=10,000", self.max_dead_letters_per_actor),
+            );
+        }
+        if self.bookable_lane_percent > MAX_BOOKABLE_LANE_PERCENT {
+            return bad(
+                "bookable_lane_percent",
+                format!(
+                    "{} is more than {MAX_BOOKABLE_LANE_PERCENT}: a tenth of every block stays for timers nobody booked",
+                    self.bookable_lane_percent
+                ),
+            );
+        }
+        if self.max_booking_blocks == 0 || self.max_booking_blocks > 3_153_600_000 {
+            return bad(
+                "max_booking_blocks",
+                format!("{} is not in 1..=3,153,600,000", self.max_booking_blocks),
             );
         }
         if self.lane_reservation_percent > 100 {

@@ -8,7 +8,8 @@
 //! differs from a chain that predates it: the top bit of
 //! `lane_reservation_percent` (a percentage, ≤ 100, whose top bit no valid
 //! config ever set) says a flags byte follows, and each flag bit a group —
-//! bit 0 the retry fields of #45 ([`TimerConfig::is_pre_retry`]). The
+//! bit 0 the retry fields of #45 ([`TimerConfig::is_pre_retry`]), bit 1 its
+//! booking fields ([`TimerConfig::is_pre_booking`]). The
 //! encoding stays self-delimiting wherever a config sits inside a larger
 //! value, and a flag this build does not know is refused by name.
 
@@ -23,6 +24,17 @@ const EXTENSION_FOLLOWS: u64 = 1 << 63;
 
 /// Flag: the retry group follows.
 const HAS_RETRY_GROUP: u8 = 1;
+/// Flag: the booking group follows (after the retry group, if both).
+const HAS_BOOKING_GROUP: u8 = 2;
+/// Every flag this build knows.
+const KNOWN_FLAGS: u8 = HAS_RETRY_GROUP | HAS_BOOKING_GROUP;
+
+/// The booking fields (#45), in their encoded order.
+#[derive(BorshSerialize, BorshDeserialize)]
+struct BookingGroup {
+    bookable_lane_percent: u64,
+    max_booking_blocks: u64,
+}
 
 /// The retry fields (#45), in their encoded order.
 #[derive(BorshSerialize, BorshDeserialize)]
@@ -53,7 +65,16 @@ impl BorshSerialize for TimerConfig {
         self.lane_basefee_change_denominator.serialize(w)?;
         self.min_lane_basefee.serialize(w)?;
         self.fairness_window_blocks.serialize(w)?;
-        if self.is_pre_retry() {
+        let flags = if self.is_pre_retry() {
+            0
+        } else {
+            HAS_RETRY_GROUP
+        } | if self.is_pre_booking() {
+            0
+        } else {
+            HAS_BOOKING_GROUP
+        };
+        if flags == 0 {
             return self.lane_reservation_percent.serialize(w);
         }
         // An unvalidated config could hold a percentage with the top bit
@@ -65,13 +86,23 @@ impl BorshSerialize for TimerConfig {
             ));
         }
         (self.lane_reservation_percent | EXTENSION_FOLLOWS).serialize(w)?;
-        HAS_RETRY_GROUP.serialize(w)?;
-        RetryGroup {
-            max_retries: self.max_retries,
-            dead_letter_ttl_blocks: self.dead_letter_ttl_blocks,
-            max_dead_letters_per_actor: self.max_dead_letters_per_actor,
+        flags.serialize(w)?;
+        if flags & HAS_RETRY_GROUP != 0 {
+            RetryGroup {
+                max_retries: self.max_retries,
+                dead_letter_ttl_blocks: self.dead_letter_ttl_blocks,
+                max_dead_letters_per_actor: self.max_dead_letters_per_actor,
+            }
+            .serialize(w)?;
         }
-        .serialize(w)
+        if flags & HAS_BOOKING_GROUP != 0 {
+            BookingGroup {
+                bookable_lane_percent: self.bookable_lane_percent,
+                max_booking_blocks: self.max_booking_blocks,
+            }
+            .serialize(w)?;
+        }
+        Ok(())
     }
 }
 
@@ -100,29 +131,42 @@ impl BorshDeserialize for TimerConfig {
             lane_reservation_percent: u64::deserialize_reader(r)?,
             ..TimerConfig::default()
         }
-        .pre_retry();
+        .pre_45();
         if config.lane_reservation_percent & EXTENSION_FOLLOWS != 0 {
             config.lane_reservation_percent &= !EXTENSION_FOLLOWS;
             let flags = u8::deserialize_reader(r)?;
-            if flags != HAS_RETRY_GROUP {
+            if flags == 0 || flags & !KNOWN_FLAGS != 0 {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
                     format!(
-                        "timer config flags {flags:#04x} (this build knows 0x01: the retry fields)"
+                        "timer config flags {flags:#04x} (this build knows 0x01: the retry fields, 0x02: the booking fields)"
                     ),
                 ));
             }
-            let group = RetryGroup::deserialize_reader(r)?;
-            config.max_retries = group.max_retries;
-            config.dead_letter_ttl_blocks = group.dead_letter_ttl_blocks;
-            config.max_dead_letters_per_actor = group.max_dead_letters_per_actor;
-            // One config, one encoding: a group holding the pre-#45 values
-            // would be a second spelling of an unmarked config.
-            if config.is_pre_retry() {
-                return Err(IoError::new(
-                    IoErrorKind::InvalidData,
-                    "timer config carries retry fields that hold their pre-#45 values",
-                ));
+            if flags & HAS_RETRY_GROUP != 0 {
+                let group = RetryGroup::deserialize_reader(r)?;
+                config.max_retries = group.max_retries;
+                config.dead_letter_ttl_blocks = group.dead_letter_ttl_blocks;
+                config.max_dead_letters_per_actor = group.max_dead_letters_per_actor;
+                // One config, one encoding: a group holding the pre-#45
+                // values would be a second spelling of a config without it.
+                if config.is_pre_retry() {
+                    return Err(IoError::new(
+                        IoErrorKind::InvalidData,
+                        "timer config carries retry fields that hold their pre-#45 values",
+                    ));
+                }
+            }
+            if flags & HAS_BOOKING_GROUP != 0 {
+                let group = BookingGroup::deserialize_reader(r)?;
+                config.bookable_lane_percent = group.bookable_lane_percent;
+                config.max_booking_blocks = group.max_booking_blocks;
+                if config.is_pre_booking() {
+                    return Err(IoError::new(
+                        IoErrorKind::InvalidData,
+                        "timer config carries booking fields that hold their pre-#45 values",
+                    ));
+                }
             }
         }
         Ok(config)
@@ -193,7 +237,7 @@ mod tests {
             max_bid: 77,
             ..TimerConfig::default()
         }
-        .pre_retry();
+        .pre_45();
         let bytes = borsh::to_vec(&old).unwrap();
         assert_eq!(bytes, before(&old));
         assert_eq!(borsh::from_slice::<TimerConfig>(&bytes).unwrap(), old);
@@ -201,22 +245,27 @@ mod tests {
 
     #[test]
     fn the_new_fields_round_trip_inside_a_larger_value() {
-        let config = TimerConfig {
-            max_retries: 5,
-            dead_letter_ttl_blocks: 99,
-            ..TimerConfig::default()
-        };
-        // Followed by another field, as inside a proposal.
-        let bytes = borsh::to_vec(&(config.clone(), 42u64)).unwrap();
-        assert_eq!(
-            borsh::from_slice::<(TimerConfig, u64)>(&bytes).unwrap(),
-            (config, 42)
-        );
+        for config in [
+            TimerConfig {
+                max_retries: 5,
+                dead_letter_ttl_blocks: 99,
+                ..TimerConfig::default()
+            },
+            TimerConfig::default().pre_retry(),
+            TimerConfig::default().pre_booking(),
+        ] {
+            // Followed by another field, as inside a proposal.
+            let bytes = borsh::to_vec(&(config.clone(), 42u64)).unwrap();
+            assert_eq!(
+                borsh::from_slice::<(TimerConfig, u64)>(&bytes).unwrap(),
+                (config, 42)
+            );
+        }
     }
 
     #[test]
     fn a_second_spelling_of_a_pre_retry_config_is_refused() {
-        let old = TimerConfig::default().pre_retry();
+        let old = TimerConfig::default().pre_45();
         let mut bytes = before(&old);
         let n = bytes.len();
         bytes[n - 1] |= 0x80;
@@ -233,8 +282,8 @@ mod tests {
         // An unknown group is named.
         let mut unknown = before(&old);
         unknown[n - 1] |= 0x80;
-        unknown.push(0x02);
+        unknown.push(0x04);
         let err = borsh::from_slice::<TimerConfig>(&unknown).unwrap_err();
-        assert!(err.to_string().contains("0x02"), "{err}");
+        assert!(err.to_string().contains("0x04"), "{err}");
     }
 }

@@ -2,9 +2,10 @@
 //! added cost nothing to a timer that does not use them.
 //!
 //! The CIP-5 fields are encoded as a derive would. When a timer has a retry
-//! policy, the top bit of its kind's tag (0, 1 or 2) is set and a flags
-//! byte follows the kind, then each field its flags name (bit 0: the
-//! [`RetryPolicy`]); the escrow key comes last as before. A timer without
+//! policy or is booked, the top bit of its kind's tag (0, 1 or 2) is set
+//! and a flags byte follows the kind, then each field its flags name (bit
+//! 0: the [`RetryPolicy`]; bit 1: booked, no data); the escrow key comes
+//! last as before. A timer without
 //! them keeps its bytes, so every record hash — and every bucket digest and
 //! state root built from one — is what it was. A later field takes the
 //! next flag bit; a flag this build does not know is refused by name.
@@ -21,6 +22,8 @@ const EXTRAS_FOLLOW: u8 = 0x80;
 
 /// Flag: a [`RetryPolicy`] follows.
 const HAS_RETRY: u8 = 1;
+/// Flag: the timer is booked.
+const BOOKED: u8 = 2;
 
 impl BorshSerialize for Timer {
     fn serialize<W: Write>(&self, w: &mut W) -> std::io::Result<()> {
@@ -37,14 +40,17 @@ impl BorshSerialize for Timer {
         self.bid.serialize(w)?;
         self.max_fee_per_cycle.serialize(w)?;
         let mut kind = borsh::to_vec(&self.kind)?;
-        match &self.retry {
-            Some(retry) => {
-                kind[0] |= EXTRAS_FOLLOW;
-                w.write_all(&kind)?;
-                HAS_RETRY.serialize(w)?;
+        let flags =
+            if self.retry.is_some() { HAS_RETRY } else { 0 } | if self.booked { BOOKED } else { 0 };
+        if flags == 0 {
+            w.write_all(&kind)?;
+        } else {
+            kind[0] |= EXTRAS_FOLLOW;
+            w.write_all(&kind)?;
+            flags.serialize(w)?;
+            if let Some(retry) = &self.retry {
                 retry.serialize(w)?;
             }
-            None => w.write_all(&kind)?,
         }
         self.escrow_key.serialize(w)
     }
@@ -68,18 +74,22 @@ impl BorshDeserialize for Timer {
         let untagged = [tag & !EXTRAS_FOLLOW];
         let kind = TimerKind::deserialize_reader(&mut (&untagged[..]).chain(&mut *r))?;
         let mut retry = None;
+        let mut booked = false;
         if tag & EXTRAS_FOLLOW != 0 {
             let flags = u8::deserialize_reader(r)?;
             // One timer, one encoding: no empty flags, no unknown ones.
-            if flags != HAS_RETRY {
+            if flags == 0 || flags & !(HAS_RETRY | BOOKED) != 0 {
                 return Err(IoError::new(
                     IoErrorKind::InvalidData,
                     format!(
-                        "timer extras flags {flags:#04x} (this build knows 0x01: a retry policy)"
+                        "timer extras flags {flags:#04x} (this build knows 0x01: a retry policy, 0x02: booked)"
                     ),
                 ));
             }
-            retry = Some(RetryPolicy::deserialize_reader(r)?);
+            if flags & HAS_RETRY != 0 {
+                retry = Some(RetryPolicy::deserialize_reader(r)?);
+            }
+            booked = flags & BOOKED != 0;
         }
         Ok(Timer {
             actor_address,
@@ -97,6 +107,7 @@ impl BorshDeserialize for Timer {
             kind,
             escrow_key: BorshDeserialize::deserialize_reader(r)?,
             retry,
+            booked,
         })
     }
 }
@@ -144,6 +155,7 @@ mod tests {
             kind,
             escrow_key: Some(b"e".to_vec()),
             retry: None,
+            booked: false,
         }
     }
 
@@ -186,17 +198,20 @@ mod tests {
     }
 
     #[test]
-    fn a_retry_policy_round_trips_for_every_kind() {
+    fn retries_and_bookings_round_trip_for_every_kind() {
         for kind in kinds() {
-            let mut t = timer(kind);
-            t.retry = Some(RetryPolicy {
-                retries: 3,
-                backoff: 2,
-                failures: 1,
-                consent_seq: 1,
-            });
-            let bytes = borsh::to_vec(&(t.clone(), 9u8)).unwrap();
-            assert_eq!(borsh::from_slice::<(Timer, u8)>(&bytes).unwrap(), (t, 9));
+            for (retry, booked) in [(true, false), (false, true), (true, true)] {
+                let mut t = timer(kind.clone());
+                t.retry = retry.then_some(RetryPolicy {
+                    retries: 3,
+                    backoff: 2,
+                    failures: 1,
+                    consent_seq: 1,
+                });
+                t.booked = booked;
+                let bytes = borsh::to_vec(&(t.clone(), 9u8)).unwrap();
+                assert_eq!(borsh::from_slice::<(Timer, u8)>(&bytes).unwrap(), (t, 9));
+            }
         }
     }
 }

@@ -414,6 +414,7 @@ impl Host for MockHost {
             max_attempts: u64::from(request.retries.unwrap_or(0)) + 1,
             worst_case_cost: u128::from(gas_limit + timerhost_types::timer::TIMER_FIRE_BASE_CYCLES)
                 * u128::from(u64::from(request.retries.unwrap_or(0)) + 1),
+            booking: None,
             lane_basefee: config.min_lane_basefee,
             max_fee_per_cycle: request.max_fee_per_cycle.unwrap_or(0),
             max_priority_fee_per_cycle: request.bid.unwrap_or(0),
@@ -476,6 +477,8 @@ mod tests {
             escrow_key: None,
             retries: None,
             retry_backoff: None,
+            book: false,
+            handler: None,
         };
         let call = host.schedule_timer(&a, false, request);
         assert_eq!(call.result.unwrap_err().kind, ErrorKind::InvalidInput);

@@ -64,6 +64,8 @@ pub(crate) fn timer_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjec
                         bid: None,
                         max_fee_per_cycle: None,
                         escrow_key: None,
+                        book: false,
+                        handler: None,
                         retries: None,
                         retry_backoff: None,
                     };
@@ -148,6 +150,8 @@ pub(crate) fn timer_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjec
                     bid,
                     max_fee_per_cycle,
                     escrow_key: None,
+                    book: false,
+                    handler: None,
                     retries: optional_retries(&retries, vm)?,
                     retry_backoff: optional_u64(&retry_backoff, "retry_backoff", vm)?,
                 };
@@ -211,8 +215,9 @@ pub(crate) fn timer_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjec
                         "max_fee_per_cycle",
                         "max_priority_fee_per_cycle",
                         "retries",
+                        "book",
                     ];
-                    let [height, timestamp_ms, gas_limit, bid, max_fee, max_priority, retries] =
+                    let [height, timestamp_ms, gas_limit, bid, max_fee, max_priority, retries, book] =
                         bind(args, "timer_quote", names, 0, vm)?;
                     let (bid, max_fee_per_cycle) = fee_caps(&bid, &max_fee, &max_priority, vm)?;
                     let request = timerhost_types::QuoteRequest {
@@ -222,6 +227,10 @@ pub(crate) fn timer_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjec
                         bid,
                         max_fee_per_cycle,
                         retries: optional_retries(&retries, vm)?,
+                        book: match optional(book.as_ref(), vm) {
+                            None => false,
+                            Some(b) => b.try_to_bool(vm)?,
+                        },
                     };
                     let call = HOST.with(|slot| slot.host.timer_quote(request));
                     let quote = host_result(call, vm)?;
@@ -232,6 +241,20 @@ pub(crate) fn timer_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjec
                     Ok(value_to_py(&quote.to_value(), vm))
                 },
             )
+            .into(),
+        ),
+        (
+            "book_timer",
+            vm.new_function("book_timer", |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                book(args, "book_timer", "height", RequestedTrigger::Height, vm)
+            })
+            .into(),
+        ),
+        (
+            "book_timer_at",
+            vm.new_function("book_timer_at", |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                book(args, "book_timer_at", "timestamp_ms", RequestedTrigger::Time, vm)
+            })
             .into(),
         ),
         (
@@ -370,8 +393,57 @@ fn schedule_one_shot(
         escrow_key: optional(escrow.as_ref(), vm)
             .map(|key| crate::host_api::storage_natives::storage_key(&key, vm))
             .transpose()?,
+        book: false,
+        handler: None,
         retries: optional_retries(&retries, vm)?,
         retry_backoff: optional_u64(&retry_backoff, "retry_backoff", vm)?,
+    };
+    schedule(request, vm)
+}
+
+/// `book_timer(height, payload, gas_limit=None, handler=None,
+/// fee_payer=None, bid=None, retries=None, retry_backoff=None)` and
+/// `book_timer_at(timestamp_ms, …)` (#45): a timer that holds capacity in
+/// the block it is due in, its booking fee paid now.
+fn book(
+    args: FuncArgs,
+    function: &str,
+    due: &'static str,
+    trigger: fn(u64) -> RequestedTrigger,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let names = [
+        due,
+        "payload",
+        "gas_limit",
+        "handler",
+        "fee_payer",
+        "bid",
+        "retries",
+        "retry_backoff",
+    ];
+    let [at, payload, gas_limit, handler, fee_payer, bid, retries, retry_backoff] =
+        bind(args, function, names, 2, vm)?;
+    let handler = optional(handler.as_ref(), vm)
+        .map(|h| {
+            h.downcast_ref::<PyStr>()
+                .and_then(|s| s.to_str().map(str::to_owned))
+                .ok_or_else(|| vm.new_type_error(format!("{function}: handler must be str")))
+        })
+        .transpose()?;
+    let request = TimerRequest {
+        trigger: trigger(parse_u64(at.as_ref().expect("required"), due, vm)?),
+        payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
+        fee_payer: optional_address(&fee_payer, vm)?,
+        gas_limit: optional_u64(&gas_limit, "gas_limit", vm)?,
+        expires_at: None,
+        bid: optional_u64(&bid, "bid", vm)?,
+        max_fee_per_cycle: None,
+        escrow_key: None,
+        retries: optional_retries(&retries, vm)?,
+        retry_backoff: optional_u64(&retry_backoff, "retry_backoff", vm)?,
+        book: true,
+        handler,
     };
     schedule(request, vm)
 }

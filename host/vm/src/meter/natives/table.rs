@@ -424,6 +424,12 @@ pub(crate) const MODULE_RULES: &[Rule] = &[
         why: "CIP-5 §6.1",
     },
     Rule {
+        types: &["pvm_host"],
+        names: &["book_timer", "book_timer_at", "dead_letters", "retry_dead_letter", "drop_dead_letter"],
+        price: Price::Stand("the host's cost (METERING.md \"Timers\"): a booking as a schedule (plus its burned booking fee); `dead_letters` 10 cycles plus the queue's bytes, priced before it is read; retry as a schedule, drop 200"),
+        why: "#45: scheduling, and reads whose size is known before they happen",
+    },
+    Rule {
         types: &["hashing"],
         names: &["keccak256", "sha256"],
         price: Price::Stand("30 + 2 per 16 bytes (keccak) or 1 per 16 bytes (sha256)"),
