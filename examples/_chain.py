@@ -24,3 +24,11 @@ def connect(description):
 def seconds(chain):
     """The head block's time, unix seconds."""
     return chain.timestamp // 1000
+
+
+def raw(value):
+    """Bytes an actor returned: over RPC they arrive as ``{"$bytes": "0x…"}``
+    (JSON has no bytes), in-process as ``bytes``."""
+    if isinstance(value, dict) and "$bytes" in value:
+        return bytes.fromhex(value["$bytes"][2:])
+    return value

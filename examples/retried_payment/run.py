@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _chain import connect  # noqa: E402
+from _chain import connect, raw  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -16,17 +16,17 @@ def main(chain, out=print):
     payments = chain.deploy(HERE / "payments.py", value=10**18, sender=owner)
     chain.call(payments, "block", payee.address, True, sender=owner).raise_for_status()
     due = chain.height + 2
-    timer_id = chain.call(payments, "pay", payee.address, 10**15, due, sender=owner).raise_for_status().return_value
+    timer_id = raw(chain.call(payments, "pay", payee.address, 10**15, due, sender=owner).raise_for_status().return_value)
 
     # The first fire and three retries (2, 4, 8 blocks apart) all fail.
-    chain.mine_until(due + 2 + 4 + 8)
-    retried = [e for e in chain.events(name="TimerRetried", actor=payments) if e["timer_id"] == timer_id]
+    chain.mine(due + 2 + 4 + 8 - chain.height)
+    retried = [e for e in chain.events(name="TimerRetried", actor=payments) if raw(e["timer_id"]) == timer_id]
     for e in retried:
         out(f"attempt {e['attempt']} failed ({e['error']}); next at {e['next_due']}")
-    (dead,) = [e for e in chain.events(name="TimerDeadLettered", actor=payments) if e["timer_id"] == timer_id]
+    (dead,) = [e for e in chain.events(name="TimerDeadLettered", actor=payments) if raw(e["timer_id"]) == timer_id]
     out(f"dead-lettered after {dead['attempts']} attempts, kept until height {dead['expires_at']}")
     (letter,) = chain.call(payments, "failed_payments", sender=owner).raise_for_status().return_value
-    assert letter["timer_id"] == timer_id and letter["attempts"] == 4
+    assert raw(letter["timer_id"]) == timer_id and letter["attempts"] == 4
 
     # The payee accepts again: the owner re-runs the payment.
     before = chain.balance(payee)

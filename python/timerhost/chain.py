@@ -809,6 +809,7 @@ class Chain(_Wallet):
         max_priority_fee_per_cycle: Optional[int] = None,
         max_fee_per_cycle: Optional[int] = None,
         retries: Optional[int] = None,
+        book: bool = False,
     ) -> dict:
         """What a timer at ``height`` (default: the first height a transaction
         in the next block may schedule) — or, with ``timestamp_ms``, a time
@@ -826,13 +827,22 @@ class Chain(_Wallet):
         a gas limit out of range, or (under ``"market"`` ordering) a fee cap
         below the lane basefee. With ``retries`` (#45) it also states the
         policy's worst case: ``max_attempts`` fires, ``worst_case_cost`` =
-        every attempt at ``max_cost``."""
+        every attempt at ``max_cost``. With ``book=True`` it answers "can I
+        book it, and at what price" (#45, ``pvm_host.book_timer``):
+        ``bookable``, ``booking_fee`` (``None`` when not bookable) and
+        ``booking`` (``reason``, ``booked_cycles``, ``booked_fires``,
+        ``share_cycles``, ``share_fires`` and ``free_heights``, the nearest
+        heights with room)."""
         if bid is not None and max_priority_fee_per_cycle is not None:
             raise TypeError("bid= and max_priority_fee_per_cycle= name the same priority fee: give one")
         priority = bid if bid is not None else max_priority_fee_per_cycle
-        return json.loads(
-            self._native.quote_timer_json(height, gas_limit, timestamp_ms, priority, max_fee_per_cycle, retries)
+        quote = json.loads(
+            self._native.quote_timer_json(height, gas_limit, timestamp_ms, priority, max_fee_per_cycle, retries, book)
         )
+        booking = quote.get("booking")
+        quote["bookable"] = booking["bookable"] if booking else None
+        quote["booking_fee"] = booking["booking_fee"] if booking else None
+        return quote
 
     def dead_letters(self, actor: AddressLike) -> List[Dict[str, Any]]:
         """``actor``'s dead-letter queue (#45): the timers whose retries all

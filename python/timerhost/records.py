@@ -282,6 +282,9 @@ class Timer:
     "time", "timestamp_ms": t}`` or ``{"kind": "state", "actor": a, "keys":
     [...], "fires": n}``. (``height`` is a height timer's firing height and
     the scheduling height of the other kinds.)"""
+    booked: bool = False
+    """Was it booked (#45, ``pvm_host.book_timer``)? A booked timer fires at
+    the start of the block it is due in, before every other fire."""
     retry: Optional[Dict[str, int]] = None
     """Its retry policy (#45): ``{"retries", "backoff", "failures"}`` —
     ``failures`` fires of it have failed so far — or ``None``."""

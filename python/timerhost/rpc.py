@@ -249,6 +249,7 @@ class RpcChain(_Wallet):
                 max_fee_per_cycle=t["max_fee_per_cycle"],
                 escrow_key=t.get("escrow_key"),
                 trigger=t["trigger"],
+                booked=t.get("booked", False),
                 retry=t.get("retry"),
             )
             for t in rows
@@ -380,6 +381,7 @@ class RpcChain(_Wallet):
         max_priority_fee_per_cycle: Optional[int] = None,
         max_fee_per_cycle: Optional[int] = None,
         retries: Optional[int] = None,
+        book: bool = False,
     ) -> dict:
         q = self.rpc(
             "th_quoteTimer",
@@ -391,9 +393,15 @@ class RpcChain(_Wallet):
                 max_priority_fee_per_cycle=max_priority_fee_per_cycle,
                 max_fee_per_cycle=max_fee_per_cycle,
                 retries=retries,
+                book=book or None,
             ),
         )
-        return {k: (int(v) if k in ("max_cost", "deposit", "worst_case_cost") else v) for k, v in q.items()}
+        out = {k: (int(v) if k in ("max_cost", "deposit", "worst_case_cost") and v is not None else v) for k, v in q.items()}
+        if out.get("booking_fee") is not None:
+            out["booking_fee"] = int(out["booking_fee"])
+        if out.get("booking") and out["booking"].get("booking_fee") is not None:
+            out["booking"]["booking_fee"] = int(out["booking"]["booking_fee"])
+        return out
 
     @property
     def lane_basefee(self) -> int:

@@ -38,7 +38,16 @@ class Ticker:
     def watch_me(self):
         return pvm_host.watch(["price"], gas_limit=50000)
 
+    def book(self, blocks):
+        return pvm_host.book_timer(pvm_host.block_height() + blocks, b"tick", gas_limit=50000)
+
+    def doomed(self):
+        return pvm_host.schedule_timer_ex(pvm_host.block_height() + 1, b"doom", gas_limit=50000,
+                                          retries=1, retry_backoff=1)
+
     def handle_timer(self, payload):
+        if payload == b"doom":
+            raise RuntimeError("doomed on purpose")
         self.storage["ticks"] = self.storage.get("ticks", 0) + 1
 '''
 
@@ -180,9 +189,23 @@ def test_the_dashboard_follows_the_chain(node, browser):
         what="the ticker's watch",
     )
     shoot(browser, "watches")
+    # #45: a timer whose retry fails too lands in the dead-letter queue,
+    # which the actor view lists; a booking shows in the Ahead view.
+    chain.call(ticker, "doomed").raise_for_status()
+    wait_for(lambda: chain.dead_letters(ticker), within=60, what="a dead letter")
     browser.get(f"{node}/#/actor/{ticker}")
     wait_for(lambda: "Storage keys" in browser.page_source, what="the actor view")
+    wait_for(
+        lambda: browser.find_elements(By.CSS_SELECTOR, '[data-testid^="dead-letter-0x"]'),
+        what="the dead letter in the actor view",
+    )
+    assert "doomed on purpose" in by_testid(browser, "dead-letters").text
     shoot(browser, "actor")
+    chain.call(ticker, "book", 20).raise_for_status()
+    browser.get(node + "/")
+    wait_for(lambda: "booked capacity by height" in browser.page_source, what="the Ahead view's bookings")
+    wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#ahead canvas")) >= 3, what="the Ahead charts drawn")
+    shoot(browser, "ahead-bookings")
 
     # Names beside addresses (#48): a deployed actor's class, on the cron
     # page (the devnet's example) and the watch page (ours).

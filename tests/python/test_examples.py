@@ -30,6 +30,7 @@ def load(name):
 
 def test_the_walkthroughs_are_there():
     assert EXAMPLES == [
+        "booked_auction",
         "heartbeat_renewal",
         "liquidation_watcher",
         "monthly_subscription",

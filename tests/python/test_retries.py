@@ -24,7 +24,7 @@ class Payments:
     @pvm_host.timer_handler
     def handle_timer(self, payload):
         if not self.storage["bank_up"]:
-            raise ConnectionError("bank unreachable")
+            raise RuntimeError("bank unreachable")
         self.storage["paid"] = self.storage["paid"] + 1
 
     def letters(self):
@@ -99,7 +99,7 @@ def test_the_actor_retries_or_drops_its_dead_letters_and_a_stranger_cannot(chain
     assert len(chain.dead_letters(payments)) == 1
     stranger = accounts[3]
     r = chain.call(payments, "retry", timer_id, sender=stranger)
-    assert not r.success and "PermissionError" in r.error.message
+    assert not r.ok and "PermissionError" in r.error.message
     chain.call(payments, "bank", True).raise_for_status()
     new_id = chain.call(payments, "retry", timer_id).raise_for_status().return_value
     assert chain.dead_letters(payments) == []
@@ -121,7 +121,7 @@ def test_the_actor_retries_or_drops_its_dead_letters_and_a_stranger_cannot(chain
 def test_a_policy_above_max_retries_is_refused_and_the_quote_states_the_worst_case(chain, payments):
     cap = chain.timer_config["max_retries"]
     r = chain.call(payments, "pay_later", chain.height + 5, cap + 1, 1)
-    assert not r.success and "max_retries" in r.error.message
+    assert not r.ok and "max_retries" in r.error.message
     q = chain.quote_timer(gas_limit=50_000, retries=3)
     assert q["max_attempts"] == 4 and q["worst_case_cost"] == 4 * q["max_cost"]
     inside = chain.call(payments, "quote", 3).raise_for_status().return_value
@@ -145,3 +145,66 @@ def test_the_cron_registry_retries_a_failing_run(chain, accounts):
     chain.mine(3, interval=5)
     assert chain.storage(target, "runs") == 1
     assert chain.cron.job(job) is None, "the one-shot job finished after its retried run"
+
+
+AUCTION = '''
+import pvm_host
+
+class Auction:
+    def deploy(self):
+        self.storage["closed_at"] = None
+
+    def book_close(self, height):
+        return pvm_host.book_timer(height, b"close", gas_limit=50_000, handler="close")
+
+    def crowd(self, height, n):
+        for i in range(n):
+            pvm_host.schedule_timer_ex(height, b"", gas_limit=90_000)
+
+    @pvm_host.timer_handler
+    def close(self, payload):
+        self.storage["closed_at"] = pvm_host.block_height()
+
+    @pvm_host.timer_handler
+    def handle_timer(self, payload):
+        pass
+'''
+
+
+def test_a_booked_close_fires_at_its_exact_height_in_a_crowded_lane():
+    import timerhost
+
+    chain = timerhost.Chain()
+    chain.governance.update_timer_config(lane_cycles_per_block=300_000, max_cycles_per_fire=100_000,
+                              max_fires_per_block=10, bookable_lane_percent=50).raise_for_status()
+    auction = chain.deploy(AUCTION, value=10**21)
+    h = chain.height + 4
+    chain.call(auction, "crowd", h, 10).raise_for_status()
+    q = chain.quote_timer(h, 50_000, book=True)
+    assert q["bookable"] is True and q["booking_fee"] > 0
+    r = chain.call(auction, "book_close", h).raise_for_status()
+    (booked,) = [e for e in r.events if e.name == "TimerBooked"]
+    assert booked["height"] == h
+    timer = chain.timer(r.return_value)
+    assert timer.booked is True
+    chain.mine_until(h)
+    assert chain.storage(auction, "closed_at") == h
+    # The unbooked crowd carried over, still pending.
+    assert len(chain.timers(actor=auction)) > 0
+
+
+def test_a_full_block_is_refused_with_the_nearest_free_heights():
+    import timerhost
+
+    chain = timerhost.Chain()
+    chain.governance.update_timer_config(lane_cycles_per_block=300_000, max_cycles_per_fire=100_000,
+                              max_fires_per_block=10, bookable_lane_percent=50).raise_for_status()
+    auction = chain.deploy(AUCTION, value=10**21)
+    h = chain.height + 10
+    chain.call(auction, "book_close", h).raise_for_status()
+    chain.call(auction, "book_close", h).raise_for_status()
+    r = chain.call(auction, "book_close", h)
+    assert not r.ok and "book_timer: cannot book" in r.error.message
+    q = chain.quote_timer(h, 50_000, book=True)
+    assert q["bookable"] is False and q["booking_fee"] is None
+    assert q["booking"]["free_heights"][0] == h + 1

@@ -15,6 +15,12 @@
 //! to its fire must fire — none starves. The run prints the basefee every
 //! 20 blocks, the lane use, and the wait (blocks from due to fire) by cap
 //! tier, and exits non-zero if either property fails.
+//!
+//! A booked population rides along (#45): every block a ninth actor books
+//! [`BOOKED_PER_BLOCK`] timers [`BOOK_AHEAD`] blocks on (within the
+//! bookable share). Every booked timer must fire in exactly the block it
+//! was booked for — never late, whatever the lane basefee — while the
+//! unbooked ones still fire, and the lane still settles on its target.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,6 +44,9 @@ const ACTORS: usize = 8;
 const BLOCKS: u64 = 260;
 const WARM_UP: u64 = 60;
 const TTL: u64 = 200;
+/// Booked timers per block (#45), and how far ahead they are booked.
+const BOOKED_PER_BLOCK: usize = 2;
+const BOOK_AHEAD: u64 = 3;
 const TIERS: [(&str, u64, u64); 4] = [
     ("cap 1,000–2,999", 1_000, 3_000),
     ("cap 3,000–4,999", 3_000, 5_000),
@@ -69,6 +78,7 @@ fn main() {
         max_cycles_per_fire: GAS,
         lane_cycles_per_block: LANE_FIRES * RESERVE,
         min_lane_basefee: 1_000,
+        bookable_lane_percent: 20,
         ..TimerConfig::default()
     };
     genesis.basefee = BasefeeConfig {
@@ -94,13 +104,17 @@ fn main() {
         assert!(p.rejected.is_empty(), "{:?}", p.rejected);
         p.executed
     };
-    let actors: Vec<Address> = (0..ACTORS)
+    let actors: Vec<Address> = (0..=ACTORS)
         .map(|i| actor_address(&b[i].address(), b[i].nonce))
         .collect();
-    let deploys = (0..ACTORS)
+    let booker = actors[ACTORS];
+    let deploys = (0..=ACTORS)
         .map(|i| b[i].deploy("mock", vec![], 10u128.pow(23)))
         .collect();
     produce(deploys);
+    // Booked timer id → (booked height, fired at).
+    let mut booked: BTreeMap<Hash, (u64, Option<u64>)> = BTreeMap::new();
+    let mut booking_refused = 0u64;
 
     let mut rng = ChaCha20Rng::seed_from_u64(31);
     let mut offers: BTreeMap<Hash, Offer> = BTreeMap::new();
@@ -120,7 +134,7 @@ fn main() {
         };
         let h = chain.head().unwrap().height + 1;
         let mut caps = Vec::new();
-        let txs = (0..DEMAND_PER_BLOCK)
+        let mut txs: Vec<_> = (0..DEMAND_PER_BLOCK)
             .map(|i| {
                 let who = rng.gen_range(0..ACTORS);
                 let cap = rng.gen_range(1_000..=9_000u64);
@@ -142,6 +156,18 @@ fn main() {
                 )
             })
             .collect();
+        for i in 0..BOOKED_PER_BLOCK {
+            txs.push(b[ACTORS].call(
+                booker,
+                "book",
+                vec![
+                    Value::int(h + BOOK_AHEAD),
+                    Value::Bytes(vec![0xbb, (h % 251) as u8, i as u8]),
+                    Value::int(GAS),
+                ],
+                0,
+            ));
+        }
         let executed = produce(txs);
         let header = &executed.block.header;
         for o in offers.values_mut() {
@@ -152,6 +178,10 @@ fn main() {
         let mut fires = 0;
         for (i, r) in executed.receipts.iter().enumerate() {
             if let Some(e) = &r.error {
+                if e.message.contains("cannot book") {
+                    booking_refused += 1;
+                    continue;
+                }
                 assert!(e.message.contains("below the lane basefee"), "{e:?}");
                 refused.push(caps.get(i).copied().unwrap_or(0));
             }
@@ -161,6 +191,14 @@ fn main() {
                     other => panic!("{other:?}"),
                 };
                 match e.name.as_str() {
+                    "TimerBooked" => {
+                        booked.insert(id(), (h + BOOK_AHEAD, None));
+                    }
+                    "TimerScheduled" if e.emitter == booker => {}
+                    "TimerFired" if booked.contains_key(&id()) => {
+                        fires += 1;
+                        booked.get_mut(&id()).expect("checked").1 = Some(header.height);
+                    }
                     "TimerScheduled" => {
                         let cap = e
                             .data
@@ -254,11 +292,27 @@ fn main() {
         "\ntimers whose cap stayed above the basefee and did not fire: {}",
         starved.len()
     );
+    // #45: every booked timer due before the end fired in its block.
+    let due_booked: Vec<&(u64, Option<u64>)> =
+        booked.values().filter(|(at, _)| *at <= end).collect();
+    let on_time = due_booked
+        .iter()
+        .filter(|(at, fired)| *fired == Some(*at))
+        .count();
+    let unbooked_fired = offers.values().filter(|o| o.fired_at.is_some()).count();
+    println!(
+        "booked: {} due, {on_time} fired in the block booked, {} late or missing ({booking_refused} bookings refused); unbooked: {unbooked_fired} fired",
+        due_booked.len(),
+        due_booked.len() - on_time
+    );
     let settled = (0.9..=1.1).contains(&mean);
-    if !settled || !starved.is_empty() {
+    let booked_ok = !due_booked.is_empty() && on_time == due_booked.len() && unbooked_fired > 0;
+    if !settled || !starved.is_empty() || !booked_ok {
         eprintln!(
-            "FAILED: lane use {mean:.3} of target, {} starved",
-            starved.len()
+            "FAILED: lane use {mean:.3} of target, {} starved, {} of {} booked fires late or missing, {unbooked_fired} unbooked fired",
+            starved.len(),
+            due_booked.len() - on_time,
+            due_booked.len()
         );
         std::process::exit(1);
     }

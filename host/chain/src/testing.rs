@@ -41,6 +41,7 @@ pub const MOCK_CALL_CYCLES: u64 = 100;
 /// | `emit` | `[name: str, data]` | emits an event | 120 | len(data) |
 /// | `send` | `[to: bytes(20), amount: int]` | transfers from the actor | 130 | 0 |
 /// | `schedule` | `[height, payload: bytes, fee_payer: bytes(20)?, gas_limit?, expires_at?, bid?, max_fee_per_cycle?, retries?, retry_backoff?]` | `schedule_timer_ex`, returns the id | 100 + 200 | the timer's state bytes and account rewrites (len(payload) if refused) |
+/// | `book` | `[height, payload: bytes, gas_limit]` | `book_timer` (#45), returns the id | 100 + 200 | as `schedule` |
 /// | `schedule_then_fail` | same as `schedule` | schedules, then reverts | 100 + 200 | as `schedule` |
 /// | `cancel` | `[timer_id: bytes]` | `cancel_timer` | 100 + 200 | 0 |
 /// | `extend` | `[timer_id: bytes, new_expires_at]` | `extend_timer` | 100 + 200 | 0 |
@@ -121,6 +122,7 @@ fn mock_schedule(
                     return Ok(Err(e));
                 }
                 events.push(scheduled.event);
+                events.extend(scheduled.booked_event);
                 Ok(scheduled.timer.timer_id)
             }
             Err(e) => {
@@ -248,6 +250,22 @@ impl MockRuntime {
                         format!("actor has {available}, cannot send {amount}"),
                     ))),
                 }
+            }
+            "book" => {
+                let height = try_exec!(arg_u64(args, 0));
+                let payload = match args.get(1) {
+                    Some(Value::Bytes(b)) => b.clone(),
+                    _ => return Ok(Err(ExecError::invalid("argument 1 must be bytes"))),
+                };
+                let request = TimerRequest {
+                    trigger: RequestedTrigger::Height(height),
+                    payload,
+                    gas_limit: try_exec!(arg_opt_u64(args, 2)),
+                    book: true,
+                    ..Default::default()
+                };
+                let timer_id = try_exec!(mock_schedule(ctx, meter, events, actor, request)?);
+                Ok(Ok(Some(Value::Bytes(timer_id.0.to_vec()))))
             }
             "schedule" | "schedule_then_fail" => {
                 let height = try_exec!(arg_u64(args, 0));

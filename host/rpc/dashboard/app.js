@@ -178,6 +178,13 @@ async function renderNow() {
   chart(ah, "queued by due height", ["timers", "reserved lane cycles / 10,000"], hx, [
     ahead.by_height.map((r) => r.queued), ahead.by_height.map((r) => r.reserved / 10000),
   ], { bars: true, xlabel: "height" });
+  // #45: booked and free capacity of each of the next blocks.
+  const share = ahead.bookable || { fires: 0, cycles: 0 };
+  const bookedAt = new Map(ahead.by_height.map((r) => [r.height, r.booked_fires || 0]));
+  const bx = Array.from({ length: 30 }, (_, i) => ahead.head + 1 + i);
+  chart(ah, `booked capacity by height (a block's bookable share: ${num(share.fires)} fires, ${num(share.cycles)} cycles)`, ["booked fires", "free to book"], bx, [
+    bx.map((h) => bookedAt.get(h) || 0), bx.map((h) => Math.max(0, share.fires - (bookedAt.get(h) || 0))),
+  ], { bars: true, xlabel: "height" });
   const sx = ahead.by_second.map((r) => Math.round((r.from_ms - ahead.head_timestamp) / 1000));
   chart(ah, "queued by due time (seconds from the head)", ["timers", "reserved lane cycles / 10,000"], sx, [
     ahead.by_second.map((r) => r.queued), ahead.by_second.map((r) => r.reserved / 10000),
@@ -370,11 +377,12 @@ async function renderActor(address) {
   const f = params();
   const head = lastHeight ?? (await rpc("th_status")).height;
   const since = Math.max(0, head - 100);
-  const [account, keys, events, timers] = await Promise.all([
+  const [account, keys, events, timers, letters] = await Promise.all([
     rpc("th_getAccount", [address]),
     rpc("th_getStorageKeys", [address, f.prefix || "", 50]),
     rpc("th_getEvents", [{ actor: address, from: since, limit: 50 }]),
     rpc("th_getTimersPage", [{ actor: address }]),
+    rpc("th_getDeadLetters", [{ actor: address }]),
   ]);
   view.innerHTML = `<h1>Actor <span class="mono">${esc(short(address))}</span></h1>
     <p class="mono muted">${esc(address)}</p>
@@ -384,6 +392,10 @@ async function renderActor(address) {
     ${timers.timers.map((t) => `<tr data-testid="timer-row-${esc(t.timer_id)}"><td>${timerLink(t.timer_id)}</td><td>${trigger(t)}</td><td class="mono">${esc(t.handler)}</td><td>${actorLink(t.fee_payer)}</td></tr>`).join("") || `<tr><td colspan="4" class="muted">none</td></tr>`}
     </tbody></table>
     <p>${timers.next ? `<a href="#/timers?actor=${esc(address)}">all its timers →</a>` : ""}</p>
+    <h2>Dead letters <span class="muted">(timers whose retries all failed; only the actor retries or drops them)</span></h2>
+    <table data-testid="dead-letters"><thead><tr><th>timer</th><th>attempts</th><th>last error</th><th>failed at</th><th>expires at</th><th>deposit</th></tr></thead><tbody>
+    ${letters.map((d) => `<tr data-testid="dead-letter-${esc(d.timer_id)}"><td class="mono">${esc(short(d.timer_id))}</td><td>${num(d.attempts)}</td><td class="mono" title="${esc(d.traceback)}">${esc(d.error)}</td><td>${num(d.dead_at)}</td><td>${num(d.expires_at)}</td><td>${num(d.deposit)}</td></tr>`).join("") || `<tr><td colspan="6" class="muted">none</td></tr>`}
+    </tbody></table>
     <h2>Storage keys</h2>
     <p class="mono">${keys.map(esc).join("<br>") || "<span class='muted'>none</span>"}</p>
     ${keys.length === 50 ? `<p><a href="#/actor/${esc(address)}?prefix=${encodeURIComponent(keys[keys.length - 1])}">keys from ${esc(keys[keys.length - 1])} →</a></p>` : ""}

@@ -378,6 +378,31 @@ pub fn due(
     Ok(out)
 }
 
+/// The booked heights in `from..to` and what each holds (at most `limit`).
+pub fn heights_between(
+    state: &(impl StateRead + ?Sized),
+    from: u64,
+    to: u64,
+    limit: usize,
+) -> Result<Vec<(u64, Slot)>> {
+    let start = Place::Height(from).key();
+    let end = Place::Height(to).key();
+    state
+        .scan(&start, Some(&end), limit)?
+        .into_iter()
+        .map(|(k, v)| {
+            let height = u64::from_be_bytes(
+                k[keys::BOOKED_HEIGHT.len()..]
+                    .try_into()
+                    .map_err(|_| corrupt("booked slot", &k, "bad key"))?,
+            );
+            let slot = timerhost_types::decode::<Slot>(&v)
+                .map_err(|e| corrupt("booked slot", &k, &e.to_string()))?;
+            Ok((height, slot))
+        })
+        .collect()
+}
+
 /// Up to [`SUGGESTED_HEIGHTS`] heights from `from` on (within
 /// [`SUGGESTION_WINDOW`] and the horizon) that still have room for a
 /// booking of `cycles`.

@@ -127,6 +127,18 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let head = self.chain.head()?;
         let state = self.chain.store().state();
         let config = timerhost_chain::accounts::timer_config(&state)?;
+        // #45: what each block has booked, beside what is queued for it.
+        let basefee = timerhost_chain::accounts::basefee_config(&state)?;
+        let share = timerhost_timers::bookings::share(&config, &basefee);
+        let booked: std::collections::BTreeMap<u64, timerhost_timers::bookings::Slot> =
+            timerhost_timers::bookings::heights_between(
+                &state,
+                head.height + 1,
+                head.height + 1 + blocks,
+                MAX_AHEAD_LEAVES,
+            )?
+            .into_iter()
+            .collect();
         let by_height: Vec<Json> = bucket::leaves_between(
             &state,
             tkeys::DueQueue::Height,
@@ -135,7 +147,16 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             MAX_AHEAD_LEAVES,
         )?
         .into_iter()
-        .map(|(h, l)| json!({ "height": h, "queued": l.live, "reserved": l.reserved }))
+        .map(|(h, l)| {
+            let b = booked.get(&h).copied().unwrap_or_default();
+            json!({
+                "height": h,
+                "queued": l.live,
+                "reserved": l.reserved,
+                "booked_fires": b.fires,
+                "booked_cycles": b.cycles,
+            })
+        })
         .collect();
         let start_ms = head.timestamp_ms + 1;
         let leaves = bucket::leaves_between(
@@ -166,6 +187,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             "head_timestamp": head.timestamp_ms,
             "lane_budget": config.lane_cycles_per_block,
             "max_fires_per_block": config.max_fires_per_block,
+            "bookable": { "cycles": share.cycles, "fires": share.fires },
             "by_height": by_height,
             "by_second": per_second
                 .iter()

@@ -37,10 +37,21 @@ pub(crate) fn parse_u128(obj: &PyObjectRef, what: &str, vm: &VirtualMachine) -> 
         })
 }
 
+/// A timer id: its 32 bytes, or the `"0x…"` hex string JSON-RPC shows it
+/// as (an id that came back through a client and is handed in again).
 pub(crate) fn parse_timer_id(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Hash> {
-    obj.downcast_ref::<PyBytes>()
-        .and_then(|b| Hash::from_slice(b.as_bytes()).ok())
-        .ok_or_else(|| vm.new_value_error("a timer id is 32 bytes"))
+    let bad = || vm.new_value_error("a timer id is 32 bytes (or its \"0x…\" hex string)");
+    if let Some(b) = obj.downcast_ref::<PyBytes>() {
+        return Hash::from_slice(b.as_bytes()).map_err(|_| bad());
+    }
+    let text = obj
+        .downcast_ref::<rustpython_vm::builtins::PyStr>()
+        .and_then(|s| s.to_str().map(str::to_owned))
+        .ok_or_else(bad)?;
+    if text.len() != 66 {
+        return Err(bad());
+    }
+    text.parse::<Hash>().map_err(|_| bad())
 }
 
 pub(crate) fn optional(obj: Option<&PyObjectRef>, vm: &VirtualMachine) -> Option<PyObjectRef> {
