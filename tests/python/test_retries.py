@@ -208,3 +208,90 @@ def test_a_full_block_is_refused_with_the_nearest_free_heights():
     q = chain.quote_timer(h, 50_000, book=True)
     assert q["bookable"] is False and q["booking_fee"] is None
     assert q["booking"]["free_heights"][0] == h + 1
+
+
+def _crowded_chain(**extra):
+    import timerhost
+
+    chain = timerhost.Chain()
+    chain.governance.update_timer_config(lane_cycles_per_block=300_000, max_cycles_per_fire=100_000,
+                                         max_fires_per_block=10, bookable_lane_percent=50,
+                                         **extra).raise_for_status()
+    return chain
+
+
+CANCELLER = AUCTION.replace("class Auction:", "class Auction:\n    def cancel(self, timer_id):\n        pvm_host.cancel_timer(timer_id)\n")
+
+
+def test_cancelling_a_booking_frees_its_capacity_but_keeps_its_fee():
+    chain = _crowded_chain()
+    auction = chain.deploy(CANCELLER, value=10**21)
+    h = chain.height + 10
+    r = chain.call(auction, "book_close", h).raise_for_status()
+    (booked,) = [e for e in r.events if e.name == "TimerBooked"]
+    assert chain.quote_timer(h, 50_000, book=True)["booking"]["booked_fires"] == 1
+    before = chain.balance(auction)
+    r = chain.call(auction, "cancel", r.return_value).raise_for_status()
+    assert chain.quote_timer(h, 50_000, book=True)["booking"]["booked_fires"] == 0
+    # The deposit came back; the booking fee did not.
+    refunded = chain.balance(auction) - before + r.fee
+    assert 0 < refunded < booked["booking_fee"]
+
+
+def test_a_shrunk_share_keeps_the_bookings_already_made():
+    chain = _crowded_chain()
+    auction = chain.deploy(AUCTION, value=10**21)
+    h = chain.height + 8
+    chain.call(auction, "book_close", h).raise_for_status()
+    chain.call(auction, "book_close", h).raise_for_status()
+    chain.governance.update_timer_config(lane_cycles_per_block=300_000, max_cycles_per_fire=100_000,
+                                         max_fires_per_block=10, bookable_lane_percent=10).raise_for_status()
+    assert not chain.call(auction, "book_close", h).ok
+    chain.mine_until(h)
+    fired = [e for e in chain.events(name="TimerFired") if e.height == h and e["handler"] == "close"]
+    assert len(fired) == 2
+
+
+def test_the_dead_letter_queue_is_bounded_and_expires():
+    import timerhost
+
+    chain = timerhost.Chain()
+    chain.governance.update_timer_config(max_dead_letters_per_actor=1, dead_letter_ttl_blocks=4).raise_for_status()
+    payments = chain.deploy(PAYMENTS, value=10**21)
+    h = chain.height + 2
+    chain.call(payments, "pay_later", h, 1, 1).raise_for_status()
+    chain.call(payments, "pay_later", h + 1, 1, 1).raise_for_status()
+    chain.mine(4)
+    kept = [e["kept"] for e in chain.events(name="TimerDeadLettered")]
+    assert kept == [True, False]
+    (dropped,) = [e for e in chain.events(name="TimerDeadLettered") if not e["kept"]]
+    assert "full" in dropped["reason"]
+    chain.mine(6)
+    (removed,) = chain.events(name="DeadLetterRemoved")
+    assert removed["reason"] == "expired" and removed["refund"] > 0
+    assert chain.dead_letters(payments) == []
+
+
+def test_dead_letters_over_rpc_and_the_cli(tmp_path_factory):
+    import json
+    import subprocess
+
+    from test_examples import _binary, manual_dev_node
+    from timerhost.rpc import RpcChain
+
+    with manual_dev_node(tmp_path_factory.mktemp("dlq") / "home") as url:
+        rpc = RpcChain(url)
+        payments = rpc.deploy(PAYMENTS, value=10**21)
+        rpc.call(payments, "pay_later", rpc.height + 2, 1, 1).raise_for_status()
+        rpc.mine(4)
+        (entry,) = rpc.dead_letters(payments)
+        assert entry["payload"] == b"invoice-7" and entry["attempts"] == 2
+        assert [entry] == rpc.dead_letters(str(payments))
+        out = subprocess.run(
+            [_binary(), "dead-letters", str(payments), "--rpc", url, "--json"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        (shown,) = json.loads(out)
+        assert shown["attempts"] == 2 and "bank unreachable" in shown["error"]
+        q = rpc.quote_timer(rpc.height + 5, 50_000, retries=2, book=True)
+        assert q["max_attempts"] == 3 and q["bookable"] is True and q["booking_fee"] > 0

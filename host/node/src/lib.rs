@@ -38,6 +38,7 @@ pub mod dev;
 pub mod dev_tools;
 pub mod disk;
 pub mod error;
+pub mod fd_limit;
 pub mod follow;
 pub mod follow_ws;
 pub mod gossip;

@@ -76,6 +76,16 @@ impl Services {
                 path: rpc.to_string().into(),
                 source,
             })?;
+        // One descriptor per RPC connection, with room for the store and
+        // the peers.
+        let wanted = u64::from(timerhost_rpc::server::DEFAULT_MAX_CONNECTIONS) + 1_024;
+        let fds = crate::fd_limit::raise(wanted);
+        if fds < wanted {
+            tracing::warn!(
+                "the file-descriptor limit is {fds}: fewer than the {} RPC connections the server accepts can be open at once (raise `ulimit -n`)",
+                timerhost_rpc::server::DEFAULT_MAX_CONNECTIONS
+            );
+        }
         let (bound, server) = runtime
             .block_on(timerhost_rpc::start(rpc, ctx))
             .map_err(|e| NodeError::Rpc(Box::new(e)))?;

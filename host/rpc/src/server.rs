@@ -38,7 +38,7 @@ mod sync;
 mod views;
 
 use limits::ExpensiveSlots;
-pub use limits::{RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS};
+pub use limits::{RpcLimits, DEFAULT_MAX_CONNECTIONS, EXPENSIVE_METHODS, MAX_BATCH_CALLS};
 pub use sync::MAX_RAW_HEADERS;
 
 /// Most timers or events one call returns (a request may ask for fewer).
@@ -921,6 +921,7 @@ pub async fn start<B: KvBackend + 'static>(
         reason: e.to_string(),
     };
     let server = Server::builder()
+        .max_connections(ctx.limits.max_connections)
         .max_request_body_size(8 * 1024 * 1024)
         .set_message_buffer_capacity(subscriptions::MESSAGE_BUFFER)
         .set_batch_request_config(jsonrpsee::server::BatchRequestConfig::Limit(

@@ -495,3 +495,69 @@ fn audit_expiry(state: &(impl StateRead + ?Sized)) -> Result<Outcome> {
         Ok(Ok(()))
     })
 }
+
+/// Checks the bookings' books against the booked timers (reads them all:
+/// for tests and audits): every index entry names a pending booked timer
+/// at its place, every slot holds exactly what its timers hold, and the
+/// horizon total is their sum. `Err` names the first disagreement.
+pub fn bookings(state: &(impl StateRead + ?Sized)) -> Result<std::result::Result<(), String>> {
+    use std::collections::BTreeMap;
+    let mut held: BTreeMap<Vec<u8>, crate::bookings::Slot> = BTreeMap::new();
+    let mut total = 0u128;
+    for prefix in [
+        crate::keys::BOOKED_HEIGHT_INDEX,
+        crate::keys::BOOKED_TIME_INDEX,
+    ] {
+        let end = [prefix[0], prefix[1] + 1];
+        for (k, v) in state.scan(&prefix, Some(&end), usize::MAX)? {
+            let id =
+                Hash(v.as_slice().try_into().map_err(|_| {
+                    crate::keys::corrupt("booked timer index", &k, "not a timer id")
+                })?);
+            let Some(timer) = crate::store::get(state, &id)? else {
+                return Ok(Err(format!(
+                    "booking index entry {} names no pending timer",
+                    id
+                )));
+            };
+            if !timer.booked || crate::bookings::index_key(&timer) != k {
+                return Ok(Err(format!(
+                    "booking index entry {id} does not match its timer"
+                )));
+            }
+            let cycles = crate::bookings::cycles_of(timer.gas_limit_per_fire);
+            let slot = held
+                .entry(crate::bookings::Place::of(&timer).key())
+                .or_default();
+            slot.cycles += cycles;
+            slot.fires += 1;
+            total += u128::from(cycles);
+        }
+    }
+    for prefix in [crate::keys::BOOKED_HEIGHT, crate::keys::BOOKED_SECOND] {
+        let end = [prefix[0], prefix[1] + 1];
+        for (k, v) in state.scan(&prefix, Some(&end), usize::MAX)? {
+            let stored = timerhost_types::decode::<crate::bookings::Slot>(&v)
+                .map_err(|e| crate::keys::corrupt("booked slot", &k, &e.to_string()))?;
+            if held.remove(&k) != Some(stored) {
+                return Ok(Err(format!(
+                    "booked slot {} holds {stored:?}, not its timers' sum",
+                    crate::keys::hex(&k)
+                )));
+            }
+        }
+    }
+    if let Some((k, slot)) = held.into_iter().next() {
+        return Ok(Err(format!(
+            "booked timers at {} hold {slot:?} with no slot",
+            crate::keys::hex(&k)
+        )));
+    }
+    let stored = crate::bookings::total_booked(state)?;
+    if stored != total {
+        return Ok(Err(format!(
+            "the horizon total is {stored}, the bookings hold {total}"
+        )));
+    }
+    Ok(Ok(()))
+}

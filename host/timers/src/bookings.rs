@@ -112,7 +112,7 @@ impl Place {
         }
     }
 
-    fn key(self) -> Vec<u8> {
+    pub(crate) fn key(self) -> Vec<u8> {
         let (prefix, n) = match self {
             Place::Height(h) => (keys::BOOKED_HEIGHT, h),
             Place::Second(s) => (keys::BOOKED_SECOND, s),
@@ -160,7 +160,7 @@ fn set_total(state: &mut Overlay<'_>, total: u128) {
 
 /// The index entry of booked `timer`: by due point, then sequence, so that
 /// the start of a block reads its booked timers in order.
-fn index_key(timer: &Timer) -> Vec<u8> {
+pub(crate) fn index_key(timer: &Timer) -> Vec<u8> {
     let (prefix, at) = match &timer.kind {
         TimerKind::Time { timestamp_ms } => (keys::BOOKED_TIME_INDEX, *timestamp_ms),
         _ => (keys::BOOKED_HEIGHT_INDEX, timer.height),
@@ -259,7 +259,8 @@ pub fn offer(
 pub fn quote_for(
     state: &Overlay<'_>,
     config: &TimerConfig,
-    caller: &crate::host::HostCaller,
+    current_height: u64,
+    current_ms: u64,
     timer: &Timer,
 ) -> Result<std::result::Result<u128, crate::error::TimerError>> {
     let call = match timer.kind {
@@ -282,8 +283,8 @@ pub fn quote_for(
         state,
         config,
         &basefee,
-        caller.height,
-        caller.timestamp_ms,
+        current_height,
+        current_ms,
         Place::of(timer),
         cycles_of(timer.gas_limit_per_fire),
     )? {
@@ -431,68 +432,6 @@ pub fn free_heights(
         h += 1;
     }
     Ok(out)
-}
-
-/// Checks the bookings' books against the booked timers (reads them all:
-/// for tests and audits): every index entry names a pending booked timer
-/// at its place, every slot holds exactly what its timers hold, and the
-/// horizon total is their sum. `Err` names the first disagreement.
-pub fn check(state: &(impl StateRead + ?Sized)) -> Result<std::result::Result<(), String>> {
-    use std::collections::BTreeMap;
-    let mut held: BTreeMap<Vec<u8>, Slot> = BTreeMap::new();
-    let mut total = 0u128;
-    for prefix in [keys::BOOKED_HEIGHT_INDEX, keys::BOOKED_TIME_INDEX] {
-        let end = [prefix[0], prefix[1] + 1];
-        for (k, v) in state.scan(&prefix, Some(&end), usize::MAX)? {
-            let id = Hash(
-                v.as_slice()
-                    .try_into()
-                    .map_err(|_| corrupt("booked timer index", &k, "not a timer id"))?,
-            );
-            let Some(timer) = crate::store::get(state, &id)? else {
-                return Ok(Err(format!(
-                    "booking index entry {} names no pending timer",
-                    id
-                )));
-            };
-            if !timer.booked || index_key(&timer) != k {
-                return Ok(Err(format!(
-                    "booking index entry {id} does not match its timer"
-                )));
-            }
-            let cycles = cycles_of(timer.gas_limit_per_fire);
-            let slot = held.entry(Place::of(&timer).key()).or_default();
-            slot.cycles += cycles;
-            slot.fires += 1;
-            total += u128::from(cycles);
-        }
-    }
-    for prefix in [keys::BOOKED_HEIGHT, keys::BOOKED_SECOND] {
-        let end = [prefix[0], prefix[1] + 1];
-        for (k, v) in state.scan(&prefix, Some(&end), usize::MAX)? {
-            let stored = timerhost_types::decode::<Slot>(&v)
-                .map_err(|e| corrupt("booked slot", &k, &e.to_string()))?;
-            if held.remove(&k) != Some(stored) {
-                return Ok(Err(format!(
-                    "booked slot {} holds {stored:?}, not its timers' sum",
-                    keys::hex(&k)
-                )));
-            }
-        }
-    }
-    if let Some((k, slot)) = held.into_iter().next() {
-        return Ok(Err(format!(
-            "booked timers at {} hold {slot:?} with no slot",
-            keys::hex(&k)
-        )));
-    }
-    let stored = total_booked(state)?;
-    if stored != total {
-        return Ok(Err(format!(
-            "the horizon total is {stored}, the bookings hold {total}"
-        )));
-    }
-    Ok(Ok(()))
 }
 
 #[cfg(test)]

@@ -209,7 +209,8 @@ fn schedule_checked(
     // #45: a booking is judged, and its fee checked against what the payer
     // holds beside the deposit, before anything moves.
     let booking_fee = if request.book {
-        match crate::bookings::quote_for(state, config, caller, &timer)? {
+        match crate::bookings::quote_for(state, config, caller.height, caller.timestamp_ms, &timer)?
+        {
             Ok(fee) => Some(fee),
             Err(e) => return Ok(Err(e)),
         }
@@ -455,10 +456,15 @@ fn validate_schedule(
     }
     // #18: the bid is bounded by governance; #31: the fee caps, given or
     // defaulted, must reach the lane basefee under market ordering.
+    // A booking (#45) never pays the lane basefee, so its cap need not
+    // reach it.
     let market = crate::lane::market(state, config)?;
     let (max_fee_per_cycle, bid) =
         match check_fee_caps(config, &market, request.bid, request.max_fee_per_cycle) {
             Ok(caps) => caps,
+            Err(TimerError::BelowLaneBasefee { max_fee, .. }) if request.book => {
+                (max_fee, request.bid.unwrap_or(0))
+            }
             Err(e) => reject!(e),
         };
     let retry = match retry_policy(config, request) {

@@ -138,7 +138,7 @@ impl Net {
 /// live timers' deposits; the proposal escrow holds exactly the open
 /// proposals' deposits (#32). `context` names the block in a failure.
 pub fn assert_invariants(state: &dyn StateRead, context: &str) {
-    if let Err(why) = timerhost_timers::bookings::check(state).unwrap() {
+    if let Err(why) = timerhost_timers::audit::bookings(state).unwrap() {
         panic!("{context}: the bookings' books: {why}");
     }
     let supply = timerhost_chain::accounts::supply(state).unwrap();

@@ -15,6 +15,9 @@ use std::time::Duration;
 
 use crate::error::{Result, RpcError};
 
+/// Connections an RPC server holds at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 4_096;
+
 /// The expensive methods (see the module docs).
 pub const EXPENSIVE_METHODS: &[&str] = &[
     "th_getBlock",
@@ -51,6 +54,12 @@ pub struct RpcLimits {
     pub max_expensive_queries: usize,
     /// How long an expensive query waits for a slot before `busy`.
     pub expensive_wait: Duration,
+    /// Connections (HTTP and WebSocket) the server holds at once (#48):
+    /// jsonrpsee's default of 100 let 100 subscribers lock every HTTP
+    /// client out. Each connection is a file descriptor and a bounded
+    /// buffer (`subscriptions::MESSAGE_BUFFER` messages); the node raises
+    /// its descriptor limit to fit at start.
+    pub max_connections: u32,
 }
 
 impl Default for RpcLimits {
@@ -62,6 +71,7 @@ impl Default for RpcLimits {
             max_expensive_queries: std::thread::available_parallelism()
                 .map_or(1, |n| (n.get() / 2).max(1)),
             expensive_wait: Duration::from_secs(1),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

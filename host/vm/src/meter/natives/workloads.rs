@@ -442,6 +442,12 @@ pub const WORKLOADS: &[Workload] = &[
         1,
     ),
     w(
+        "pvm_host.dead_letters",
+        "import pvm_host",
+        "pvm_host.dead_letters()",
+        1,
+    ),
+    w(
         "base64.b64encode",
         "import base64\nv = b'x' * n",
         "base64.b64encode(v)",
