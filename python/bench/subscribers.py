@@ -39,33 +39,45 @@ def pct(values, p):
 
 
 class Node:
+    """`timerhost dev` with its `--json` events in a file (read when asked,
+    so nothing here can slow the node by not draining a pipe)."""
+
     def __init__(self, home: Path):
+        home.mkdir(parents=True, exist_ok=True)
+        self.log_path = home.parent / (home.name + ".events.jsonl")
+        self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [binary(), "dev", "--block-time", "200ms", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
-            stdout=subprocess.PIPE,
+            stdout=self.log,
             stderr=subprocess.DEVNULL,
-            text=True,
         )
-        self.blocks = []  # (height, elapsed_ms, txs)
-        for line in self.proc.stdout:
-            event = json.loads(line)
-            if event.get("event") == "started":
-                self.url = event["rpc"]
-                break
-        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.time() + 60
+        self.url = None
+        while self.url is None:
+            if time.time() > deadline:
+                raise SystemExit("timerhost dev did not start")
+            time.sleep(0.1)
+            for event in self._events():
+                if event.get("event") == "started":
+                    self.url = event["rpc"]
 
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "block":
-                self.blocks.append((event["height"], event["elapsed_ms"], event["txs"]))
+    def _events(self):
+        with open(self.log_path) as f:
+            for line in f:
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue
+
+    @property
+    def blocks(self):
+        """(height, elapsed_ms, txs) of every block so far."""
+        return [(e["height"], e["elapsed_ms"], e["txs"]) for e in self._events() if e.get("event") == "block"]
 
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
+        self.log.close()
 
 
 def load(url: str, rate: int, duration: int) -> dict:

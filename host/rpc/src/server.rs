@@ -92,6 +92,8 @@ pub struct RpcContext<B: KvBackend> {
     limits: RpcLimits,
     /// Slots of the expensive queries running now.
     expensive: ExpensiveSlots,
+    /// What the subscriptions share: one head poller, built `newHeads`.
+    subscriptions: Arc<subscriptions::Shared>,
 }
 
 impl<B: KvBackend> RpcContext<B> {
@@ -109,6 +111,7 @@ impl<B: KvBackend> RpcContext<B> {
             dev_op: Mutex::new(()),
             limits: RpcLimits::default(),
             expensive: ExpensiveSlots::new(&RpcLimits::default()),
+            subscriptions: Arc::default(),
         }
     }
 
