@@ -751,9 +751,7 @@ impl NativeChain {
     fn dead_letters<'py>(&self, py: Python<'py>, actor: &str) -> PyResult<Bound<'py, PyList>> {
         let actor = convert::address(actor, "actor")?;
         let state = self.chain()?.store().state();
-        let held = timerhost_timers::dead_letters::held(&state, &actor).map_err(chain_err)?;
-        let entries = timerhost_timers::dead_letters::list(&state, &actor, held.count as usize)
-            .map_err(chain_err)?;
+        let entries = timerhost_timers::dead_letters::list(&state, &actor).map_err(chain_err)?;
         let items = entries
             .iter()
             .map(|e| convert::value_to_py(py, &e.to_value()))

@@ -347,11 +347,7 @@ impl Host for ChainHost<'_, '_, '_> {
     fn dead_letters(&mut self, actor: &Address) -> HostCall<Vec<Value>> {
         // Its bytes were priced through `dead_letters_size` before this read.
         let caller = self.caller(actor, false);
-        match timerhost_timers::dead_letter_calls::list(
-            self.ctx.state,
-            &self.ctx.env.timer_config,
-            &caller,
-        ) {
+        match timerhost_timers::dead_letter_calls::list(self.ctx.state, &caller) {
             Ok(entries) => HostCall::ok(
                 entries.iter().map(|e| e.to_value()).collect(),
                 Cost::default(),

@@ -422,16 +422,23 @@ pub fn free_heights(
     let last = current_height
         .saturating_add(config.max_booking_blocks.min(config.max_ttl_blocks))
         .min(from.saturating_add(SUGGESTION_WINDOW));
-    let mut out = Vec::new();
-    let mut h = from.max(current_height + 1);
-    while h <= last && out.len() < SUGGESTED_HEIGHTS {
-        let held = slot(state, Place::Height(h))?;
-        if held.fires < share.fires && held.cycles.saturating_add(cycles) <= share.cycles {
-            out.push(h);
-        }
-        h += 1;
-    }
-    Ok(out)
+    let first = from.max(current_height + 1);
+    // One range read of the booked heights; every height it skips is free.
+    let booked: std::collections::BTreeMap<u64, Slot> = heights_between(
+        state,
+        first,
+        last.saturating_add(1),
+        SUGGESTION_WINDOW as usize + 1,
+    )?
+    .into_iter()
+    .collect();
+    Ok((first..=last)
+        .filter(|h| {
+            let held = booked.get(h).copied().unwrap_or_default();
+            held.fires < share.fires && held.cycles.saturating_add(cycles) <= share.cycles
+        })
+        .take(SUGGESTED_HEIGHTS)
+        .collect())
 }
 
 #[cfg(test)]

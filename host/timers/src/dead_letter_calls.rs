@@ -19,15 +19,8 @@ pub fn listing_bytes(state: &(impl StateRead + ?Sized), caller: &HostCaller) -> 
 }
 
 /// `dead_letters()`: the caller's entries, in timer-id order.
-pub fn list(
-    state: &(impl StateRead + ?Sized),
-    config: &TimerConfig,
-    caller: &HostCaller,
-) -> Result<Vec<DeadLetter>> {
-    let limit = dead_letters::held(state, &caller.actor)?
-        .count
-        .max(config.max_dead_letters_per_actor) as usize;
-    dead_letters::list(state, &caller.actor, limit)
+pub fn list(state: &(impl StateRead + ?Sized), caller: &HostCaller) -> Result<Vec<DeadLetter>> {
+    dead_letters::list(state, &caller.actor)
 }
 
 /// `drop_dead_letter(timer_id)`: removes the caller's entry and refunds

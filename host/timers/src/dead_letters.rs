@@ -192,7 +192,8 @@ pub fn add(
     };
     // Fits: deposit_per_byte ≤ 2^96 and an entry is far below 2^32 bytes.
     entry.deposit = config.deposit_per_byte * u128::from(entry_bytes(&entry));
-    if let Err(why) = deposit::lend(state, timer, entry.deposit, "dead letter")? {
+    if let Err(short) = deposit::lend(state, timer, entry.deposit)? {
+        let why = short.describe("dead letter", entry.deposit);
         return Ok(events::timer_dead_lettered(
             timer,
             attempts,
@@ -225,12 +226,9 @@ pub fn get(
     state.get_decoded(&entry_key(actor, timer_id))
 }
 
-/// `actor`'s dead letters in timer-id order, at most `limit`.
-pub fn list(
-    state: &(impl StateRead + ?Sized),
-    actor: &Address,
-    limit: usize,
-) -> Result<Vec<DeadLetter>> {
+/// Every dead letter of `actor` (its queue is bounded), in timer-id order.
+pub fn list(state: &(impl StateRead + ?Sized), actor: &Address) -> Result<Vec<DeadLetter>> {
+    let limit = held(state, actor)?.count as usize;
     let mut start = keys::DEAD_LETTER.to_vec();
     start.extend_from_slice(actor.as_bytes());
     let mut end = start.clone();

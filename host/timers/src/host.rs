@@ -22,7 +22,7 @@ use timerhost_types::timer::{
 };
 use timerhost_types::{
     timer_id, Address, Event, Hash, RetryPolicy, Timer, TimerConfig, TimerKind, TimerRequest,
-    Watch, WatchKey, TIMER_DEPOSIT_ESCROW,
+    Watch, WatchKey,
 };
 
 use crate::error::{Result, TimerError};
@@ -219,9 +219,10 @@ fn schedule_checked(
     };
     // The deposit moves first: refused, it leaves nothing behind. An
     // escrow-funded timer's deposit is also the escrow's.
-    if let Some(key) = &timer.escrow_key {
-        let available = escrow::available(state, &caller.actor, key)?;
-        if available < timer.deposit {
+    match crate::deposit::lend(state, &timer, timer.deposit)? {
+        Ok(()) => {}
+        Err(crate::deposit::Shortfall::Escrow { available }) => {
+            let key = timer.escrow_key.as_deref().unwrap_or_default();
             return Ok(Err(TimerError::EscrowUnfunded {
                 call: "schedule_timer",
                 key: String::from_utf8_lossy(key).into_owned(),
@@ -229,21 +230,16 @@ fn schedule_checked(
                 available,
             }));
         }
-    }
-    if let Debit::Insufficient { available } =
-        accounts::transfer(state, &fee_payer, &TIMER_DEPOSIT_ESCROW, timer.deposit)?
-    {
-        return Ok(Err(TimerError::DepositUnfunded {
-            call: "schedule_timer",
-            fee_payer,
-            deposit: timer.deposit,
-            bytes,
-            per_byte: config.deposit_per_byte,
-            available,
-        }));
-    }
-    if let Some(key) = &timer.escrow_key {
-        escrow::debit(state, &caller.actor, key, timer.deposit)?;
+        Err(crate::deposit::Shortfall::FeePayer { available }) => {
+            return Ok(Err(TimerError::DepositUnfunded {
+                call: "schedule_timer",
+                fee_payer,
+                deposit: timer.deposit,
+                bytes,
+                per_byte: config.deposit_per_byte,
+                available,
+            }));
+        }
     }
     if let Some(fee) = booking_fee {
         // Checked with the deposit above (`bookings::quote_for`): the payer

@@ -98,13 +98,22 @@ pub fn get_record(
     state: &(impl StateRead + ?Sized),
     timer_id: &Hash,
 ) -> Result<Option<TimerRecord>> {
+    Ok(get_queued_record(state, timer_id)?.map(|(record, _)| record))
+}
+
+/// Reads a timer and its listing slots by id, and where it is queued (one
+/// read of the id lookup for both).
+pub fn get_queued_record(
+    state: &(impl StateRead + ?Sized),
+    timer_id: &Hash,
+) -> Result<Option<(TimerRecord, Queued)>> {
     let Some(key) = state.get(&keys::id_key(timer_id))? else {
         return Ok(None);
     };
-    state
+    let record = state
         .get_decoded::<TimerRecord>(&key)?
-        .map(Some)
-        .ok_or_else(|| missing("timer id lookup", timer_id))
+        .ok_or_else(|| missing("timer id lookup", timer_id))?;
+    Ok(Some((record, Queued::of_record_key(&key))))
 }
 
 /// Writes `record` at `queued` and points its id there.

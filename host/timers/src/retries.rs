@@ -108,8 +108,8 @@ pub fn after_failed_fire(
     retry.seq = store::peek_seq(state)?;
     // Fits: deposit_per_byte ≤ 2^96 and a timer is below 2^21 bytes.
     retry.deposit = config.deposit_per_byte * u128::from(store::state_bytes(&retry));
-    if let Err(why) = deposit::lend(state, &retry, retry.deposit, "retry")? {
-        return dead_letter(state, Some(why));
+    if let Err(why) = deposit::lend(state, &retry, retry.deposit)? {
+        return dead_letter(state, Some(why.describe("retry", retry.deposit)));
     }
     store::take_seq(state, retry.seq);
     store::insert(state, &retry)?;

@@ -1,7 +1,7 @@
 //! The timer store (CIP-5 §3.2): timer records, the sequence counter and
 //! the indexes they sit in (the key layout is [`crate::keys`]).
 //!
-//! Every timer holds a deposit in [`TIMER_DEPOSIT_ESCROW`]; [`remove_deferred`],
+//! Every timer holds a deposit in [`TIMER_DEPOSIT_ESCROW`](timerhost_types::TIMER_DEPOSIT_ESCROW); [`remove_deferred`],
 //! the one way out of the store, returns it to the fee payer, so no removal
 //! path (fire, expiry, insufficient funds, revocation, cancel, governance,
 //! shutdown) can keep it.
@@ -11,10 +11,10 @@
 //! (its slots) — the FIFO of §3.2. The three indexes pack 16 timers to a key
 //! ([`crate::index`] says why).
 
-use timerhost_state::accounts::{self, Debit};
+use timerhost_state::accounts;
 use timerhost_state::{Overlay, StateRead};
 use timerhost_types::timer::TIMER_INDEX_ENTRY_BYTES;
-use timerhost_types::{Address, Hash, Timer, TIMER_DEPOSIT_ESCROW};
+use timerhost_types::{Address, Hash, Timer};
 
 use crate::bucket;
 pub use crate::counters::pending_count;
@@ -156,24 +156,7 @@ pub fn remove_deferred(
     removals: &mut Removals,
 ) -> Result<()> {
     let timer = &record.timer;
-    if let Debit::Insufficient { available } = accounts::transfer(
-        state,
-        &TIMER_DEPOSIT_ESCROW,
-        &timer.fee_payer,
-        timer.deposit,
-    )? {
-        return Err(corrupt(
-            "timer deposit escrow",
-            timer.timer_id.as_bytes(),
-            &format!(
-                "holds {available}, less than the timer's deposit {}",
-                timer.deposit
-            ),
-        ));
-    }
-    if let Some(key) = &timer.escrow_key {
-        crate::escrow::credit(state, &timer.actor_address, key, timer.deposit)?;
-    }
+    crate::deposit::give_back(state, timer, timer.deposit)?;
     // #45: whatever removes a booked timer — its fire, a cancel, a
     // shutdown — frees its capacity (the booking fee stays paid).
     if timer.booked {
@@ -192,7 +175,7 @@ pub fn remove_deferred(
 }
 
 /// The sum of the live timers' and the dead letters' deposits (at most
-/// `limit` timers read): what [`TIMER_DEPOSIT_ESCROW`] must hold. For tests
+/// `limit` timers read): what [`TIMER_DEPOSIT_ESCROW`](timerhost_types::TIMER_DEPOSIT_ESCROW) must hold. For tests
 /// and audits; its cost grows with the number of pending timers.
 pub fn deposits_held(state: &(impl StateRead + ?Sized), limit: usize) -> Result<u128> {
     let timers: u128 = all(state, limit)?.iter().map(|t| t.deposit).sum();

@@ -45,11 +45,6 @@ impl RetryPolicy {
     pub fn total_delay(&self) -> u64 {
         (1..=self.retries).fold(0u64, |sum, n| sum.saturating_add(self.delay(n)))
     }
-
-    /// How many fires the policy can cost: the first and every retry.
-    pub fn max_attempts(&self) -> u64 {
-        u64::from(self.retries) + 1
-    }
 }
 
 #[cfg(test)]

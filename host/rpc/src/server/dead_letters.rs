@@ -42,8 +42,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             .ok_or_else(|| RpcError::InvalidParams("give {\"actor\": \"0x…\"}".into()))?;
         let actor = parse_address(actor)?;
         let state = self.chain.store().state();
-        let held = dead_letters::held(&state, &actor)?;
-        let entries = dead_letters::list(&state, &actor, held.count as usize)?;
+        let entries = dead_letters::list(&state, &actor)?;
         Ok(Json::Array(entries.iter().map(dead_letter_json).collect()))
     }
 }

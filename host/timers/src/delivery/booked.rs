@@ -10,15 +10,15 @@
 //! pause or a stall gathered more than one block's bookings — the block's
 //! budgets, in which case the rest fire first in the next block.
 
-use timerhost_state::{Overlay, StateRead};
+use timerhost_state::Overlay;
 use timerhost_types::lane::WEIGHT_ONE;
 use timerhost_types::{BasefeeConfig, TimerConfig, TimerStatus};
 
 use super::{remove_for, BlockBudgets, DeliveryPlan, Verdict, Walk};
 use crate::bookings;
 use crate::error::Result;
-use crate::keys::{self, missing};
-use crate::record::{decode_record, Queued};
+use crate::keys::missing;
+use crate::record::get_queued_record;
 use crate::removal::Removals;
 
 /// Most booked timers one block's start reads: far above any share (a
@@ -54,14 +54,8 @@ pub fn deliver_booked(
         &mut removals,
     )?;
     for timer_id in due {
-        let record_key = state
-            .get(&keys::id_key(&timer_id))?
+        let (record, from) = get_queued_record(state, &timer_id)?
             .ok_or_else(|| missing("booked timer index", &timer_id))?;
-        let from = Queued::of_record_key(&record_key);
-        let bytes = state
-            .get(&record_key)?
-            .ok_or_else(|| missing("booked timer record", &timer_id))?;
-        let record = decode_record(&record_key, &bytes)?;
         match walk.classify(state, &record.timer, false)? {
             Verdict::Fire(max_cost) => {
                 walk.fire_one_shot(state, record, from, max_cost, WEIGHT_ONE)?

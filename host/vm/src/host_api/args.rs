@@ -54,6 +54,22 @@ pub(crate) fn parse_timer_id(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult
     text.parse::<Hash>().map_err(|_| bad())
 }
 
+/// An optional `handler=` of `call` (`watch`, `book_timer`): a str, or
+/// `None` when not given.
+pub(crate) fn optional_handler(
+    obj: &Option<PyObjectRef>,
+    call: &str,
+    vm: &VirtualMachine,
+) -> PyResult<Option<String>> {
+    optional(obj.as_ref(), vm)
+        .map(|h| {
+            h.downcast_ref::<rustpython_vm::builtins::PyStr>()
+                .and_then(|s| s.to_str().map(str::to_owned))
+                .ok_or_else(|| vm.new_type_error(format!("{call} handler must be str")))
+        })
+        .transpose()
+}
+
 pub(crate) fn optional(obj: Option<&PyObjectRef>, vm: &VirtualMachine) -> Option<PyObjectRef> {
     obj.filter(|o| !vm.is_none(o)).cloned()
 }

@@ -9,7 +9,7 @@ use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 use timerhost_types::{RequestedTrigger, TimerRequest};
 
 use crate::host_api::args::{
-    bind, optional, optional_address, optional_u64, parse_timer_id, parse_u64,
+    bind, optional, optional_address, optional_handler, optional_u64, parse_timer_id, parse_u64,
 };
 use crate::host_api::convert::value_to_py;
 use crate::host_api::exec::{current_actor, host_result, with_exec, HOST};
@@ -126,13 +126,7 @@ pub(crate) fn timer_functions(vm: &VirtualMachine) -> Vec<(&'static str, PyObjec
                 let [keys, payload, actor, handler, fee_payer, gas_limit, expires_at, bid, max_fee, max_priority, retries, retry_backoff] =
                     bind(args, "watch", names, 1, vm)?;
                 let (bid, max_fee_per_cycle) = fee_caps(&bid, &max_fee, &max_priority, vm)?;
-                let handler = optional(handler.as_ref(), vm)
-                    .map(|h| {
-                        h.downcast_ref::<PyStr>()
-                            .and_then(|s| s.to_str().map(str::to_owned))
-                            .ok_or_else(|| vm.new_type_error("watch handler must be str"))
-                    })
-                    .transpose()?;
+                let handler = optional_handler(&handler, "watch", vm)?;
                 let payload = match optional(payload.as_ref(), vm) {
                     Some(p) => payload_bytes(&p, vm)?,
                     None => Vec::new(),
@@ -424,13 +418,7 @@ fn book(
     ];
     let [at, payload, gas_limit, handler, fee_payer, bid, retries, retry_backoff] =
         bind(args, function, names, 2, vm)?;
-    let handler = optional(handler.as_ref(), vm)
-        .map(|h| {
-            h.downcast_ref::<PyStr>()
-                .and_then(|s| s.to_str().map(str::to_owned))
-                .ok_or_else(|| vm.new_type_error(format!("{function}: handler must be str")))
-        })
-        .transpose()?;
+    let handler = optional_handler(&handler, function, vm)?;
     let request = TimerRequest {
         trigger: trigger(parse_u64(at.as_ref().expect("required"), due, vm)?),
         payload: payload_bytes(payload.as_ref().expect("required"), vm)?,
