@@ -404,3 +404,70 @@ fn a_set_display_of_a_splat_pays_for_hashing_every_item() {
     let same = run(setup, "assert {*x} == set(x)", 100);
     assert!(same.is_success(), "{:?}", same.result);
 }
+
+#[test]
+fn integer_work_the_interpreter_does_inline_is_charged() {
+    // RustPython computes `+ - *` and comparisons of two exact ints inline,
+    // and the number exemption leaves `x // 7`, `x % 7`, `x >> 1` unguarded:
+    // a 56,000-bit `x // 7` ran at 28× ordinary code per cycle, `x == y` at
+    // 3.7×, `-x` at 2.5×. The vendored frame's hook and the int's unary
+    // slots now charge what the operator guard charges.
+    let big = "x = 7 ** n\ny = 7 ** n";
+    for (op, at_least) in [
+        ("x // 7", 100),
+        ("x % 7", 100),
+        ("x >> 1", 40),
+        ("x + 1", 40),
+        ("x - 1", 40),
+        ("x == y", 40),
+        ("x < y", 40),
+        ("-x", 40),
+        ("~x", 40),
+    ] {
+        let cycles = op_cycles(big, op, 20_000);
+        assert!(cycles >= at_least, "{op}: {cycles}");
+        // Machine words never reach the hook: the same operation costs its
+        // static weight only.
+        let small = op_cycles("x = 7\ny = 7", op, 1);
+        assert!(small <= 4, "{op} of small ints: {small}");
+    }
+    // A chain of exempt additions pays for every one of them.
+    let chain = op_cycles(big, "z = x + 1 + 1 + 1 + 1", 20_000);
+    assert!(chain >= 4 * 40, "{chain}");
+    // The results are Python's.
+    let same = run(
+        big,
+        "assert x // 7 == (x - x % 7) // 7 and -(-x) == x and ~x == -x - 1 and (x >> 1) * 2 + x % 2 == x",
+        20_000,
+    );
+    assert!(same.is_success(), "{:?}", same.result);
+}
+
+#[test]
+fn the_fifth_long_runs_findings_are_charged() {
+    // Comprehensions that build a set or dict pay for every insertion.
+    let setup = "x = ['a' + str(i) for i in range(n)]";
+    let dict = op_cycles(setup, "d = {v: v for v in x}", 1_000);
+    let list = op_cycles(setup, "d = [v for v in x]", 1_000);
+    assert!(dict >= list + 4 * 1_000, "{dict} vs {list}");
+    let set = op_cycles(setup, "d = {v for v in x}", 1_000);
+    assert!(set >= list + 4 * 1_000, "{set} vs {list}");
+    // `format` of a big int pays its decimal conversion.
+    let formatted = op_cycles("x = 7 ** n", "s = format(x, '')", 1_311);
+    assert!(formatted >= 400, "{formatted}");
+    // A dict subclass is merged through `keys()` and item lookups.
+    let sub = "class D(dict):\n    pass\nx = D((i, i) for i in range(n))";
+    let merged = op_cycles(sub, "d = dict(x)", 1_000);
+    let plain = op_cycles("x = {i: i for i in range(n)}", "d = dict(x)", 1_000);
+    assert!(merged >= plain + 8 * 1_000, "{merged} vs {plain}");
+    // `map` pays the call of its function per item.
+    let floats = "x = [i / 7 for i in range(n)]";
+    let mapped = op_cycles(floats, "y = list(map(hash, x))", 1_000);
+    assert!(mapped >= 6 * 1_000, "{mapped}");
+    // Deleting a slice releases every item it removes.
+    let deleted = op_cycles(floats, "del x[:]", 1_000);
+    assert!(deleted >= 2 * 1_000, "{deleted}");
+    // A shift past a machine word, a concatenation of short sequences.
+    assert!(op_cycles("x = 7", "z = x << 64", 1) >= 4);
+    assert!(op_cycles("x = b'ab'", "z = x + x", 1) >= 2);
+}

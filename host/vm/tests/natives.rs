@@ -315,7 +315,9 @@ fn n11_colliding_keys_are_spread_or_paid_per_probe() {
         20_000,
     );
     assert_eq!(outcome.result, Ok(Value::int(20_000)));
-    assert!(outcome.cycles_used < 200_000, "{}", outcome.cycles_used);
+    // (13 cycles an item: the comprehension's iteration, the product, and
+    // since #47's fifth long run 4 for inserting each into the set.)
+    assert!(outcome.cycles_used < 300_000, "{}", outcome.cycles_used);
     // A class whose hash is a constant and whose equality is the default
     // (identity): every probe compares through a charged slot, so the
     // charge grows with the probes (quadratically in n).

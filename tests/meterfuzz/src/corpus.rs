@@ -282,6 +282,43 @@ pub fn findings() -> Vec<Program> {
             "math.prod(x)",
             9,
         ),
+        // #47, the fifth long run (seed 5151) and what it led to: the
+        // integer work RustPython's frame does inline, never guarded.
+        named("big_int_floor_divided_inline", "x = 7 ** n", "x // 7", 20_000),
+        named("big_int_remainder_inline", "x = 7 ** n", "x % 1000003", 20_000),
+        named("big_int_shifted_inline", "x = 7 ** n", "x >> 1", 20_000),
+        named("big_ints_compared_inline", "x = 7 ** n\ny = 7 ** n", "x == y", 20_000),
+        named(
+            "big_int_added_inline_chain",
+            "x = 7 ** n",
+            "x + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1",
+            20_000,
+        ),
+        named("big_int_negated", "x = 7 ** n", "-x", 20_000),
+        named("small_int_shifted_past_a_word", "x = 7", "x << 64", 1),
+        named("format_of_a_big_int", "x = 7 ** n", "format(x, '')", 1_311),
+        named(
+            "dict_comprehension_of_strings",
+            "x = {'a' + str(i): i for i in range(n)}",
+            "{v: v for v in x}",
+            50_000,
+        ),
+        named("set_comprehension_of_floats", "x = [i / 7 for i in range(n)]", "{v for v in x}", 6_000),
+        named(
+            "dict_of_a_dict_subclass",
+            "class D(dict):\n    pass\nx = D((i, i) for i in range(n))",
+            "dict(x)",
+            1_641,
+        ),
+        named(
+            "copy_of_a_dict_subclass",
+            "import copy\nclass D(dict):\n    pass\nx = D((i, i) for i in range(n))",
+            "copy.copy(x)",
+            1_562,
+        ),
+        named("hash_mapped_over_floats", "x = [i / 7 for i in range(n)]", "list(map(hash, x))", 200_000),
+        named("slice_of_floats_deleted", "y = [i / 7 for i in range(n)]", "del y[:]", 200_000),
+        named("short_bytes_concatenated", "x = b'ab'", "x + x", 1),
     ]
 }
 

@@ -363,6 +363,7 @@ impl Runtime {
             // The meter's natives report writes to values made at load here.
             crate::meter::writes::register(crate::interpreter::constants::before_write);
             crate::meter::slots::install(vm);
+            crate::meter::inline_ints::install(vm);
             crate::meter::module_attributes::install(vm);
             crate::meter::subscripts::install(vm);
             // Before the library's classes exist (they inherit `object`'s

@@ -3,7 +3,8 @@
 //! ([`budget`], [`charge`]), the memory budget ([`alloc`]), sizes of
 //! values ([`sizes`]), the operator guards ([`operators`],
 //! [`guard_natives`]), the charges inside type slots ([`slots`],
-//! [`subscripts`], [`contains`], [`int_hash`], [`range_drain`], [`resume`]), natives' swallowed exceptions
+//! [`subscripts`], [`contains`], [`int_hash`], the integer work the
+//! interpreter does inline ([`inline_ints`]), [`range_drain`], [`resume`]), natives' swallowed exceptions
 //! ([`swallowed`]), a module's missing attributes ([`module_attributes`]), metered iteration
 //! ([`iteration`]), the guarded builtins ([`builtin_natives`]), the
 //! allow-list of natives with their prices ([`natives`]) and the
@@ -24,6 +25,7 @@ pub(crate) mod builtin_natives;
 pub(crate) mod charge;
 pub(crate) mod contains;
 pub(crate) mod guard_natives;
+pub(crate) mod inline_ints;
 pub(crate) mod int_hash;
 pub(crate) mod iteration;
 pub(crate) mod module_attributes;

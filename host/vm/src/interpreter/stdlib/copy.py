@@ -253,6 +253,9 @@ def _reconstruct(x, memo, func, args, state=None, listiter=None, dictiter=None, 
                 k = deepcopy(k, memo)
                 value = deepcopy(value, memo)
                 y[k] = value
+        elif type(y).__setitem__ is dict.__setitem__:
+            # One native merge (priced per entry) instead of a metered loop.
+            dict.update(y, dictiter)
         else:
             for k, value in dictiter:
                 y[k] = value
