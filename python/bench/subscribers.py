@@ -2,13 +2,16 @@
 without N WebSocket subscribers (``th_subscribe ["newHeads"]``), and how
 late the notifications arrive.
 
-    python python/bench/subscribers.py [--subscribers 1000] [--rate 4000] [--duration 20]
+    python python/bench/subscribers.py [--subscribers 1000] [--rate 4000] [--duration 20] [--pin]
 
 It starts ``timerhost dev --block-time 200ms`` (``TIMERHOST_BIN`` or the
 release build), then twice runs ``timerhost load --rate R``: first alone,
 then with N subscribers connected, each on its own connection. Block
 production time is the node's own ``elapsed_ms`` per block (``--json``);
 delivery latency is a notification's arrival minus its block's timestamp.
+``--pin`` keeps the node on CPU 0 and everything else (the load tool, the
+subscribers) on CPU 1 (``taskset``), so the clients' own work cannot take the
+node's time: what the node spends on subscriptions is then what changes.
 Needs ``websockets``.
 """
 
@@ -42,12 +45,12 @@ class Node:
     """`timerhost dev` with its `--json` events in a file (read when asked,
     so nothing here can slow the node by not draining a pipe)."""
 
-    def __init__(self, home: Path):
+    def __init__(self, home: Path, cpus=None):
         home.mkdir(parents=True, exist_ok=True)
         self.log_path = home.parent / (home.name + ".events.jsonl")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [binary(), "dev", "--block-time", "200ms", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
+            pinned(cpus) + [binary(), "dev", "--block-time", "200ms", "--no-examples", "--rpc", "127.0.0.1:0", "--home", str(home), "--json"],
             stdout=self.log,
             stderr=subprocess.DEVNULL,
         )
@@ -80,9 +83,17 @@ class Node:
         self.log.close()
 
 
+def pinned(cpus):
+    """``taskset -c CPUS`` when given."""
+    return ["taskset", "-c", cpus] if cpus else []
+
+
+CLIENT_CPUS = None
+
+
 def load(url: str, rate: int, duration: int) -> dict:
     out = subprocess.run(
-        [binary(), "--json", "load", "--rpc", url, "--rate", str(rate), "--duration", str(duration), "--accounts", "200"],
+        pinned(CLIENT_CPUS) + [binary(), "--json", "load", "--rpc", url, "--rate", str(rate), "--duration", str(duration), "--accounts", "200"],
         capture_output=True,
         text=True,
     )
@@ -125,10 +136,15 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=4000)
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--home", default="/tmp/timerhost-subscribers-bench")
+    parser.add_argument("--pin", action="store_true", help="node on CPU 0, clients on CPU 1")
     args = parser.parse_args()
+    global CLIENT_CPUS
+    if args.pin:
+        CLIENT_CPUS = "1"
+        os.sched_setaffinity(0, {1})
     home = Path(args.home)
     subprocess.run(["rm", "-rf", str(home)], check=True)
-    node = Node(home)
+    node = Node(home, "0" if args.pin else None)
     try:
         time.sleep(1)
         start = node.blocks[-1][0] if node.blocks else 0
@@ -148,7 +164,8 @@ def main() -> None:
         thread.join(10)
     finally:
         node.stop()
-    print(f"| {args.rate} tx/s for {args.duration} s, dev node, 200 ms blocks | alone | {args.subscribers} newHeads subscribers |")
+    where = ", node pinned to CPU 0, clients to CPU 1" if args.pin else ""
+    print(f"| {args.rate} tx/s for {args.duration} s, dev node, 200 ms blocks{where} | alone | {args.subscribers} newHeads subscribers |")
     print("|---|---|---|")
     print(f"| committed tx/s | {alone['committed_tps']} | {with_subs['committed_tps']} |")
     print(f"| block production, median ms (loaded blocks) | {statistics.median(base):.1f} | {statistics.median(loaded):.1f} |")

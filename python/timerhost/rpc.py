@@ -211,12 +211,17 @@ class RpcChain(_Wallet):
         actor: Optional[AddressLike] = None,
         key: Optional[str] = None,
         timer_id: Optional[str] = None,
+        height: Optional[int] = None,
     ) -> Dict[str, Any]:
-        """``th_getProof``: an account's (``kind="account"``, ``address=``)
-        or an actor's storage value's (``kind="storage"``, ``actor=``,
-        ``key=``) proof at the head; check it with
+        """``th_getProof``: an account's (``kind="account"``, ``address=``),
+        an actor's storage value's (``kind="storage"``, ``actor=``,
+        ``key=``) or a pending timer's (``kind="timer"``, ``timer_id=``)
+        proof at the head, or at ``height`` (any of the node's last
+        ``[storage] proof_blocks`` blocks); check it with
         :func:`timerhost.verify_proof` against the block it names."""
         request: Dict[str, Any] = {"kind": kind}
+        if height is not None:
+            request["height"] = height
         if address is not None:
             request["address"] = _address(address)
         if actor is not None:

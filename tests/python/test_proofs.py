@@ -131,9 +131,57 @@ def test_a_pending_timer_is_proven_through_its_bucket(rpc):
         rpc.rpc("th_getProof", {"kind": "timer", "timer_id": "0x" + "00" * 32})
 
 
-def test_a_proof_at_another_height_is_refused_by_name(rpc):
-    with pytest.raises(Exception, match="head only"):
-        rpc.rpc("th_getProof", {"kind": "account", "address": rpc.accounts[0].address, "height": 1})
-    # A dev chain has no commit certificates: th_getCommit says so.
+def test_recent_heights_are_proven_as_they_were(rpc):
+    """``height`` names any of the node's last ``[storage] proof_blocks``
+    blocks (128): the value then, checked against that block's header."""
+    alice = rpc.accounts[4]
+    actor = rpc.deploy(COUNTER, sender=alice, value=10**18)
+    counts = {}
+    total = 0
+    for n in (1, 2, 3):
+        rpc.call(actor, "bump", n, sender=alice).raise_for_status()
+        total += n
+        counts[rpc.height] = total
+    for height, count in counts.items():
+        s = rpc.proof("storage", actor=actor, key="count", height=height)
+        assert s["height"] == height
+        block = _head_block(rpc, height)
+        assert s["state_root"] == block["state_root"]
+        assert timerhost.verify_proof(block, s) == count
+        # The same answer does not check against the head's header.
+        if height != rpc.height:
+            with pytest.raises(timerhost.ProofError):
+                timerhost.verify_proof(dict(_head_block(rpc, rpc.height), height=height), s)
+    # The account too, as it was before the last call paid its fee.
+    first = min(counts)
+    a = rpc.proof("account", address=alice, height=first)
+    assert timerhost.verify_proof(_head_block(rpc, first), a)["nonce"] < rpc.nonce(alice)
+
+    # A timer pending then, fired since: proven at the height it was pending.
+    rpc.call(actor, "arm", 1, 2, sender=alice).raise_for_status()
+    pending_at = rpc.height
+    (timer,) = rpc.timers(actor=actor)
+    timer_id = "0x" + timer.timer_id.hex()
+    rpc.mine(3)
+    with pytest.raises(Exception, match="no timer"):
+        rpc.rpc("th_getProof", {"kind": "timer", "timer_id": timer_id})
+    p = rpc.rpc("th_getProof", {"kind": "timer", "timer_id": timer_id, "height": pending_at})
+    assert p["height"] == pending_at
+    proven = timerhost.verify_proof(_head_block(rpc, pending_at), p)["timer_id"]
+    assert bytes(proven) == timer.timer_id
+
+    # Beyond the head, or older than the window: refused, naming what it proves.
+    with pytest.raises(Exception, match="beyond"):
+        rpc.rpc("th_getProof", {"kind": "account", "address": alice.address, "height": rpc.height + 5})
+    rpc.mine(130)
+    with pytest.raises(Exception, match="last 128 blocks"):
+        rpc.proof("storage", actor=actor, key="count", height=first)
+    oldest = rpc.height - 128
+    assert timerhost.verify_proof(
+        _head_block(rpc, oldest), rpc.proof("storage", actor=actor, key="count", height=oldest)
+    ) == 6
+
+
+def test_a_dev_chain_has_no_commit_certificates(rpc):
     with pytest.raises(Exception, match="validator network"):
         rpc.rpc("th_getCommit", 1)

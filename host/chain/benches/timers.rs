@@ -107,6 +107,11 @@ fn fires_per_second() -> (usize, Duration) {
         SledBackend::open(dir.path()).unwrap(),
         Arc::new(VmRuntime::new().unwrap()),
     );
+    // `TIMERHOST_PROOF_BLOCKS=128`: keep recent states as a node does by
+    // default (`[storage] proof_blocks`), to measure what that costs.
+    chain
+        .store()
+        .set_proof_blocks(timerhost_chain::testing::proof_blocks_from_env());
     let mut b = builders();
     let (_, r) = produce(&chain, vec![b[0].deploy(TICK, vec![], 10u128.pow(23))]);
     let actor = r[0].created_actor.unwrap();

@@ -65,6 +65,11 @@ fn main() {
         SledBackend::open(dir.path()).unwrap(),
         Arc::new(VmRuntime::new().unwrap()),
     );
+    // `TIMERHOST_PROOF_BLOCKS=128`: keep recent states as a node does by
+    // default (`[storage] proof_blocks`), to measure what that costs.
+    chain
+        .store()
+        .set_proof_blocks(timerhost_chain::testing::proof_blocks_from_env());
     let mut b = bench_builders();
     for x in &mut b {
         // An ordinary transaction's limits, not a bench load's.

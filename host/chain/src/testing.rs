@@ -685,6 +685,16 @@ pub fn bench_genesis() -> timerhost_types::Genesis {
     g
 }
 
+/// `TIMERHOST_PROOF_BLOCKS` for the benchmarks (0 when unset): how many
+/// recent states a benchmarked store keeps provable, as a node's
+/// `[storage] proof_blocks` does.
+pub fn proof_blocks_from_env() -> u64 {
+    std::env::var("TIMERHOST_PROOF_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A chain on `backend` at [`bench_genesis`], running `runtime` with no
 /// hooks: what the benchmarks load.
 pub fn bench_chain<B: timerhost_state::KvBackend>(

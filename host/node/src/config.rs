@@ -125,6 +125,10 @@ pub struct StorageSection {
     /// N); older ones are pruned in the background. 0 keeps every block
     /// (an archive node, the default). Headers and state are always kept.
     pub keep_blocks: u64,
+    /// Blocks whose state stays provable (`th_getProof` with a `height`,
+    /// #48): their stale tree nodes and each written key's previous value
+    /// are kept (`timerhost_state::recent`). 0 proves at the head only.
+    pub proof_blocks: u64,
     /// Free bytes the data directory's filesystem must have for the node to
     /// commit a block (`crate::disk`); below it the node waits, serving
     /// reads, until space returns.
@@ -135,6 +139,7 @@ impl Default for StorageSection {
     fn default() -> Self {
         Self {
             keep_blocks: 0,
+            proof_blocks: timerhost_state::DEFAULT_PROOF_BLOCKS,
             min_free_bytes: crate::disk::DEFAULT_MIN_FREE_BYTES,
         }
     }

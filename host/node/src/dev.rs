@@ -275,6 +275,7 @@ pub(crate) fn dev(
             // A devnet keeps its whole history (`timerhost node` reads
             // `[storage] keep_blocks`).
             keep_blocks: 0,
+            proof_blocks: timerhost_state::DEFAULT_PROOF_BLOCKS,
             disk: Some(crate::disk::DiskGuard::new(
                 home.data_path(),
                 crate::disk::DEFAULT_MIN_FREE_BYTES,

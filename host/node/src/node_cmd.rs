@@ -125,6 +125,7 @@ impl RunNodeArgs {
                 json: as_json,
                 prelude: Vec::new(),
                 keep_blocks: cfg.storage.keep_blocks,
+                proof_blocks: cfg.storage.proof_blocks,
                 disk: Some(crate::disk::DiskGuard::new(
                     home.data_path(),
                     cfg.storage.min_free_bytes,

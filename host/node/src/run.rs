@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub prelude: Vec<SignedTransaction>,
     /// Blocks of history kept (`[storage] keep_blocks`; 0 = all).
     pub keep_blocks: u64,
+    /// Blocks whose state stays provable (`[storage] proof_blocks`).
+    pub proof_blocks: u64,
     /// The full-disk guard of the data directory, if any.
     pub disk: Option<crate::disk::DiskGuard>,
 }
@@ -194,6 +196,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
     );
     let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
     let services = Services::start(2, "rpc", opts.rpc, ctx, opts.metrics, metrics)?;
+    chain.store().set_proof_blocks(opts.proof_blocks);
     let pruner = crate::pruner::Pruner::start(chain.clone(), opts.keep_blocks);
     let head = chain.head()?;
     services.announce(

@@ -26,6 +26,6 @@ pub use jsonrpsee::server::ServerHandle;
 pub use mempool::{Mempool, MempoolConfig};
 pub use server::{
     methods, start, NodeControl, RpcContext, RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS,
-    MAX_RAW_HEADERS, METHODS,
+    MAX_RAW_HEADERS, MESSAGE_BUFFER, METHODS, SEND_TIMEOUT,
 };
 pub use snapshots::{DevSnapshots, NodeSnapshot};

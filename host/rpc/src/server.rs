@@ -39,6 +39,7 @@ mod views;
 
 use limits::ExpensiveSlots;
 pub use limits::{RpcLimits, DEFAULT_MAX_CONNECTIONS, EXPENSIVE_METHODS, MAX_BATCH_CALLS};
+pub use subscriptions::{MESSAGE_BUFFER, SEND_TIMEOUT};
 pub use sync::MAX_RAW_HEADERS;
 
 /// Most timers or events one call returns (a request may ask for fewer).

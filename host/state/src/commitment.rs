@@ -9,8 +9,8 @@
 //! height, so the root of block `h` is the tree root at version `h`. Updating
 //! costs O(writes × log₁₆ N) node reads/writes — proportional to the block's
 //! writes, not to the size of the state. Nodes made stale by a block are
-//! deleted in the same atomic commit: the node keeps the latest tree only
-//! (historical proofs would need an archive mode, which no issue asks for).
+//! deleted in the same atomic commit, or kept for the last `proof_blocks`
+//! blocks so their states stay provable ([`crate::recent`], #48).
 //!
 //! Keys in the derived namespace (`timerhost_types::keys::is_committed`) are
 //! not leaves: the timers crate commits to them through one digest per due
@@ -207,14 +207,20 @@ impl StateCommitment {
         Ok((Hash(root.0), update))
     }
 
-    /// Adds the new nodes of `update` to `batch` and deletes the nodes it made stale.
-    pub fn stage(update: &TreeUpdateBatch, batch: &mut WriteBatch) {
+    /// Adds the new nodes of `update` to `batch` (what becomes of the stale
+    /// ones is the caller's: [`Self::stage`], [`crate::recent`]).
+    pub fn stage_new_nodes(update: &TreeUpdateBatch, batch: &mut WriteBatch) {
         for (node_key, node) in update.node_batch.nodes() {
             batch.put(
                 node_db_key(node_key),
                 borsh::to_vec(node).expect("writing to a Vec cannot fail"),
             );
         }
+    }
+
+    /// Adds the new nodes of `update` to `batch` and deletes the nodes it made stale.
+    pub fn stage(update: &TreeUpdateBatch, batch: &mut WriteBatch) {
+        Self::stage_new_nodes(update, batch);
         for stale in &update.stale_node_index_batch {
             batch.delete(node_db_key(&stale.node_key));
         }

@@ -36,6 +36,8 @@ pub mod namespaces;
 pub mod overlay;
 pub mod proofs;
 pub mod pruning;
+pub mod recent;
+pub mod recent_records;
 pub mod restore;
 pub mod snapshots;
 pub mod store;
@@ -47,6 +49,7 @@ pub use migrations::{MigrationReport, OLDEST_MIGRATABLE_FORMAT};
 pub use overlay::{ChangeSet, Checkpoint, EmptyState, NextKey, Overlay, StateRead, StateReadExt};
 pub use proofs::{verify_proof, StateProof};
 pub use pruning::PruneStep;
+pub use recent::{StateAt, DEFAULT_PROOF_BLOCKS};
 pub use restore::SnapshotRestore;
 pub use snapshots::{SnapshotChunk, SnapshotManifest};
 pub use store::{

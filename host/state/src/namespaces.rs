@@ -20,6 +20,8 @@
 //! | `M` | `M ‖ name` | node metadata (`head` height, …) |
 //! | `Z` | `Z ‖ height BE ‖ part ‖ …` | a state snapshot served to syncing nodes ([`crate::snapshots`]) |
 //! | `n` | `n ‖ borsh(NodeKey)` | empty: a tree node made stale while a snapshot was being taken, deleted when it is done ([`crate::snapshots`]) |
+//! | `U` | `U ‖ height BE ‖ state key` | the key's value before block `height` wrote it (`0` absent, `1 ‖ value`): kept for the last `proof_blocks` blocks ([`crate::recent_records`]) |
+//! | `K` | `K ‖ height BE ‖ borsh(NodeKey)` | empty: a tree node block `height` made stale, kept with the node for the last `proof_blocks` blocks ([`crate::recent`]) |
 //!
 //! Every namespace byte is defined here and nowhere else.
 
@@ -52,6 +54,13 @@ pub const EVENT_INDEX: u8 = b'E';
 pub const SNAPSHOTS: u8 = b'Z';
 /// `n ‖ borsh(NodeKey)`: tree nodes whose deletion waits for a snapshot.
 pub const DEFERRED_STALE: u8 = b'n';
+
+/// `U ‖ height ‖ key`: a key's value before the block at `height` wrote it
+/// (the recent states proofs are made at, [`crate::recent`]).
+pub const PREVIOUS_VALUES: u8 = b'U';
+/// `K ‖ height ‖ borsh(NodeKey)`: a tree node made stale at `height`, kept
+/// while that height is among the recent states ([`crate::recent`]).
+pub const RETAINED_STALE: u8 = b'K';
 
 /// `ns ‖ rest`.
 pub fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {

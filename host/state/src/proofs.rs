@@ -10,8 +10,8 @@
 //! internal = SHA-256(`"JMT::IntrnalNode"` ‖ left ‖ right), the empty
 //! subtree a fixed placeholder).
 //!
-//! The node keeps the tree of its head only ([`crate::commitment`]), so a
-//! proof is of the head's state; the answer names its height. Derived keys
+//! [`ChainStore::prove`] proves at the head; [`ChainStore::prove_at`]
+//! ([`crate::recent`]) at any of the last `proof_blocks` heights. Derived keys
 //! (timer records and indexes, `timerhost_types::keys::is_committed`) are
 //! not leaves and have no proof of their own.
 

@@ -73,6 +73,9 @@ pub struct ChainStore<B: KvBackend> {
     /// Every this many heights a commit starts capturing a snapshot
     /// (0: never; `[sync] snapshot_interval`).
     snapshot_interval: std::sync::atomic::AtomicU64,
+    /// Blocks whose state stays provable (`[storage] proof_blocks`; 0:
+    /// the head's only), [`crate::recent`].
+    proof_blocks: std::sync::atomic::AtomicU64,
 }
 
 /// Read-only view of committed consensus state.
@@ -137,6 +140,7 @@ impl<B: KvBackend> ChainStore<B> {
             nodes: NodeCache::default(),
             capture: parking_lot::Mutex::new(None),
             snapshot_interval: std::sync::atomic::AtomicU64::new(0),
+            proof_blocks: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -348,10 +352,28 @@ impl<B: KvBackend> ChainStore<B> {
                 None => batch.delete(k),
             }
         }
-        if capture.is_some() {
-            StateCommitment::stage_keeping_stale(req.tree_update, &mut batch);
+        let keep = self.proof_blocks();
+        if keep > 0 {
+            // Stale nodes stay, listed by height (a snapshot being taken
+            // finds the tree of its height whole among them).
+            crate::recent_records::stage(
+                &self.backend,
+                header.height,
+                req.changes,
+                &req.tree_update.stale_node_index_batch,
+                &mut batch,
+            )?;
+            StateCommitment::stage_new_nodes(req.tree_update, &mut batch);
         } else {
-            StateCommitment::stage(req.tree_update, &mut batch);
+            crate::recent_records::stop(&mut batch);
+            if capture.is_some() {
+                StateCommitment::stage_keeping_stale(req.tree_update, &mut batch);
+            } else {
+                StateCommitment::stage(req.tree_update, &mut batch);
+            }
+        }
+        if capture.is_none() {
+            crate::recent_records::prune(&self.backend, header.height, keep, &mut batch)?;
         }
         batch.put(ns_key(BLOCK, &height_be), encoding::encode(req.block));
         let stored = StoredHeader {
@@ -397,6 +419,18 @@ impl<B: KvBackend> ChainStore<B> {
     pub fn set_snapshot_interval(&self, every: u64) {
         self.snapshot_interval
             .store(every, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Keeps the state of the last `blocks` blocks provable (0: the head's
+    /// only), [`crate::recent`]; takes effect from the next commit.
+    pub fn set_proof_blocks(&self, blocks: u64) {
+        self.proof_blocks
+            .store(blocks, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// See [`Self::set_proof_blocks`].
+    pub fn proof_blocks(&self) -> u64 {
+        self.proof_blocks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Captures every entry of the store (see [`StoreSnapshot`]).

@@ -16,7 +16,7 @@
 //! to pending timers, not to an index of their ids.
 
 use borsh::{BorshDeserialize, BorshSerialize};
-use timerhost_state::{ChainStore, KvBackend, StateRead, StorageError};
+use timerhost_state::{ChainStore, KvBackend, StateAt, StateRead, StorageError};
 use timerhost_types::{Hash, Timer};
 
 use crate::bucket;
@@ -48,17 +48,37 @@ fn refused(why: String) -> StorageError {
 
 /// The proof of pending timer `id` at `store`'s head, and that height.
 pub fn prove<B: KvBackend>(store: &ChainStore<B>, id: &Hash) -> Result<(u64, TimerProof)> {
-    let state = store.state();
+    prove_at(store, id, None)
+}
+
+/// The proof of timer `id` pending at `height` (the head when `None`; any
+/// of the last `proof_blocks`, `timerhost_state::recent`), and that height.
+pub fn prove_at<B: KvBackend>(
+    store: &ChainStore<B>,
+    id: &Hash,
+    height: Option<u64>,
+) -> Result<(u64, TimerProof)> {
+    let height = match height {
+        Some(h) => h,
+        None => store
+            .head_height()?
+            .ok_or_else(|| refused("the store has no block yet".into()))?,
+    };
+    store.at_height(height, |state| Ok((height, prove_in(state, id)?)))
+}
+
+fn prove_in<B: KvBackend>(state: &StateAt<'_, B>, id: &Hash) -> Result<TimerProof> {
+    let at = state.height();
     let Some(key) = state.get(&keys::id_key(id))? else {
-        return Err(refused(format!("no timer {id} is pending (a timer's absence cannot be proven: the root commits to pending timers, not to their ids)")));
+        return Err(refused(format!("no timer {id} is pending at height {at} (a timer's absence cannot be proven: the root commits to pending timers, not to their ids)")));
     };
     if Queued::of_record_key(&key) != Queued::Due {
         return Err(refused(format!(
             "timer {id} waits in the Globalbox or the GC backlog, whose timers are not proven yet"
         )));
     }
-    let timer = record::get_record(&state, id)?
-        .ok_or_else(|| refused(format!("no timer {id} is pending")))?
+    let timer = record::get_record(state, id)?
+        .ok_or_else(|| refused(format!("no timer {id} is pending at height {at}")))?
         .timer;
     let (leaf_key, bucket) = match bucket_of(&timer) {
         Some(b) => {
@@ -77,20 +97,17 @@ pub fn prove<B: KvBackend>(store: &ChainStore<B>, id: &Hash) -> Result<(u64, Tim
         }
         None => (keys::watch_leaf_key(timer.seq), Vec::new()),
     };
-    let leaf = store.prove(&leaf_key)?;
+    let leaf = state.prove(&leaf_key)?;
     let leaf_value = leaf
         .value
         .ok_or_else(|| refused(format!("timer {id}'s leaf is missing")))?;
-    Ok((
-        leaf.height,
-        TimerProof {
-            timer,
-            leaf_key,
-            leaf_value,
-            leaf_proof: leaf.proof,
-            bucket,
-        },
-    ))
+    Ok(TimerProof {
+        timer,
+        leaf_key,
+        leaf_value,
+        leaf_proof: leaf.proof,
+        bucket,
+    })
 }
 
 /// Checks `proof` (borsh [`TimerProof`]) of timer `id` against `root`;

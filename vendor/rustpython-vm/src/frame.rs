@@ -9496,7 +9496,7 @@ impl ExecutingFrame<'_> {
         ) && let (Some(a_int), Some(b_int)) = (
             a_ref.downcast_ref_if_exact::<PyInt>(vm),
             b_ref.downcast_ref_if_exact::<PyInt>(vm),
-        ) && (a_int.try_to_i64_fast().is_none() || b_int.try_to_i64_fast().is_none())
+        ) && (a_int.as_bigint().bits() > 63 || b_int.as_bigint().bits() > 63)
         {
             crate::int_work::before(crate::int_work::IntWork::Binary(op), a_ref, b_ref, vm)?;
         }
@@ -9875,7 +9875,7 @@ impl ExecutingFrame<'_> {
             b.downcast_ref_if_exact::<PyInt>(vm),
         ) {
             // timerhost patch: the embedder prices wide ints before the work.
-            if a_int.try_to_i64_fast().is_none() || b_int.try_to_i64_fast().is_none() {
+            if a_int.as_bigint().bits() > 63 || b_int.as_bigint().bits() > 63 {
                 crate::int_work::before(
                     crate::int_work::IntWork::Compare(cmp_op),
                     a_int.as_object(),

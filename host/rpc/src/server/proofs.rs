@@ -1,8 +1,9 @@
 //! `th_getProof` (#48): a value of the state — an account, an actor's
-//! storage key — or its absence, with the proof that ties it to the state
-//! root of the block it names (docs/RPC.md, "Proofs";
-//! `timerhost_state::proofs`). The node keeps its head's tree only, so a
-//! proof is of the head; a request for another height says so.
+//! storage key, a pending timer — or its absence, with the proof that ties
+//! it to the state root of the block it names (docs/RPC.md, "Proofs";
+//! `timerhost_state::proofs`): at the head, or at any of the node's last
+//! `[storage] proof_blocks` heights (`timerhost_state::recent`); an older
+//! height is refused by name.
 
 use serde_json::{json, Value as Json};
 use timerhost_state::{KvBackend, StateProof};
@@ -18,17 +19,12 @@ fn field<'a>(request: &'a Json, name: &str) -> Result<&'a str> {
         .ok_or_else(|| RpcError::InvalidParams(format!("th_getProof needs \"{name}\" (a string)")))
 }
 
-/// The request's `height`, if given, must be the head the proof is at.
-fn check_height(request: &Json, head: u64) -> Result<()> {
-    if let Some(asked) = request.get("height").filter(|h| !h.is_null()) {
-        let asked = super::u64_of(asked, "height")?;
-        if asked != head {
-            return Err(RpcError::InvalidParams(format!(
-                "this node keeps the state tree of its head only: it proves at height {head}, not {asked}"
-            )));
-        }
+/// The request's `height`, if given (`None`: the head).
+fn requested_height(request: &Json) -> Result<Option<u64>> {
+    match request.get("height").filter(|h| !h.is_null()) {
+        Some(asked) => Ok(Some(super::u64_of(asked, "height")?)),
+        None => Ok(None),
     }
-    Ok(())
 }
 
 /// A value with no proof is the caller's question, not the node's failure.
@@ -45,8 +41,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
     fn timer_proof(&self, request: &Json) -> Result<Json> {
         let id = parse_hash("timer id", field(request, "timer_id")?)?;
         let (height, proof) =
-            timerhost_timers::proof::prove(self.chain.store(), &id).map_err(not_provable)?;
-        check_height(request, height)?;
+            timerhost_timers::proof::prove_at(self.chain.store(), &id, requested_height(request)?)
+                .map_err(not_provable)?;
         let root = self
             .chain
             .store()
@@ -85,8 +81,12 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                 )))
             }
         };
-        let proof = self.chain.store().prove(&key).map_err(not_provable)?;
-        check_height(request, proof.height)?;
+        let store = self.chain.store();
+        let proof = match requested_height(request)? {
+            Some(height) => store.prove_at(&key, height),
+            None => store.prove(&key),
+        }
+        .map_err(not_provable)?;
         let mut answer = proof_json(kind, &proof);
         for name in ["address", "actor"] {
             if let Some(v) = request.get(name) {

@@ -155,6 +155,13 @@ fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
         }
         crate::meter::slots::meter_identity_comparison(class);
         crate::meter::slots::meter_inherited_slots(class);
+        let defined_by = |name: &str| {
+            let name = vm.ctx.intern_str(name);
+            std::iter::once(class.to_owned())
+                .chain(class.mro_collect())
+                .find(|ancestor| ancestor.get_direct_attr(name).is_some())
+        };
+        crate::meter::subscripts::meter_subclass_subscripts(class, vm, &defined_by);
         let types = &vm.ctx.types;
         let containers = [
             types.dict_type,

@@ -247,6 +247,19 @@ macro_rules! metered_hash {
 metered_hash!(tuple_hash, TUPLE_HASH);
 metered_hash!(bytes_hash, BYTES_HASH);
 
+/// Hashing a `range` builds the tuple `(len, start, step)` of ints and
+/// hashes it (~150 ns): `{r: 1}` ran at 2.4–4.2× ordinary code per cycle
+/// free (the metering fuzzer's sixth long run, #47).
+const RANGE_HASH_CYCLES: u64 = 6;
+
+static RANGE_HASH: OnceLock<HashSlot> = OnceLock::new();
+
+fn range_hash(obj: &PyObject, vm: &VirtualMachine) -> PyResult<PyHash> {
+    charge_if_executing(RANGE_HASH_CYCLES, vm)?;
+    let original = RANGE_HASH.get().expect("wrapped slot has its original");
+    original(obj, vm)
+}
+
 type ReprSlot = fn(&PyObject, &VirtualMachine) -> PyResult<PyRef<PyStr>>;
 
 /// Cycles per element (or per 16 bytes) of one level of `repr`: formatting
@@ -542,6 +555,7 @@ pub(crate) fn install(vm: &VirtualMachine) {
     );
     wrap!(hash: HashSlot,
         types.tuple_type => (TUPLE_HASH, tuple_hash),
+        types.range_type => (RANGE_HASH, range_hash),
         types.bytes_type => (BYTES_HASH, bytes_hash),
     );
     wrap!(repr: ReprSlot,
