@@ -506,3 +506,24 @@ fn a_sequence_subclass_pays_for_its_subscripts_as_the_builtin_does() {
     );
     assert!(bytes_sub >= 40_000 / 16, "{bytes_sub}");
 }
+
+#[test]
+fn an_f_string_of_a_big_int_pays_its_decimal_conversion() {
+    // `str()`'s fast path converted an exact int without its slot: `f"{x}"`
+    // of a 6,600-bit int ran at 5.5–6× ordinary code per cycle (seed 5353).
+    let big = "x = 7 ** n";
+    for op in [
+        "s = f'{x}'",
+        "s = str(x)",
+        "s = format(x)",
+        "s = format(x, ',')",
+    ] {
+        let cycles = op_cycles(big, op, 2_358);
+        assert!(cycles >= 1_000, "{op}: {cycles}");
+    }
+    // Charged once, not twice, through `str()`.
+    let via_str = op_cycles(big, "s = str(x)", 2_358);
+    let via_f = op_cycles(big, "s = f'{x}'", 2_358);
+    assert!(via_str < via_f * 2, "{via_str} vs {via_f}");
+    assert!(op_cycles("x = 7", "s = f'{x}'", 1) < 40);
+}

@@ -3,7 +3,8 @@
 //!
 //! `BINARY_OP` computes `+`, `-` and `*` of two exact ints, and `COMPARE_OP`
 //! compares two exact ints, without going through the int type's slots, at
-//! any size; its other operators reach the slots directly. An embedder that
+//! any size; its other operators reach the slots directly. `str()` of an
+//! exact int converts it to decimal without its `__str__` slot as well. An embedder that
 //! meters execution (timerhost's actor VM) prices what its own code calls,
 //! not what the frame does between, so the frame calls this hook first
 //! whenever it runs an operator on two exact ints and one of them does not
@@ -23,6 +24,9 @@ pub enum IntWork {
     Binary(BinaryOperator),
     /// A comparison (`COMPARE_OP`).
     Compare(PyComparisonOp),
+    /// An exact int converted to decimal text by `str()`'s fast path (an
+    /// f-string, `format(x)`, `print`): both operands are the int.
+    Decimal,
 }
 
 /// Called before an operation on two exact ints, one of them wider than a

@@ -192,13 +192,9 @@ pub(crate) fn converting_builtin(
         if original.is(vm.ctx.types.int_type.as_object()) {
             cycles += check_parsed_int_bits(&first, args.args.get(1), vm)?;
         }
-        // `str(n)`: RustPython converts an exact int to decimal inline (no
-        // slot), quadratic in its digits.
-        if original.is(vm.ctx.types.str_type.as_object()) {
-            if let Some(int) = int_value(&first) {
-                cycles += int_decimal_cycles(int_bits(int));
-            }
-        }
+        // `str(n)` of an int: its quadratic decimal conversion is charged
+        // where it happens — the frame's hook for an exact int
+        // (`meter::inline_ints`), the `str` slot for a subclass.
         if is_bytes_ctor {
             if let Some(length) = int_value(&first) {
                 let length = int_to_i64(length).max(0) as u128;
@@ -378,7 +374,11 @@ pub(crate) fn reflective_builtins(vm: &VirtualMachine) -> Vec<(&'static str, PyO
                     // slot: `format(x, '')` of a 3,680-bit int ran at
                     // 3.3–3.9× ordinary code per cycle (the metering fuzzer,
                     // #47). Charged as a decimal conversion whatever the spec.
-                    if let Some(int) = int_value(&value).filter(|i| int_bits(i) > 64) {
+                    // (An exact int with an empty spec is converted by
+                    // `str`, where the frame's hook charges it.)
+                    let by_str = spec.to_str().is_some_and(str::is_empty)
+                        && value.class().is(vm.ctx.types.int_type);
+                    if let Some(int) = int_value(&value).filter(|i| int_bits(i) > 64 && !by_str) {
                         charge(int_decimal_cycles(int_bits(int)), 0, vm)?;
                     }
                     let result = vm.format(&value, spec)?;

@@ -455,6 +455,16 @@ impl PyObject {
         let obj = match obj.downcast_exact::<PyInt>(vm) {
             Ok(int) => {
                 check_int_to_str_digits(int.as_bigint(), vm)?;
+                // timerhost patch: the embedder prices wide ints' decimal
+                // conversion before the work.
+                if int.as_bigint().bits() > 63 {
+                    crate::int_work::before(
+                        crate::int_work::IntWork::Decimal,
+                        int.as_object(),
+                        int.as_object(),
+                        vm,
+                    )?;
+                }
                 return Ok(vm.ctx.new_str(int.to_str_radix_10()));
             }
             Err(obj) => obj,
