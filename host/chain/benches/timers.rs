@@ -4,10 +4,11 @@
 //! cargo bench -p timerhost-chain --bench timers --ignore-rust-version -- ratios
 //! ```
 //!
-//! With `ratios` the run ends with exactly six lines (issues 16–18, 31):
-//! `ratio end_of_block 1M/10k: <x>`, `ratio schedule 1M/1k: <y>`,
+//! With `ratios` the run ends with exactly seven lines (issues 16–18, 31,
+//! 46): `ratio end_of_block 1M/10k: <x>`, `ratio schedule 1M/1k: <y>`,
 //! `ratio time_block 1M/10k: <t>`, `ratio priority_block 1M/10k: <p>`,
-//! `ratio market_block 1M/10k: <m>`, `fires_per_s: <z>`.
+//! `ratio market_block 1M/10k: <m>`, `fires_per_s: <z>`,
+//! `ratio fire_call: <c>`.
 //!
 //! 1. End-to-end fires per second: 20,000 timers with a trivial Python
 //!    handler fire in one block on a sled store (execution, refunds, events,
@@ -28,6 +29,10 @@
 //!    fairness weight (each enqueue reads the weights, each fire writes
 //!    them), the lane basefee updated after the block (`market_block`,
 //!    target ≤ 1.2).
+//!
+//! 7. A fire over a call of the same trivial handler (#46, `fire_call`):
+//!    blocks of 20,000 fires and of 20,000 call transactions alternating on
+//!    one sled chain (target ≤ 1.5).
 //!
 //! 2–5 use the deterministic mock runtime (the timer machinery, not
 //! Python, is what scales with the pending count) on the in-memory store.
@@ -133,6 +138,70 @@ fn fires_per_second() -> (usize, Duration) {
         })
         .collect();
     (n as usize, median(times))
+}
+
+/// #46's machine-independent figure: the cost of a fire over the cost of
+/// running the same trivial handler in a call. On one sled chain, blocks of
+/// `n` fires and blocks of `n` call transactions (`tick(b"")`, the senders
+/// recovered beforehand as a mempool does at admission) alternate; each is
+/// produced and committed. Returns the medians (fire block, call block).
+fn fire_and_call_blocks(n: u64) -> (Duration, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = bench_chain(
+        SledBackend::open(dir.path()).unwrap(),
+        Arc::new(VmRuntime::new().unwrap()),
+    );
+    chain
+        .store()
+        .set_proof_blocks(timerhost_chain::testing::proof_blocks_from_env());
+    let mut b = builders();
+    let (_, r) = produce(&chain, vec![b[0].deploy(TICK, vec![], 10u128.pow(23))]);
+    let actor = r[0].created_actor.unwrap();
+    let rounds = 3;
+    // Fire blocks at h, h + 2, h + 4; call blocks between them.
+    let h = chain.head().unwrap().height + 2 + rounds;
+    for i in 0..rounds {
+        produce(
+            &chain,
+            vec![b[0].call(actor, "arm", vec![Value::int(n), Value::int(h + 2 * i)], 0)],
+        );
+    }
+    mine_to(&chain, h - 1);
+    let caller = &mut b[1];
+    caller.cycles_limit = 1_000_000;
+    let (mut fires, mut calls) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (elapsed, receipts) = produce(&chain, vec![]);
+        assert_eq!(fired(&receipts), n as usize);
+        fires.push(elapsed);
+        let txs: Vec<_> = (0..n)
+            .map(|_| caller.call(actor, "tick", vec![Value::Bytes(Vec::new())], 0))
+            .collect();
+        let senders = timerhost_chain::senders::recover_all(&txs);
+        let head = chain.head().unwrap();
+        let start = Instant::now();
+        let p = chain
+            .propose_recovered(&txs, &senders, head.timestamp_ms + 1, PROPOSER)
+            .unwrap();
+        chain.commit(&p.executed).unwrap();
+        calls.push(start.elapsed());
+        assert_eq!(p.executed.receipts.len(), n as usize, "{:?}", p.rejected);
+        assert!(p.executed.receipts.iter().all(|r| r.is_success()));
+    }
+    (median(fires), median(calls))
+}
+
+fn fire_call_ratio() -> f64 {
+    let n = 20_000;
+    let (fire, call) = fire_and_call_blocks(n);
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+    println!(
+        "| a fire / a call of the same trivial handler, {n} a block, sled | {:.1} us / {:.1} us | {:.2} |",
+        per(fire),
+        per(call),
+        fire.as_secs_f64() / call.as_secs_f64(),
+    );
+    fire.as_secs_f64() / call.as_secs_f64()
 }
 
 /// Which queue the pending load sits in, and the ordering.
@@ -311,6 +380,7 @@ fn main() {
     };
     println!("timerhost timer benchmarks\n");
     let fires = selected("fires").then(fires);
+    let fire_call = selected("fire_call").then(fire_call_ratio);
     let end_of_block = selected("end_of_block").then(end_of_block_ratio);
     let schedule = selected("schedule").then(schedule_ratio);
     let time_block = selected("time_block").then(time_block_ratio);
@@ -337,6 +407,7 @@ fn main() {
             market_block.expect("run")
         );
         println!("fires_per_s: {:.0}", fires.expect("run"));
+        println!("ratio fire_call: {:.2}", fire_call.expect("run"));
     }
 }
 

@@ -657,7 +657,8 @@ pub fn dev_builders() -> Vec<TxBuilder> {
 }
 
 /// A Python actor for load benchmarks: `arm(n, height)` schedules `n`
-/// timers at `height` (2,000 cycles each) and `handle_timer` does nothing.
+/// timers at `height` (2,000 cycles each), `handle_timer` does nothing, and
+/// `tick(payload)` does the same nothing for a call (#46 compares the two).
 pub const BENCH_TICK_ACTOR: &str = r#"
 import pvm_host
 
@@ -667,6 +668,9 @@ class Tick:
             pvm_host.schedule_timer_ex(height, b"", gas_limit=2000)
 
     def handle_timer(self, payload):
+        pass
+
+    def tick(self, payload):
         pass
 "#;
 

@@ -469,6 +469,8 @@ fn the_fifth_long_runs_findings_are_charged() {
     assert!(deleted >= 2 * 1_000, "{deleted}");
     // A shift past a machine word, a concatenation of short sequences.
     assert!(op_cycles("x = 7", "z = x << 64", 1) >= 4);
+    // Any left shift, not only one past a word (seed 5454: `7 << 3` at 2.7×).
+    assert!(op_cycles("x = 7", "z = x << 3", 1) >= 4);
     assert!(op_cycles("x = b'ab'", "z = x + x", 1) >= 2);
 }
 
@@ -526,4 +528,28 @@ fn an_f_string_of_a_big_int_pays_its_decimal_conversion() {
     let via_f = op_cycles(big, "s = f'{x}'", 2_358);
     assert!(via_str < via_f * 2, "{via_str} vs {via_f}");
     assert!(op_cycles("x = 7", "s = f'{x}'", 1) < 40);
+}
+
+#[test]
+fn the_keys_a_sort_computes_are_checked_against_the_budget_as_they_grow() {
+    // `sorted(b, key=repr)` of 1.45 million bytes built 194 MB of key
+    // strings under a 64 MiB budget before anything looked (seed 5454): the
+    // keys accumulate inside the native sort. Each key call now checks.
+    for op in ["y = sorted(x, key=repr)", "y = list(x)\ny.sort(key=repr)"] {
+        let outcome = run("x = b'ab' * n", op, 725_038);
+        assert_eq!(
+            outcome.error_kind(),
+            Some(ErrorKind::OutOfMemory),
+            "{op}: {:?}",
+            outcome.result
+        );
+        let peak = timerhost_vm::alloc::last_peak_bytes();
+        assert!(
+            peak < ExecLimits::DEFAULT_MEMORY_BYTES + 16 * 1024 * 1024,
+            "{op}: {peak}"
+        );
+    }
+    // An ordinary sort with a key is unchanged: it sorts, and pays.
+    let cycles = op_cycles("x = list(range(n, 0, -1))", "y = sorted(x, key=abs)", 1_000);
+    assert!(cycles >= 1_000, "{cycles}");
 }
