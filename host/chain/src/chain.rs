@@ -233,6 +233,15 @@ impl<B: KvBackend> Chain<B> {
         crate::governance::proposals(&self.store.state(), from_id, limit)
     }
 
+    /// The block each kept closed proposal closed in, by id (at most
+    /// `limit`; [`crate::governance::closing_heights`]).
+    pub fn proposal_closing_heights(
+        &self,
+        limit: usize,
+    ) -> Result<std::collections::BTreeMap<u64, u64>> {
+        crate::governance::closing_heights(&self.store.state(), limit)
+    }
+
     /// Balance and nonce of an account at the head.
     pub fn account(&self, address: &Address) -> Result<timerhost_types::keys::Account> {
         Ok(accounts::load(&self.store.state(), address)?)

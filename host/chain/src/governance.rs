@@ -98,6 +98,29 @@ pub fn proposals(
         .collect()
 }
 
+/// The block each kept closed proposal closed in (executed, expired or
+/// rejected), by proposal id: a closed proposal's tally is the one it closed
+/// with, against the set of that block (#48: `th_getProposals` counted it
+/// against today's set, so a proposal that passed 3 of 4 read "4 yes of 5"
+/// after a power change). The index holds the proposals closed within
+/// [`timerhost_types::governance::PROPOSAL_RETENTION_BLOCKS`]; at most
+/// `limit` of them, oldest first, are read.
+pub fn closing_heights(
+    state: &(impl StateRead + ?Sized),
+    limit: usize,
+) -> Result<std::collections::BTreeMap<u64, u64>> {
+    let start = keys::proposals_closed();
+    let end = keys::prefix_end(&start).expect("ends in '/'");
+    let mut closed = std::collections::BTreeMap::new();
+    for key in state.scan_keys(&start, Some(&end), limit)? {
+        let rest = &key[start.len()..];
+        let height = u64::from_be_bytes(rest[..8].try_into().expect("8 bytes of the key"));
+        let id = u64::from_be_bytes(rest[8..16].try_into().expect("8 bytes of the key"));
+        closed.insert(id, height);
+    }
+    Ok(closed)
+}
+
 /// What a governance instruction did: its events, or why it failed (the
 /// transaction's failure, its writes reverted).
 pub type Outcome = std::result::Result<Vec<Event>, String>;
@@ -570,5 +593,34 @@ mod tests {
             proposal(&state, 65).unwrap().is_some(),
             "the later block's proposal is open"
         );
+    }
+
+    /// #48: a closed proposal's tally is read against the set of the block
+    /// it closed in, which `closing_heights` names; open ones are absent,
+    /// and pruned ones leave with their records.
+    #[test]
+    fn closing_heights_name_the_block_each_kept_proposal_closed_in() {
+        let empty = EmptyState;
+        let mut state = Overlay::new(&empty);
+        let proposer = Address([5; 20]);
+        funded(&mut state, proposer);
+        submit(&mut state, proposer, action(), 10).unwrap().unwrap();
+        submit(&mut state, proposer, action(), 11).unwrap().unwrap();
+        let period = config(&state).unwrap().voting_period_blocks;
+        assert!(closing_heights(&state, 100).unwrap().is_empty());
+        // The first expires at the end of the block after its period; the
+        // second is still open then.
+        expire(&mut state, period + 11).unwrap();
+        let closed = closing_heights(&state, 100).unwrap();
+        assert_eq!(
+            closed.into_iter().collect::<Vec<_>>(),
+            vec![(1, period + 11)]
+        );
+        expire(&mut state, period + 12).unwrap();
+        assert_eq!(closing_heights(&state, 100).unwrap().len(), 2);
+        assert_eq!(closing_heights(&state, 1).unwrap().len(), 1, "bounded");
+        let retention = timerhost_types::governance::PROPOSAL_RETENTION_BLOCKS;
+        prune(&mut state, period + 13 + retention).unwrap();
+        assert!(closing_heights(&state, 100).unwrap().is_empty());
     }
 }

@@ -313,11 +313,13 @@ function action(a, inForce) {
 const SET_CHANGES = ["AddValidator", "RemoveValidator", "SetValidatorPower"];
 
 async function renderGovernance() {
-  const [proposals, set, timerCfg, basefeeCfg, executed, timerUpdates, basefeeUpdates] = await Promise.all([
+  const [proposals, set, timerCfg, basefeeCfg, timerGenesis, basefeeGenesis, executed, timerUpdates, basefeeUpdates] = await Promise.all([
     rpc("th_getProposals", [{ from: 1, limit: 200 }]),
     rpc("th_getValidators", []).catch(() => null),
     rpc("th_getTimerConfig", []),
     rpc("th_getBasefeeConfig", []),
+    rpc("th_getTimerConfig", [0]),
+    rpc("th_getBasefeeConfig", [0]),
     rpc("th_getEvents", [{ name: "ProposalExecuted", limit: 200 }]),
     rpc("th_getEvents", [{ name: "timer_config.updated", limit: 100 }]),
     rpc("th_getEvents", [{ name: "basefee_config.updated", limit: 100 }]),
@@ -325,7 +327,8 @@ async function renderGovernance() {
   const inForce = (kind) => (kind === "UpdateTimerConfig" ? timerCfg : kind === "UpdateBasefeeConfig" ? basefeeCfg : null);
   const tally = (p) => {
     const needed = Math.floor((2 * p.total_power) / 3) + 1;
-    return `<span data-testid="tally-${esc(p.proposal_id)}">${num(p.yes_power)} yes / ${num(p.no_power)} no of ${num(p.total_power)}</span> <span class="muted">(passes at ${num(needed)})</span>`;
+    const when = p.closed_at != null ? `; at block ${num(p.closed_at)}` : "";
+    return `<span data-testid="tally-${esc(p.proposal_id)}">${num(p.yes_power)} yes / ${num(p.no_power)} no of ${num(p.total_power)}</span> <span class="muted">(passes at ${num(needed)}${when})</span>`;
   };
   const rows = proposals
     .slice()
@@ -345,16 +348,23 @@ async function renderGovernance() {
     .join("");
   // A config's history: every executed proposal that set it and every
   // update emitted by the chain itself, each shown as what it changed.
-  const history = (kind, updates) => {
+  // RPC writes amounts as decimal strings, events as numbers: a value is
+  // compared and shown as its text.
+  const shown = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v));
+  const history = (kind, updates, genesis) => {
     const steps = [
+      { height: 0, config: genesis, by: "genesis" },
       ...executedActions.filter((x) => x.action.kind === kind).map((x) => ({ height: x.height, config: x.action.config, by: `proposal ${num(x.id)}` })),
       ...updates.map((e) => ({ height: e.height, config: e.data, by: "governance instruction" })),
     ].sort((a, b) => a.height - b.height);
+    // Each change against the step before it, the first against genesis
+    // (which is listed only as the base).
     return steps
       .map((step, i) => {
-        const before = i > 0 ? steps[i - 1].config : null;
-        const changed = Object.entries(step.config).filter(([k, v]) => !before || JSON.stringify(before[k]) !== JSON.stringify(v));
-        return `<tr><td>${num(step.height)}</td><td>${esc(step.by)}</td><td>${before ? changed.map(([k, v]) => `${esc(k)}: ${esc(JSON.stringify(before[k]))} → <b>${esc(JSON.stringify(v))}</b>`).join("<br>") || "<span class='muted'>no change</span>" : `<span class="muted">first change recorded: ${changed.length} fields set</span>`}</td></tr>`;
+        if (i === 0) return "";
+        const before = steps[i - 1].config;
+        const changed = Object.entries(step.config).filter(([k, v]) => shown(before[k]) !== shown(v));
+        return `<tr><td>${num(step.height)}</td><td>${esc(step.by)}</td><td>${changed.map(([k, v]) => `${esc(k)}: ${esc(shown(before[k]))} → <b>${esc(shown(v))}</b>`).join("<br>") || "<span class='muted'>no change</span>"}</td></tr>`;
       })
       .reverse()
       .join("");
@@ -368,9 +378,9 @@ async function renderGovernance() {
     <h2>Changes of the set</h2>
     <table><thead><tr><th>proposal</th><th>change</th><th>in force</th></tr></thead><tbody>${changes || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>
     <h2>TimerConfig changes</h2>
-    <table data-testid="timer-config-history"><thead><tr><th>from block</th><th>by</th><th>what changed</th></tr></thead><tbody>${history("UpdateTimerConfig", timerUpdates) || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>
+    <table data-testid="timer-config-history"><thead><tr><th>from block</th><th>by</th><th>what changed</th></tr></thead><tbody>${history("UpdateTimerConfig", timerUpdates, timerGenesis) || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>
     <h2>BasefeeConfig changes</h2>
-    <table><thead><tr><th>from block</th><th>by</th><th>what changed</th></tr></thead><tbody>${history("UpdateBasefeeConfig", basefeeUpdates) || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>`;
+    <table><thead><tr><th>from block</th><th>by</th><th>what changed</th></tr></thead><tbody>${history("UpdateBasefeeConfig", basefeeUpdates, basefeeGenesis) || `<tr><td colspan="3" class="muted">none since genesis</td></tr>`}</tbody></table>`;
 }
 
 async function renderActor(address) {

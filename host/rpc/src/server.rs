@@ -24,13 +24,14 @@ use timerhost_types::{Value, DEV_CHAIN_ID};
 
 use crate::error::{Result, RpcError};
 use crate::json::{
-    amount, basefee_config_json, block_json, event_record_json, header_json, parse_address,
-    parse_hash, parse_hex, quote_json, receipt_json, timer_config_json, timer_json, value_to_json,
+    amount, block_json, event_record_json, header_json, parse_address, parse_hash, parse_hex,
+    quote_json, receipt_json, timer_json, value_to_json,
 };
 use crate::mempool::{validate, Mempool};
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
 mod dead_letters;
+mod governance;
 mod limits;
 mod proofs;
 mod subscriptions;
@@ -668,62 +669,6 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         ))
     }
 
-    fn timer_config(&self) -> Result<Json> {
-        Ok(timer_config_json(&timer_config(
-            &self.chain.store().state(),
-        )?))
-    }
-
-    fn basefee_config(&self) -> Result<Json> {
-        Ok(basefee_config_json(&self.chain.basefee_config()?))
-    }
-
-    /// `th_getValidators [height?]`: the validator set of consensus at
-    /// `height` (default: the next block's; known up to the head's +
-    /// `VALIDATOR_SET_DELAY`), `null` on a chain without validators.
-    fn validators(&self, a: &[Json]) -> Result<Json> {
-        let next = self.chain.head()?.height + 1;
-        let height = match a.first() {
-            None | Some(Json::Null) => next,
-            Some(v) => u64_of(v, "height")?,
-        };
-        let limit = next + timerhost_types::VALIDATOR_SET_DELAY;
-        if height > limit {
-            return Err(RpcError::InvalidParams(format!(
-                "the set of height {height} is not known yet: changes executed by then could still apply (known up to {limit})"
-            )));
-        }
-        Ok(match self.chain.validators_at(height)? {
-            Some(set) => crate::json::validator_set_json(height, &set),
-            None => Json::Null,
-        })
-    }
-
-    /// `th_getProposals [{from?, limit?}]`: proposals from id `from`
-    /// (default 1), oldest first, at most `limit` (default and cap
-    /// `MAX_LIST`), each with its tally against the next block's set.
-    fn proposals(&self, a: &[Json]) -> Result<Json> {
-        let f = filter_obj(a, &["from", "limit"])?;
-        let get = |k: &str| f.and_then(|m| m.get(k)).filter(|v| !v.is_null());
-        let from = get("from")
-            .map(|v| u64_of(v, "from"))
-            .transpose()?
-            .unwrap_or(1);
-        let limit = get("limit")
-            .map(|v| u64_of(v, "limit"))
-            .transpose()?
-            .map_or(MAX_LIST, |l| (l as usize).min(MAX_LIST));
-        let next = self.chain.head()?.height + 1;
-        let set = self.chain.validators_at(next)?.unwrap_or_default();
-        Ok(Json::Array(
-            self.chain
-                .proposals(from, limit)?
-                .iter()
-                .map(|p| crate::json::proposal_json(p, &set))
-                .collect(),
-        ))
-    }
-
     fn mine(&self, a: &[Json]) -> Result<Json> {
         self.dev_only("dev_mine")?;
         let n = match a.first() {
@@ -891,8 +836,8 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     method!("th_getGlobalbox", |c, a| c.globalbox(&a));
     method!("th_getDeadLetters", |c, a| c.dead_letters(&a));
     method!("th_getEvents", |c, a| c.get_events(&a));
-    method!("th_getTimerConfig", |c, a| c.timer_config());
-    method!("th_getBasefeeConfig", |c, a| c.basefee_config());
+    method!("th_getTimerConfig", |c, a| c.timer_config(&a));
+    method!("th_getBasefeeConfig", |c, a| c.basefee_config(&a));
     method!("th_getValidators", |c, a| c.validators(&a));
     method!("th_getProposals", |c, a| c.proposals(&a));
     method!("th_getBlockStats", |c, a| c.block_stats(&a));
@@ -1005,6 +950,49 @@ mod tests {
         m.call::<_, Json>(method, params)
             .await
             .map_err(|e| e.to_string())
+    }
+
+    /// #48: the configs of genesis and of a recent height are read as they
+    /// were; a height outside the kept window is refused with what is kept.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn configs_are_read_at_genesis_and_at_recent_heights() {
+        let chain = Arc::new(dev_chain());
+        chain.store().set_proof_blocks(4);
+        let pool = Arc::new(Mutex::new(Mempool::new(MempoolConfig::default())));
+        let control = Arc::new(DirectMiner {
+            chain: chain.clone(),
+            pool: pool.clone(),
+        });
+        control.mine(8).unwrap();
+        let m = methods(RpcContext::new(chain.clone(), pool, control));
+        let head = chain.head().unwrap().height;
+        let now = call(&m, "th_getTimerConfig", json!([])).await.unwrap();
+        assert_eq!(
+            call(&m, "th_getTimerConfig", json!([0])).await.unwrap(),
+            crate::json::timer_config_json(&chain.genesis().timers)
+        );
+        assert_eq!(
+            call(&m, "th_getTimerConfig", json!([head - 2]))
+                .await
+                .unwrap(),
+            now
+        );
+        assert_eq!(
+            call(&m, "th_getBasefeeConfig", json!([0])).await.unwrap(),
+            crate::json::basefee_config_json(&chain.genesis().basefee)
+        );
+        assert!(call(&m, "th_getBasefeeConfig", json!([head - 1]))
+            .await
+            .unwrap()["cycle_basefee"]
+            .is_string());
+        let refused = call(&m, "th_getTimerConfig", json!([head - 7]))
+            .await
+            .unwrap_err();
+        assert!(refused.contains("genesis's is at height 0"), "{refused}");
+        let beyond = call(&m, "th_getTimerConfig", json!([head + 1]))
+            .await
+            .unwrap_err();
+        assert!(beyond.contains("beyond"), "{beyond}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

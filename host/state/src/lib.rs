@@ -41,6 +41,8 @@ pub mod recent_records;
 pub mod restore;
 pub mod snapshots;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 
 pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 pub use commitment::{NodeCache, StateCommitment};

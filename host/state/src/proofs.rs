@@ -47,40 +47,62 @@ pub struct StateProof {
 impl<B: KvBackend> ChainStore<B> {
     /// The head's value at `key` with its proof.
     pub fn prove(&self, key: &[u8]) -> Result<StateProof> {
-        if !is_committed(key) {
-            return Err(StorageError::NotProvable(
-                "this key is derived state, committed through its timer's bucket, not a leaf with a proof of its own".into(),
-            ));
-        }
+        check_provable(key)?;
         // Commits hold this lock: the head's tree cannot go stale mid-walk.
         let _no_commit = self.capture.lock();
         let header = self
             .head_header()?
             .ok_or_else(|| StorageError::Snapshot("the store has no block yet".into()))?;
-        let wanted = key_hash(key);
-        let value_of = |kh: jmt::KeyHash| -> Result<Option<Vec<u8>>> {
-            if kh == wanted {
-                self.backend.get(&ns_key(STATE, key))
-            } else {
-                Ok(None)
-            }
-        };
-        let reader = ProofReader {
-            backend: &self.backend,
-            value_of: &value_of,
-        };
-        let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
-        let (value, proof) = tree.get_with_proof(wanted, header.height).map_err(|e| {
-            StorageError::Commitment(format!("proof at version {}: {e:#}", header.height))
-        })?;
-        Ok(StateProof {
-            height: header.height,
-            state_root: header.state_root,
-            key: key.to_vec(),
-            value,
-            proof: borsh::to_vec(&proof).expect("writing to a Vec cannot fail"),
+        let value = self.backend.get(&ns_key(STATE, key))?;
+        prove_leaf(&self.backend, key, value, header.height, header.state_root).map_err(|e| {
+            StorageError::Commitment(format!("proof at version {}: {e}", header.height))
         })
     }
+}
+
+/// Refuses a derived key: it is committed through its timer's bucket, not
+/// as a leaf with a proof of its own.
+pub(crate) fn check_provable(key: &[u8]) -> Result<()> {
+    if is_committed(key) {
+        Ok(())
+    } else {
+        Err(StorageError::NotProvable(
+            "this key is derived state, committed through its timer's bucket, not a leaf with a proof of its own".into(),
+        ))
+    }
+}
+
+/// The proof of `key` holding `value` (`None`: absent) in the tree of
+/// `height`, whose root is `state_root`: the walk the head's proofs and the
+/// recent heights' ([`crate::recent`]) share. The error is `jmt`'s, for the
+/// caller to name (a missing node at the head is corruption; at a recent
+/// height, a tree this node no longer keeps whole).
+pub(crate) fn prove_leaf(
+    backend: &dyn KvBackend,
+    key: &[u8],
+    value: Option<Vec<u8>>,
+    height: u64,
+    state_root: Hash,
+) -> std::result::Result<StateProof, String> {
+    let wanted = key_hash(key);
+    let value_of = |kh: jmt::KeyHash| -> Result<Option<Vec<u8>>> {
+        Ok(if kh == wanted { value.clone() } else { None })
+    };
+    let reader = ProofReader {
+        backend,
+        value_of: &value_of,
+    };
+    let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
+    let (proven, proof) = tree
+        .get_with_proof(wanted, height)
+        .map_err(|e| format!("{e:#}"))?;
+    Ok(StateProof {
+        height,
+        state_root,
+        key: key.to_vec(),
+        value: proven,
+        proof: borsh::to_vec(&proof).expect("writing to a Vec cannot fail"),
+    })
 }
 
 /// Checks that `value` (`None`: absent) is what the state with root `root`
@@ -103,36 +125,9 @@ mod tests {
     use super::*;
     use crate::backend::MemoryBackend;
     use crate::overlay::ChangeSet;
-    use crate::store::CommitRequest;
-    use timerhost_types::{Address, Block, BlockHeader};
 
     fn commit(store: &ChainStore<MemoryBackend>, height: u64, changes: ChangeSet) {
-        let (root, update) = store.compute_root(&changes, height).unwrap();
-        let block = Block {
-            header: BlockHeader {
-                chain_id: 1,
-                height,
-                timestamp_ms: height,
-                proposer: Address::ZERO,
-                parent_hash: Hash::ZERO,
-                tx_root: Hash::ZERO,
-                state_root: root,
-                receipts_root: Hash::ZERO,
-                cycles_used: 0,
-                cells_used: 0,
-                lane_basefee: 0,
-            },
-            txs: Vec::new(),
-        };
-        store
-            .commit(CommitRequest {
-                block: &block,
-                receipts: &[],
-                changes: &changes,
-                tree_update: &update,
-                summary: None,
-            })
-            .unwrap();
+        crate::test_support::commit_block(store, height, &changes, &[]);
     }
 
     #[test]

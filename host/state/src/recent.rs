@@ -37,19 +37,14 @@
 
 use std::collections::BTreeMap;
 
-use jmt::JellyfishMerkleTree;
-use sha2::Sha256;
-use timerhost_types::keys::is_committed;
 use timerhost_types::Hash;
 
 use crate::backend::KvBackend;
-use crate::commitment::ProofReader;
 use crate::error::{corrupt, Result, StorageError};
 use crate::namespaces::{ns_key, META, PREVIOUS_VALUES, STATE};
 use crate::overlay::StateRead;
-use crate::proofs::StateProof;
+use crate::proofs::{check_provable, prove_leaf, StateProof};
 use crate::recent_records::{decode_previous, height_key, PROOFS_FROM};
-use crate::snapshots::key_hash;
 use crate::store::ChainStore;
 
 pub use crate::recent_records::{DEFAULT_PROOF_BLOCKS, PRUNE_HEIGHTS_PER_COMMIT};
@@ -99,33 +94,20 @@ impl<B: KvBackend> StateAt<'_, B> {
 
     /// `key`'s value and its proof against this height's state root.
     pub fn prove(&self, key: &[u8]) -> Result<StateProof> {
-        if !is_committed(key) {
-            return Err(StorageError::NotProvable(
-                "this key is derived state, committed through its timer's bucket, not a leaf with a proof of its own".into(),
-            ));
-        }
-        let wanted = key_hash(key);
+        check_provable(key)?;
         let value = self.get(key)?;
-        let value_of = |kh: jmt::KeyHash| -> Result<Option<Vec<u8>>> {
-            Ok(if kh == wanted { value.clone() } else { None })
-        };
-        let reader = ProofReader {
-            backend: &self.store.backend,
-            value_of: &value_of,
-        };
-        let tree: JellyfishMerkleTree<'_, _, Sha256> = JellyfishMerkleTree::new(&reader);
-        let (proven, proof) = tree.get_with_proof(wanted, self.height).map_err(|e| {
+        prove_leaf(
+            &self.store.backend,
+            key,
+            value,
+            self.height,
+            self.state_root,
+        )
+        .map_err(|e| {
             StorageError::NotProvable(format!(
-                "the state tree of height {} is not whole on this node: {e:#}",
+                "the state tree of height {} is not whole on this node: {e}",
                 self.height
             ))
-        })?;
-        Ok(StateProof {
-            height: self.height,
-            state_root: self.state_root,
-            key: key.to_vec(),
-            value: proven,
-            proof: borsh::to_vec(&proof).expect("writing to a Vec cannot fail"),
         })
     }
 }
@@ -238,36 +220,9 @@ mod tests {
     use crate::overlay::ChangeSet;
     use crate::proofs::verify_proof;
     use crate::recent_records::height_of;
-    use crate::store::CommitRequest;
-    use timerhost_types::{Address, Block, BlockHeader};
 
     fn commit(store: &ChainStore<MemoryBackend>, height: u64, changes: &ChangeSet) {
-        let (root, update) = store.compute_root(changes, height).unwrap();
-        let block = Block {
-            header: BlockHeader {
-                chain_id: 1,
-                height,
-                timestamp_ms: height,
-                proposer: Address::ZERO,
-                parent_hash: Hash::ZERO,
-                tx_root: Hash::ZERO,
-                state_root: root,
-                receipts_root: Hash::ZERO,
-                cycles_used: 0,
-                cells_used: 0,
-                lane_basefee: 0,
-            },
-            txs: Vec::new(),
-        };
-        store
-            .commit(CommitRequest {
-                block: &block,
-                receipts: &[],
-                changes,
-                tree_update: &update,
-                summary: None,
-            })
-            .unwrap();
+        crate::test_support::commit_block(store, height, changes, &[]);
     }
 
     /// What block `h` writes: `k{i}` for a few i set or deleted, a derived

@@ -538,26 +538,7 @@ impl<B: KvBackend> ChainStore<B> {
 mod tests {
     use super::*;
     use crate::backend::MemoryBackend;
-    use timerhost_types::{Address, BlockHeader, Event, Receipt, Value};
-
-    fn block(height: u64, root: Hash) -> Block {
-        Block {
-            header: BlockHeader {
-                chain_id: 1,
-                height,
-                timestamp_ms: height + 1,
-                proposer: Address::ZERO,
-                parent_hash: Hash::ZERO,
-                tx_root: Hash::ZERO,
-                state_root: root,
-                receipts_root: Hash::ZERO,
-                cycles_used: 0,
-                cells_used: 0,
-                lane_basefee: 0,
-            },
-            txs: Vec::new(),
-        }
-    }
+    use timerhost_types::{Address, Event, Receipt, Value};
 
     /// Commits `changes` as the next block; returns its root.
     fn commit(
@@ -566,19 +547,10 @@ mod tests {
         receipts: &[Receipt],
     ) -> Hash {
         let height = store.head_height().unwrap().map_or(0, |h| h + 1);
-        let (root, update) = store.compute_root(changes, height).unwrap();
         // The cache never changes the root: a cold computation agrees.
         let (cold, _) = StateCommitment::compute(store.backend(), changes, height).unwrap();
+        let root = crate::test_support::commit_block(store, height, changes, receipts);
         assert_eq!(root, cold, "cached and uncached roots differ at {height}");
-        store
-            .commit(CommitRequest {
-                block: &block(height, root),
-                receipts,
-                changes,
-                tree_update: &update,
-                summary: None,
-            })
-            .unwrap();
         root
     }
 

@@ -553,3 +553,19 @@ fn the_keys_a_sort_computes_are_checked_against_the_budget_as_they_grow() {
     let cycles = op_cycles("x = list(range(n, 0, -1))", "y = sorted(x, key=abs)", 1_000);
     assert!(cycles >= 1_000, "{cycles}");
 }
+
+#[test]
+fn a_wide_ints_product_the_frame_computes_is_charged() {
+    // `x * 3` of an 850-bit int is computed inline (the number exemption:
+    // its result is bounded) and was charged nothing: 3–4.3× ordinary code
+    // per cycle (seed 5555). Its fixed cost and limb products now.
+    for op in ["y = x * 3", "y = 3 * x", "y = x * x", "x *= 1"] {
+        let cycles = op_cycles("x = 7 ** n", op, 302);
+        assert!(cycles >= 12, "{op}: {cycles}");
+    }
+    // Machine words never reach the hook: a small product stays free.
+    assert_eq!(
+        op_cycles("x = 7", "y = x * 3", 1),
+        op_cycles("x = 7", "y = x + 3", 1)
+    );
+}

@@ -322,6 +322,8 @@ pub fn findings() -> Vec<Program> {
         // #47, the eighth long run (seed 5454): key strings past the budget.
         named("bytes_sorted_by_repr", "x = b'ab' * n", "sorted(x, key=repr)", 725_038),
         named("small_int_shifted_within_a_word", "x = 7", "x << 3", 1),
+        // #47, the ninth long run (seed 5555).
+        named("wide_int_times_a_small_one", "x = 7 ** n", "x * 3", 302),
         // #47, the seventh long run (seed 5353).
         named("f_string_of_a_big_int", "x = 7 ** n", "f'{x}'", 2_358),
         // #47, the sixth long run (seed 5252).

@@ -82,10 +82,9 @@ fn before_inline_int_work(
         return Ok(());
     }
     match work {
-        // An unguarded product is either of bounded operands or a `range`
-        // index's, which the loop's iterator has charged already
-        // (`deploy::instrument`, "Loop index products").
-        IntWork::Binary(BinaryOperator::Multiply | BinaryOperator::InplaceMultiply) => Ok(()),
+        // A product too (`seed * 1103515245` of a wide `seed`): charged as
+        // the guard charges it. (A range index's product, charged by its
+        // loop, is a machine word and never reaches the hook.)
         IntWork::Binary(op) => match operator_code(op) {
             Some(code) => charge_operator(code, &a.to_owned(), &b.to_owned(), vm),
             None => Ok(()),
