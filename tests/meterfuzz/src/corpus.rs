@@ -319,11 +319,19 @@ pub fn findings() -> Vec<Program> {
         named("hash_mapped_over_floats", "x = [i / 7 for i in range(n)]", "list(map(hash, x))", 200_000),
         named("slice_of_floats_deleted", "y = [i / 7 for i in range(n)]", "del y[:]", 200_000),
         named("short_bytes_concatenated", "x = b'ab'", "x + x", 1),
-        // #47, the eighth long run (seed 5454): key strings past the budget.
+        // #47, the eighth long run (seed 5454): key strings past the budget (a native key).
         named("bytes_sorted_by_repr", "x = b'ab' * n", "sorted(x, key=repr)", 725_038),
         named("small_int_shifted_within_a_word", "x = 7", "x << 3", 1),
         // #47, the ninth long run (seed 5555).
         named("wide_int_times_a_small_one", "x = 7 ** n", "x * 3", 302),
+        named("range_formatted", "x = range(n)", "format(x, '')", 512),
+        named(
+            "one_item_list_subclass_slice_stored",
+            "class L(list):\n    pass\nx = L(range(n))\ny = L(range(n))",
+            "y[:] = x",
+            1,
+        ),
+        named("small_ints_summed", "x = list(range(n))", "sum(x)", 109_056),
         // #47, the seventh long run (seed 5353).
         named("f_string_of_a_big_int", "x = 7 ** n", "f'{x}'", 2_358),
         // #47, the sixth long run (seed 5252).

@@ -82,9 +82,11 @@ fn before_inline_int_work(
         return Ok(());
     }
     match work {
-        // A product too (`seed * 1103515245` of a wide `seed`): charged as
-        // the guard charges it. (A range index's product, charged by its
-        // loop, is a machine word and never reaches the hook.)
+        // An unguarded product is either of operands the instrumenter
+        // proved small or a `range` index's, which the loop's iterator has
+        // charged already, as the guard would (`deploy::instrument`, "Loop
+        // index products"; `iteration.rs`).
+        IntWork::Binary(BinaryOperator::Multiply | BinaryOperator::InplaceMultiply) => Ok(()),
         IntWork::Binary(op) => match operator_code(op) {
             Some(code) => charge_operator(code, &a.to_owned(), &b.to_owned(), vm),
             None => Ok(()),

@@ -156,10 +156,11 @@ pub(crate) fn iter_native(
                 .map_or(64, |c| c.as_bigint().bits());
             // What `_pvm_binop` charges: the product, then the result's size
             // (at most the sum of the operands' bits).
-            cycles_per_item += crate::meter::sizes::int_product_cycles(index_bits, multiplier_bits)
-                + (index_bits + multiplier_bits)
-                    / 8
-                    / crate::rules::costs::size::INT_BYTES_PER_CYCLE;
+            cycles_per_item +=
+                crate::meter::operators::int_product_charge(index_bits, multiplier_bits)
+                    + (index_bits + multiplier_bits)
+                        / 8
+                        / crate::rules::costs::size::INT_BYTES_PER_CYCLE;
         }
     }
     let walk = range.and_then(|range| RangeWalk::of(range));

@@ -40,6 +40,17 @@ const INT_LEFT_SHIFT_CYCLES: u64 = 4;
 /// seed 5555).
 const WIDE_PRODUCT_CYCLES: u64 = 12;
 
+/// What `_pvm_binop` charges for the product of two ints of these sizes
+/// (the loop of an exempt range index charges the same, `iteration.rs`).
+pub(crate) fn int_product_charge(a_bits: u64, b_bits: u64) -> u64 {
+    let wide = if a_bits.max(b_bits) > 64 {
+        WIDE_PRODUCT_CYCLES
+    } else {
+        0
+    };
+    int_product_cycles(a_bits, b_bits) + wide
+}
+
 /// Copies of a str or bytes repetition per cycle (see `charge_operator`).
 const TEXT_COPIES_PER_CYCLE: u128 = 4;
 
@@ -99,12 +110,7 @@ pub(crate) fn charge_operator(
             if let (Some(a), Some(b)) = (int_value(left), int_value(right)) {
                 let (a_bits, b_bits) = (int_bits(a), int_bits(b));
                 check_int_bits(u128::from(a_bits) + u128::from(b_bits), vm)?;
-                let wide = if a_bits.max(b_bits) > 64 {
-                    WIDE_PRODUCT_CYCLES
-                } else {
-                    0
-                };
-                return charge(int_product_cycles(a_bits, b_bits) + wide, 0, vm);
+                return charge(int_product_charge(a_bits, b_bits), 0, vm);
             }
         }
         // Integer power: the result has about bits(a) × b bits, made by

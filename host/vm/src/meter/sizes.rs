@@ -175,7 +175,14 @@ pub(crate) fn meter_key(args: &mut FuncArgs, vm: &VirtualMachine) {
     let Some(key) = args.kwargs.get("key").cloned() else {
         return;
     };
-    if vm.is_none(&key) {
+    // A Python key checks the budget itself, at every charge of its frame;
+    // wrapping it would only add a native call per element (sorting with a
+    // lambda key ran ~45% slower wrapped).
+    if vm.is_none(&key)
+        || key
+            .downcast_ref::<rustpython_vm::builtins::PyFunction>()
+            .is_some()
+    {
         return;
     }
     let metered = vm.new_function(
