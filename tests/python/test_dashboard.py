@@ -111,6 +111,12 @@ def by_testid(driver, name):
     return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
 
 
+def text_of(driver, testid):
+    """The element's text, read again while the page re-renders it (a live
+    view re-renders on every new head, leaving a found element stale)."""
+    return wait_for(lambda: by_testid(driver, testid).text, within=10, what=testid)
+
+
 def shoot(driver, name):
     target = os.environ.get("TIMERHOST_DASHBOARD_SHOTS")
     if target:
@@ -138,8 +144,8 @@ def test_the_dashboard_follows_the_chain(node, browser):
         return shown == status["height"] and pending == status["timers"]["pending"]
 
     wait_for(matches_rpc, what="height and pending timers equal to th_status")
-    assert by_testid(browser, "producer-mode").text == "dev"
-    assert as_int(by_testid(browser, "fired-total").text) >= 0
+    assert text_of(browser, "producer-mode") == "dev"
+    assert as_int(text_of(browser, "fired-total")) >= 0
     shoot(browser, "now")
 
     # Live: a new block appears without a reload, pushed through the
@@ -148,7 +154,7 @@ def test_the_dashboard_follows_the_chain(node, browser):
         lambda: browser.execute_script("return document.body.dataset.live") == "subscription",
         what="the page following new heads through th_subscribe",
     )
-    seen = as_int(by_testid(browser, "height").text)
+    seen = as_int(text_of(browser, "height"))
     wait_for(lambda: as_int(by_testid(browser, "height").text) > seen, what="a new block, live")
 
     # A timer from pending to fired, on its own page.
@@ -166,7 +172,7 @@ def test_the_dashboard_follows_the_chain(node, browser):
 
     wait_for(open_its_page, what="its page opened from its row")
     wait_for(lambda: by_testid(browser, "timer-state").text == "pending", what="its page, pending")
-    assert "not due yet" in by_testid(browser, "why").text
+    assert "not due yet" in text_of(browser, "why")
     shoot(browser, "timer-pending")
     cost = wait_for(lambda: by_testid(browser, "fire-cost").text, within=60, what="its fire on its page")
     def id_of(v):
@@ -174,7 +180,7 @@ def test_the_dashboard_follows_the_chain(node, browser):
 
     fired = [e for e in chain.events(name="TimerFired", actor=ticker) if id_of(e.data["timer_id"]) == hex_id]
     assert len(fired) == 1 and as_int(cost) == fired[0].data["cost"]
-    assert by_testid(browser, "timer-state").text == "not pending"
+    assert text_of(browser, "timer-state") == "not pending"
     shoot(browser, "timer-fired")
 
     # The devnet's cron job and a watch.
@@ -199,7 +205,7 @@ def test_the_dashboard_follows_the_chain(node, browser):
         lambda: browser.find_elements(By.CSS_SELECTOR, '[data-testid^="dead-letter-0x"]'),
         what="the dead letter in the actor view",
     )
-    assert "doomed on purpose" in by_testid(browser, "dead-letters").text
+    assert "doomed on purpose" in text_of(browser, "dead-letters")
     shoot(browser, "actor")
     chain.call(ticker, "book", 20).raise_for_status()
     browser.get(node + "/")

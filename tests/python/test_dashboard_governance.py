@@ -21,7 +21,7 @@ import pytest
 
 from timerhost.rpc import RpcChain
 
-from test_dashboard import browser, by_testid, shoot, wait_for  # noqa: F401 (a fixture)
+from test_dashboard import browser, by_testid, shoot, text_of, wait_for  # noqa: F401 (a fixture)
 from test_examples import _binary
 
 VALIDATORS = 4
@@ -82,12 +82,6 @@ def cli(url, *args):
 
 def newest_proposal(rpc):
     return max(rpc.rpc("th_getProposals", {"from": 1, "limit": 200}), key=lambda p: p["proposal_id"])
-
-
-def text_of(driver, testid):
-    """The element's text, read again while the page re-renders it (every
-    new head re-renders the view)."""
-    return wait_for(lambda: by_testid(driver, testid).text, within=10, what=testid)
 
 
 def row(driver, pid):
