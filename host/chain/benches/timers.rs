@@ -42,9 +42,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use timerhost_chain::testing::{
-    bench_builders, bench_chain, bench_genesis, MockRuntime, TxBuilder, BENCH_TICK_ACTOR,
+    bench_builders, bench_genesis, bench_sled_chain, MockRuntime, TxBuilder, BENCH_TICK_ACTOR,
 };
-use timerhost_chain::{Chain, NoHooks, VmRuntime};
+use timerhost_chain::{Chain, NoHooks};
 use timerhost_state::{KvBackend, MemoryBackend, SledBackend};
 use timerhost_types::{Address, Genesis, SignedTransaction, Value};
 
@@ -107,37 +107,52 @@ fn median(mut xs: Vec<Duration>) -> Duration {
 /// Fires per second of the median of three blocks, each firing 20,000
 /// timers with a trivial Python handler on a sled store.
 fn fires_per_second() -> (usize, Duration) {
-    let dir = tempfile::tempdir().unwrap();
-    let chain = bench_chain(
-        SledBackend::open(dir.path()).unwrap(),
-        Arc::new(VmRuntime::new().unwrap()),
-    );
-    // `TIMERHOST_PROOF_BLOCKS=128`: keep recent states as a node does by
-    // default (`[storage] proof_blocks`), to measure what that costs.
-    chain
-        .store()
-        .set_proof_blocks(timerhost_chain::testing::proof_blocks_from_env());
-    let mut b = builders();
-    let (_, r) = produce(&chain, vec![b[0].deploy(TICK, vec![], 10u128.pow(23))]);
-    let actor = r[0].created_actor.unwrap();
     let n = 20_000;
     let blocks = 3;
-    let h = chain.head().unwrap().height + 2 + blocks;
-    for i in 0..blocks {
-        produce(
-            &chain,
-            vec![b[0].call(actor, "arm", vec![Value::int(n), Value::int(h + i)], 0)],
-        );
-    }
-    mine_to(&chain, h - 1);
+    let armed = ArmedTicks::new(n, blocks, 1);
+    let chain = &armed.chain;
     let times = (0..blocks)
         .map(|_| {
-            let (elapsed, receipts) = produce(&chain, vec![]);
+            let (elapsed, receipts) = produce(chain, vec![]);
             assert_eq!(fired(&receipts), n as usize);
             elapsed
         })
         .collect();
     (n as usize, median(times))
+}
+
+/// A sled chain whose Tick actor has armed `n` timers for each of `rounds`
+/// blocks, `spacing` blocks apart, the first the block after the head.
+struct ArmedTicks {
+    chain: Chain<SledBackend>,
+    builders: Vec<TxBuilder>,
+    actor: Address,
+    _dir: tempfile::TempDir,
+}
+
+impl ArmedTicks {
+    fn new(n: u64, rounds: u64, spacing: u64) -> ArmedTicks {
+        let dir = tempfile::tempdir().unwrap();
+        let chain = bench_sled_chain(dir.path());
+        let mut b = builders();
+        let (_, r) = produce(&chain, vec![b[0].deploy(TICK, vec![], 10u128.pow(23))]);
+        let actor = r[0].created_actor.unwrap();
+        let first = chain.head().unwrap().height + 2 + rounds;
+        for i in 0..rounds {
+            let at = first + spacing * i;
+            produce(
+                &chain,
+                vec![b[0].call(actor, "arm", vec![Value::int(n), Value::int(at)], 0)],
+            );
+        }
+        mine_to(&chain, first - 1);
+        ArmedTicks {
+            chain,
+            builders: b,
+            actor,
+            _dir: dir,
+        }
+    }
 }
 
 /// #46's machine-independent figure: the cost of a fire over the cost of
@@ -146,32 +161,15 @@ fn fires_per_second() -> (usize, Duration) {
 /// recovered beforehand as a mempool does at admission) alternate; each is
 /// produced and committed. Returns the medians (fire block, call block).
 fn fire_and_call_blocks(n: u64) -> (Duration, Duration) {
-    let dir = tempfile::tempdir().unwrap();
-    let chain = bench_chain(
-        SledBackend::open(dir.path()).unwrap(),
-        Arc::new(VmRuntime::new().unwrap()),
-    );
-    chain
-        .store()
-        .set_proof_blocks(timerhost_chain::testing::proof_blocks_from_env());
-    let mut b = builders();
-    let (_, r) = produce(&chain, vec![b[0].deploy(TICK, vec![], 10u128.pow(23))]);
-    let actor = r[0].created_actor.unwrap();
     let rounds = 3;
     // Fire blocks at h, h + 2, h + 4; call blocks between them.
-    let h = chain.head().unwrap().height + 2 + rounds;
-    for i in 0..rounds {
-        produce(
-            &chain,
-            vec![b[0].call(actor, "arm", vec![Value::int(n), Value::int(h + 2 * i)], 0)],
-        );
-    }
-    mine_to(&chain, h - 1);
-    let caller = &mut b[1];
+    let mut armed = ArmedTicks::new(n, rounds, 2);
+    let (chain, actor) = (&armed.chain, armed.actor);
+    let caller = &mut armed.builders[1];
     caller.cycles_limit = 1_000_000;
     let (mut fires, mut calls) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let (elapsed, receipts) = produce(&chain, vec![]);
+        let (elapsed, receipts) = produce(chain, vec![]);
         assert_eq!(fired(&receipts), n as usize);
         fires.push(elapsed);
         let txs: Vec<_> = (0..n)

@@ -13,12 +13,9 @@
 //! of execution, on every core (`timerhost_chain::senders`). The time to
 //! recover the senders on one core is printed beside it.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use timerhost_chain::testing::{bench_builders, bench_chain};
-use timerhost_chain::VmRuntime;
-use timerhost_state::SledBackend;
+use timerhost_chain::testing::{bench_builders, bench_sled_chain};
 use timerhost_types::{Address, SignedTransaction};
 
 #[global_allocator]
@@ -61,15 +58,7 @@ impl Figure {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let chain = bench_chain(
-        SledBackend::open(dir.path()).unwrap(),
-        Arc::new(VmRuntime::new().unwrap()),
-    );
-    // `TIMERHOST_PROOF_BLOCKS=128`: keep recent states as a node does by
-    // default (`[storage] proof_blocks`), to measure what that costs.
-    chain
-        .store()
-        .set_proof_blocks(timerhost_chain::testing::proof_blocks_from_env());
+    let chain = bench_sled_chain(dir.path());
     let mut b = bench_builders();
     for x in &mut b {
         // An ordinary transaction's limits, not a bench load's.

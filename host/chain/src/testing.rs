@@ -692,7 +692,7 @@ pub fn bench_genesis() -> timerhost_types::Genesis {
 /// `TIMERHOST_PROOF_BLOCKS` for the benchmarks (0 when unset): how many
 /// recent states a benchmarked store keeps provable, as a node's
 /// `[storage] proof_blocks` does.
-pub fn proof_blocks_from_env() -> u64 {
+fn proof_blocks_from_env() -> u64 {
     std::env::var("TIMERHOST_PROOF_BLOCKS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -706,6 +706,19 @@ pub fn bench_chain<B: timerhost_state::KvBackend>(
     runtime: Arc<dyn ActorRuntime>,
 ) -> Chain<B> {
     Chain::open(backend, bench_genesis(), runtime, Arc::new(NoHooks)).expect("bench genesis opens")
+}
+
+/// A [`bench_chain`] on a sled store in `dir` running the Python VM, with
+/// the store set as a node sets it: the block benchmarks' chain.
+/// `TIMERHOST_PROOF_BLOCKS=128` keeps recent states provable as a node does
+/// by default (`[storage] proof_blocks`), to measure what that costs.
+pub fn bench_sled_chain(dir: &std::path::Path) -> Chain<timerhost_state::SledBackend> {
+    let chain = bench_chain(
+        timerhost_state::SledBackend::open(dir).expect("a sled store opens in a fresh directory"),
+        Arc::new(crate::VmRuntime::new().expect("the Python VM starts")),
+    );
+    chain.store().set_proof_blocks(proof_blocks_from_env());
+    chain
 }
 
 /// The dev builders with limits and fee caps for [`bench_genesis`] loads.

@@ -45,6 +45,16 @@ fn run(setup: &str, op: &str, n: i64) -> Outcome {
     )
 }
 
+/// The last execution's allocations peaked within one growth step (16 MiB)
+/// of the memory budget: it was stopped as it grew, not after.
+fn assert_stopped_near_the_budget(what: &str) {
+    let peak = timerhost_vm::alloc::last_peak_bytes();
+    assert!(
+        peak < ExecLimits::DEFAULT_MEMORY_BYTES + 16 * 1024 * 1024,
+        "{what}: {peak}"
+    );
+}
+
 /// Cycles `op` adds to `setup` at size `n` (both must succeed).
 fn op_cycles(setup: &str, op: &str, n: i64) -> u64 {
     let without = run(setup, "pass", n);
@@ -543,11 +553,7 @@ fn the_keys_a_sort_computes_are_checked_against_the_budget_as_they_grow() {
             "{op}: {:?}",
             outcome.result
         );
-        let peak = timerhost_vm::alloc::last_peak_bytes();
-        assert!(
-            peak < ExecLimits::DEFAULT_MEMORY_BYTES + 16 * 1024 * 1024,
-            "{op}: {peak}"
-        );
+        assert_stopped_near_the_budget(op);
     }
     // An ordinary sort with a key is unchanged: it sorts, and pays.
     let cycles = op_cycles("x = list(range(n, 0, -1))", "y = sorted(x, key=abs)", 1_000);
@@ -603,9 +609,5 @@ fn a_python_key_that_builds_too_much_stops_at_the_budget_too() {
         "{:?}",
         outcome.result
     );
-    let peak = timerhost_vm::alloc::last_peak_bytes();
-    assert!(
-        peak < ExecLimits::DEFAULT_MEMORY_BYTES + 16 * 1024 * 1024,
-        "{peak}"
-    );
+    assert_stopped_near_the_budget("a Python key");
 }

@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
-use timerhost_state::{KvBackend, StateReadExt};
-use timerhost_types::{keys, BasefeeConfig, TimerConfig};
+use timerhost_state::KvBackend;
 
 use super::{filter_obj, u64_of, RpcContext, MAX_LIST};
 use crate::error::{Result, RpcError};
@@ -26,10 +25,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             None => timerhost_chain::accounts::timer_config(&self.chain.store().state())?,
             Some(0) => self.chain.genesis().timers.clone(),
             Some(h) => self.at_recent_height(h, |state| {
-                Ok(state
-                    .get_decoded::<TimerConfig>(&keys::timer_config())?
-                    .unwrap_or_default())
-            })?,
+                Ok(timerhost_chain::accounts::timer_config(state))
+            })??,
         };
         Ok(timer_config_json(&config))
     }
@@ -40,14 +37,8 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             None => self.chain.basefee_config()?,
             Some(0) => self.chain.genesis().basefee.clone(),
             Some(h) => self.at_recent_height(h, |state| {
-                state
-                    .get_decoded::<BasefeeConfig>(&keys::basefee_config())?
-                    .ok_or_else(|| {
-                        timerhost_state::StorageError::NotProvable(format!(
-                            "no basefee config at height {h}"
-                        ))
-                    })
-            })?,
+                Ok(timerhost_chain::accounts::basefee_config(state))
+            })??,
         };
         Ok(basefee_config_json(&config))
     }

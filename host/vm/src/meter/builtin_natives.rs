@@ -71,10 +71,10 @@ pub(crate) fn consuming_builtin(
                 .0
                 .max(materialized.length(vm).unwrap_or(0) as u64);
             charge(key_calls(elements, &args), 0, vm)?;
-        }
-        if sort {
-            // `min`/`max` hold one key at a time; a sort holds them all.
-            meter_key(&mut args, vm);
+            if sort {
+                // `min`/`max` hold one key at a time; a sort holds them all.
+                meter_key(&mut args, vm);
+            }
         }
         args.args.insert(0, materialized);
     } else {

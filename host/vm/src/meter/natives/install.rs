@@ -71,9 +71,6 @@ fn priced(
             }
         }
         price.charge_before(qualified, &mut args, vm)?;
-        if price == Price::Sort {
-            crate::meter::sizes::meter_key(&mut args, vm);
-        }
         let result = original.call(args, callee, vm)?;
         if price.charges_result() {
             charge_size(&result, vm)?;

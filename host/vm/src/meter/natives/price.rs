@@ -345,7 +345,9 @@ impl Price {
                 let log = 64 - elements.leading_zeros() as u64;
                 charge(elements * log * costs::size::SORT_LOG_FACTOR, 0, vm)?;
                 charge(key_calls(elements, args), 0, vm)?;
-                charge(sized(args), 0, vm)
+                charge(sized(args), 0, vm)?;
+                meter_key(args, vm);
+                Ok(())
             }
             Price::Translate => {
                 let items = receiver.as_ref().and_then(items_of_text).unwrap_or(0);
