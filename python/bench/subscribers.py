@@ -2,11 +2,14 @@
 without N WebSocket subscribers (``th_subscribe ["newHeads"]``), and how
 late the notifications arrive.
 
-    python python/bench/subscribers.py [--subscribers 1000] [--rate 4000] [--duration 20] [--pin]
+    python python/bench/subscribers.py [--subscribers 1000] [--rate 4000] [--duration 60] [--window 5] [--pin]
 
 It starts ``timerhost dev --block-time 200ms`` (``TIMERHOST_BIN`` or the
-release build), then twice runs ``timerhost load --rate R``: first alone,
-then with N subscribers connected, each on its own connection. Block
+release build), opens N WebSocket connections, then runs ``timerhost load
+--rate R`` once while the N connections subscribe to ``newHeads`` for
+``--window`` seconds, unsubscribe for as long, and so on; blocks produced in
+subscribed windows are compared with blocks in unsubscribed ones (the node
+slows as its store grows, so the two must interleave in one run). Block
 production time is the node's own ``elapsed_ms`` per block (``--json``);
 delivery latency is a notification's arrival minus its block's timestamp.
 ``--pin`` keeps the node on CPU 0 and everything else (the load tool, the
@@ -83,6 +86,12 @@ class Node:
         self.log.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pinned(cpus):
     """``taskset -c CPUS`` when given."""
     return ["taskset", "-c", cpus] if cpus else []
@@ -102,22 +111,30 @@ def load(url: str, rate: int, duration: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def loaded_blocks(node: Node, since: int):
-    return [ms for (h, ms, txs) in node.blocks if h > since and txs > 0]
+def subscribers(url: str, n: int, latencies: list, ready: threading.Event, stop: threading.Event, active: threading.Event):
+    """N connections, each subscribed to ``newHeads`` while ``active`` is set
+    and unsubscribed (``th_unsubscribe``) while it is not."""
 
-
-def subscribers(url: str, n: int, latencies: list, ready: threading.Event, stop: threading.Event):
     async def one():
         async with websockets.connect(url.replace("http://", "ws://"), max_queue=None) as ws:
-            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "th_subscribe", "params": ["newHeads"]}))
-            await ws.recv()
+            sub, asked = None, False
             while not stop.is_set():
+                if active.is_set() and not asked:
+                    await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "th_subscribe", "params": ["newHeads"]}))
+                    asked = True
+                elif not active.is_set() and asked and sub is not None:
+                    await ws.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "th_unsubscribe", "params": [sub]}))
+                    sub, asked = None, False
                 try:
-                    msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 0.1))
                 except asyncio.TimeoutError:
                     continue
-                block = msg["params"]["result"]
-                latencies.append(time.time() * 1000 - block["timestamp"])
+                if msg.get("id") == 1:
+                    sub = msg["result"]
+                elif "params" in msg and sub is not None:
+                    block = msg["params"]["result"]
+                    now = time.time() * 1000
+                    latencies.append((now, now - block["timestamp"]))
 
     async def all_of_them():
         tasks = []
@@ -134,7 +151,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--rate", type=int, default=4000)
-    parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--duration", type=int, default=60)
+    parser.add_argument("--window", type=int, default=5, help="seconds subscribed, then as many unsubscribed, in turn")
     parser.add_argument("--home", default="/tmp/timerhost-subscribers-bench")
     parser.add_argument("--pin", action="store_true", help="node on CPU 0, clients on CPU 1")
     args = parser.parse_args()
@@ -145,34 +163,64 @@ def main() -> None:
     home = Path(args.home)
     subprocess.run(["rm", "-rf", str(home)], check=True)
     node = Node(home, "0" if args.pin else None)
+    latencies, ready, stop, active = [], threading.Event(), threading.Event(), threading.Event()
+    windows = []  # (start ms, end ms, subscribed, node CPU seconds used)
     try:
-        time.sleep(1)
-        start = node.blocks[-1][0] if node.blocks else 0
-        alone = load(node.url, args.rate, args.duration)
-        base = loaded_blocks(node, start)
-
-        latencies, ready, stop = [], threading.Event(), threading.Event()
-        thread = threading.Thread(target=subscribers, args=(node.url, args.subscribers, latencies, ready, stop), daemon=True)
-        thread.start()
+        clients = threading.Thread(target=subscribers, args=(node.url, args.subscribers, latencies, ready, stop, active), daemon=True)
+        clients.start()
         ready.wait(120)
         time.sleep(2)
-        start = node.blocks[-1][0]
-        latencies.clear()
-        with_subs = load(node.url, args.rate, args.duration)
-        loaded = loaded_blocks(node, start)
+        result = {}
+        loader = threading.Thread(target=lambda: result.update(load(node.url, args.rate, args.duration)))
+        loader.start()
+        time.sleep(2)  # the load tool's own start
+        while loader.is_alive():
+            on = not active.is_set()
+            (active.set if on else active.clear)()
+            start, cpu = time.time() * 1000, cpu_seconds(node.proc.pid)
+            loader.join(args.window)
+            windows.append((start, time.time() * 1000, on, cpu_seconds(node.proc.pid) - cpu))
         stop.set()
-        thread.join(10)
+        clients.join(10)
+        blocks = [(e["timestamp"], e["elapsed_ms"]) for e in node._events() if e.get("event") == "block" and e["txs"] > 0]
     finally:
         node.stop()
+    # Windows of subscribed and unsubscribed blocks alternate in one load
+    # run, so the node's slowing as its store grows is in both alike (a
+    # phase alone, then a phase subscribed, counted the growth as the
+    # subscribers' cost: +45 % with one subscriber). A window's first
+    # second is left out: (un)subscribing 1,000 clients takes part of it.
+    per = {True: [], False: []}
+    stray = 0  # notifications that arrived in the measured part of an unsubscribed window
+    busy = {True: [0.0, 0.0], False: [0.0, 0.0]}  # node CPU seconds, wall seconds
+    for start, end, on, cpu in windows[:-1]:
+        busy[on][0] += cpu
+        busy[on][1] += (end - start) / 1000
+        per[on].extend(ms for ts, ms in blocks if start + 1000 <= ts < end)
+        if not on:
+            stray += sum(1 for at, _ in latencies if start + 1000 <= at < end)
+    delays = [d for _, d in latencies]
+    on, off = statistics.median(per[True]), statistics.median(per[False])
     where = ", node pinned to CPU 0, clients to CPU 1" if args.pin else ""
-    print(f"| {args.rate} tx/s for {args.duration} s, dev node, 200 ms blocks{where} | alone | {args.subscribers} newHeads subscribers |")
+    print(f"{args.rate} tx/s for {args.duration} s, dev node, 200 ms blocks{where}; {args.subscribers} connections, subscribed to newHeads {args.window} s in turn with {args.window} s unsubscribed")
+    print()
+    print("| | unsubscribed windows | subscribed windows |")
     print("|---|---|---|")
-    print(f"| committed tx/s | {alone['committed_tps']} | {with_subs['committed_tps']} |")
-    print(f"| block production, median ms (loaded blocks) | {statistics.median(base):.1f} | {statistics.median(loaded):.1f} |")
-    print(f"| block production, mean ms | {statistics.mean(base):.1f} | {statistics.mean(loaded):.1f} |")
-    print(f"| transaction latency p99, ms | {alone['latency_ms']['p99']} | {with_subs['latency_ms']['p99']} |")
-    print(f"| notifications received | — | {len(latencies)} |")
-    print(f"| delivery latency (arrival − block timestamp) p50 / p99 ms | — | {pct(latencies, 50):.0f} / {pct(latencies, 99):.0f} |")
+    print(f"| loaded blocks | {len(per[False])} | {len(per[True])} |")
+    print(f"| block production, median ms | {off:.1f} | {on:.1f} |")
+    print(f"| block production, mean ms | {statistics.mean(per[False]):.1f} | {statistics.mean(per[True]):.1f} |")
+    print(f"| node CPU, cores busy | {busy[False][0] / busy[False][1]:.3f} | {busy[True][0] / busy[True][1]:.3f} |")
+    print(f"| notifications received | {stray} | {len(latencies) - stray} |")
+    print(f"| delivery latency (arrival − block timestamp) p50 / p99 ms | — | {pct(delays, 50):.0f} / {pct(delays, 99):.0f} |")
+    print()
+    print(f"committed {result.get('committed_tps')} tx/s, transaction latency p99 {result.get('latency_ms', {}).get('p99')} ms")
+    print(f"block production with the subscribers: {on / off - 1:+.1%} (median)")
+    # The node's extra CPU in subscribed windows over the notifications it
+    # sent in them (those that arrived within a subscribed window's span).
+    sent = sum(1 for at, _ in latencies if any(on and s <= at < e for s, e, on, _ in windows[:-1]))
+    extra = busy[True][0] - busy[False][0] / busy[False][1] * busy[True][1]
+    if sent:
+        print(f"node CPU per notification: {extra / sent * 1e6:.1f} µs ({extra:.2f} s more CPU for {sent} notifications)")
 
 
 if __name__ == "__main__":

@@ -137,3 +137,27 @@ def test_rpcchain_subscribe_sync_and_async(node):
                 return got
 
     assert asyncio.run(two()) == [start + 1, start + 2]
+
+
+def test_a_dev_revert_ends_a_subscription_and_a_new_one_sees_the_new_blocks(node):
+    """The subscriptions share each recent block's message; a ``dev_revert``
+    must neither leave a subscriber on the replaced blocks nor serve a new
+    one the message of a block that is gone."""
+    rpc = RpcChain(node)
+    base = rpc.height
+    snapshot = rpc.rpc("dev_snapshot")
+    live = Sub(node, ["newHeads", {"from_height": base + 1}])
+    rpc.mine(2)
+    old = [live.next()["result"] for _ in range(2)]
+    assert [b["height"] for b in old] == [base + 1, base + 2]
+    assert rpc.rpc("dev_revert", snapshot) is True
+    rpc.mine(2)
+    new_hash = rpc.rpc("th_getBlock", base + 1)["hash"]
+    assert new_hash != old[0]["hash"], "the re-mined block should differ (a later timestamp)"
+    ended = live.next()
+    assert "error" in ended, ended
+    assert f"resubscribe with from_height {base + 1}" in json.dumps(ended["error"]), ended
+    live.close()
+    fresh = Sub(node, ["newHeads", {"from_height": base + 1}])
+    assert fresh.next()["result"]["hash"] == new_hash
+    fresh.close()

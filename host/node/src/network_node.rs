@@ -224,7 +224,15 @@ pub(crate) fn run(
     };
 
     let ctx = RpcContext::new(chain.clone(), pool.clone(), Arc::new(control));
-    let services = Services::start(4, "node", cfg.rpc, ctx, metrics_addr, metrics.clone())?;
+    let services = Services::start(
+        4,
+        "node",
+        false,
+        cfg.rpc,
+        ctx,
+        metrics_addr,
+        metrics.clone(),
+    )?;
     chain.store().set_proof_blocks(cfg.storage.proof_blocks);
     let pruner = crate::pruner::Pruner::start(chain.clone(), cfg.storage.keep_blocks);
     let snapshotter = crate::snapshotter::Snapshotter::start(

@@ -56,10 +56,13 @@ pub(crate) struct Services {
 
 impl Services {
     /// Starts a runtime of `threads` workers named `name`, the RPC server on
-    /// `rpc` and, if asked, metrics on `metrics_addr`.
+    /// `rpc` and, if asked, metrics on `metrics_addr`. `below_producer`: the
+    /// runtime's threads yield to a producer thread of the node's own
+    /// (`crate::priority`).
     pub(crate) fn start(
         threads: usize,
         name: &str,
+        below_producer: bool,
         rpc: SocketAddr,
         ctx: RpcContext<SledBackend>,
         metrics_addr: Option<SocketAddr>,
@@ -67,7 +70,11 @@ impl Services {
     ) -> Result<Services> {
         // Blocks (and RPC dry runs) execute on these threads: they get the
         // native stack the VM's recursion limit needs.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        if below_producer {
+            builder.on_thread_start(crate::priority::lower_this_thread);
+        }
+        let runtime = builder
             .worker_threads(threads)
             .thread_stack_size(timerhost_vm::runtime::EXECUTION_THREAD_STACK_BYTES)
             .enable_all()
@@ -195,7 +202,7 @@ pub fn run(chain: Chain<SledBackend>, opts: RunOptions) -> Result<u64> {
         opts.disk.clone(),
     );
     let ctx = RpcContext::new(chain.clone(), pool, Arc::new(handle.clone()));
-    let services = Services::start(2, "rpc", opts.rpc, ctx, opts.metrics, metrics)?;
+    let services = Services::start(2, "rpc", true, opts.rpc, ctx, opts.metrics, metrics)?;
     chain.store().set_proof_blocks(opts.proof_blocks);
     let pruner = crate::pruner::Pruner::start(chain.clone(), opts.keep_blocks);
     let head = chain.head()?;

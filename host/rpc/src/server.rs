@@ -725,7 +725,12 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         let Some(snapshot) = self.snapshots.lock().get(id).cloned() else {
             return Ok(json!(false));
         };
-        self.control.revert(&snapshot)?;
+        // What the subscriptions read before or during the revert may be of
+        // blocks it replaces (they look for a fork only when this moves).
+        self.subscriptions.reverting();
+        let reverted = self.control.revert(&snapshot);
+        self.subscriptions.reverting();
+        reverted?;
         self.snapshots.lock().invalidate_from(id);
         tracing::info!(id = %format_id(id), height = snapshot.height, "reverted to dev snapshot");
         Ok(json!(true))

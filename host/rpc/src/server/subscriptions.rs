@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jsonrpsee::core::server::{PendingSubscriptionSink, SubscriptionMessage};
+use jsonrpsee::core::server::{PendingSubscriptionSink, SendTimeoutError, SubscriptionMessage};
 use jsonrpsee::core::StringError;
 use jsonrpsee::types::{ErrorObjectOwned, Params};
 use serde_json::{json, Value as Json};
@@ -113,28 +113,65 @@ fn parse(params: &Params<'_>) -> Result<(Topic, Option<u64>), ErrorObjectOwned> 
 
 /// What every subscription of one server shares (#48): a single poller of
 /// the head, which wakes the subscriptions when it moves (1,000 of them each
-/// polling the store every 25 ms was 80,000 reads a second), and each recent
-/// block's `newHeads` message, built and serialised once for every
-/// subscriber (each used to decode the block and hash its transactions
-/// itself).
+/// polling the store every 25 ms was 80,000 reads a second), and the recent
+/// blocks' hashes and `newHeads` messages, each read, built and serialised
+/// once for every subscriber (each used to decode the block and hash its
+/// transactions itself, then read and hash two headers a block to watch for
+/// a `dev_revert`: 10,000 store reads a second at 1,000 subscribers, which
+/// slowed the producer's own reads of the same store by a third).
 #[derive(Default)]
 pub(crate) struct Shared {
-    head: parking_lot::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
-    heads: parking_lot::Mutex<std::collections::VecDeque<(u64, SubscriptionMessage)>>,
+    /// The head height and the revert epoch, as the poller last saw them
+    /// (a revert that ends back at the same height still wakes everyone).
+    head: parking_lot::Mutex<Option<tokio::sync::watch::Receiver<(u64, u64)>>>,
+    /// Bumped before and after every `dev_revert`: what was read under an
+    /// older epoch may be of blocks the revert replaced.
+    epoch: std::sync::atomic::AtomicU64,
+    recent: parking_lot::Mutex<std::collections::VecDeque<Recent>>,
 }
 
-/// `newHeads` messages kept for subscribers a few blocks behind.
-const SHARED_HEADS: usize = 64;
+/// One recent block as the subscriptions share it.
+struct Recent {
+    height: u64,
+    /// The [`Shared::epoch`] read before the block was.
+    epoch: u64,
+    hash: Hash,
+    /// Its `newHeads` message, once a subscriber asked for it.
+    head: Option<SubscriptionMessage>,
+}
+
+/// Recent blocks kept for subscribers a few blocks behind.
+const SHARED_BLOCKS: usize = 64;
+
+impl Shared {
+    /// The current epoch (see [`Shared::epoch`]).
+    fn epoch(&self) -> u64 {
+        self.epoch.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Marks a `dev_revert` starting or done: nothing read before is
+    /// trusted after (called on both sides of the revert, so what was read
+    /// during it is not trusted either).
+    pub(crate) fn reverting(&self) {
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
 
 impl<B: KvBackend + 'static> RpcContext<B> {
-    /// A receiver of the head height, from the server's one poller
-    /// (started by the first subscription).
-    fn head_receiver(self: &Arc<Self>) -> tokio::sync::watch::Receiver<u64> {
+    /// A receiver of the head height and the revert epoch, from the
+    /// server's one poller (started by the first subscription).
+    fn head_receiver(self: &Arc<Self>) -> tokio::sync::watch::Receiver<(u64, u64)> {
         let mut slot = self.subscriptions.head.lock();
         if let Some(rx) = slot.as_ref() {
             return rx.clone();
         }
-        let head = |ctx: &Self| ctx.chain.store().head_height().ok().flatten().unwrap_or(0);
+        let head = |ctx: &Self| {
+            let epoch = ctx.subscriptions.epoch();
+            (
+                ctx.chain.store().head_height().ok().flatten().unwrap_or(0),
+                epoch,
+            )
+        };
         let (tx, rx) = tokio::sync::watch::channel(head(self));
         let ctx = Arc::clone(self);
         tokio::spawn(async move {
@@ -152,22 +189,55 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         rx
     }
 
-    /// Block `height`'s `newHeads` message, built once for every subscriber.
-    fn head_message(&self, height: u64) -> Result<Option<SubscriptionMessage>, RpcError> {
-        let mut heads = self.subscriptions.heads.lock();
-        if let Some((_, m)) = heads.iter().find(|(h, _)| *h == height) {
-            return Ok(Some(m.clone()));
+    /// Block `height`'s hash and, when `with_head`, its `newHeads` message,
+    /// read and built once for every subscriber (`None`: no such block).
+    fn recent_block(
+        &self,
+        height: u64,
+        with_head: bool,
+    ) -> Result<Option<(Hash, Option<SubscriptionMessage>)>, RpcError> {
+        let shared = &self.subscriptions;
+        // Held while a missing block is read, so the subscribers woken by a
+        // new head wait for one reader instead of each reading it.
+        let mut recent = shared.recent.lock();
+        let epoch = shared.epoch();
+        let at = recent
+            .iter()
+            .position(|r| r.height == height && r.epoch == epoch);
+        if let Some(r) = at.map(|i| &recent[i]) {
+            if r.head.is_some() || !with_head {
+                return Ok(Some((r.hash, r.head.clone())));
+            }
         }
-        let (notes, _) = self.notifications(&Topic::NewHeads, height, &mut 0)?;
-        let Some(note) = notes.into_iter().next() else {
+        let Some(stored) = self.chain.store().header(height)? else {
             return Ok(None);
         };
-        let message = SubscriptionMessage::from_json(&note).expect("a JSON value serialises");
-        heads.push_back((height, message.clone()));
-        if heads.len() > SHARED_HEADS {
-            heads.pop_front();
+        let hash = stored.header.hash();
+        let head = if with_head {
+            // The header and its transaction count, as Ethereum's newHeads:
+            // a block's transaction hashes made each message ~45 KB at 600
+            // transactions a block (th_getBlock has them).
+            let mut head = header_json(&stored.header);
+            head["tx_count"] = json!(stored.tx_count);
+            head["timers"] = match self.chain.block_summary(height)? {
+                Some(s) => super::views::summary_json(height, &s),
+                None => Json::Null,
+            };
+            Some(SubscriptionMessage::from_json(&head).expect("a JSON value serialises"))
+        } else {
+            None
+        };
+        recent.retain(|r| r.height != height);
+        recent.push_back(Recent {
+            height,
+            epoch,
+            hash,
+            head: head.clone(),
+        });
+        if recent.len() > SHARED_BLOCKS {
+            recent.pop_front();
         }
-        Ok(Some(message))
+        Ok(Some((hash, head)))
     }
 
     /// The notifications of block `height` for `topic` (none for a block
@@ -177,23 +247,14 @@ impl<B: KvBackend + 'static> RpcContext<B> {
         topic: &Topic,
         height: u64,
         delivered: &mut usize,
-    ) -> Result<(Vec<Json>, bool), RpcError> {
+    ) -> Result<(Vec<SubscriptionMessage>, bool), RpcError> {
         let store = self.chain.store();
+        let message =
+            |note: Json| SubscriptionMessage::from_json(&note).expect("a JSON value serialises");
         match topic {
             Topic::NewHeads => {
-                // The header and its transaction count, as Ethereum's
-                // newHeads: a block's transaction hashes made each message
-                // ~45 KB at 600 transactions a block (th_getBlock has them).
-                let Some(stored) = store.header(height)? else {
-                    return Ok((Vec::new(), false));
-                };
-                let mut head = header_json(&stored.header);
-                head["tx_count"] = json!(stored.tx_count);
-                head["timers"] = match self.chain.block_summary(height)? {
-                    Some(s) => super::views::summary_json(height, &s),
-                    None => Json::Null,
-                };
-                Ok((vec![head], false))
+                let message = self.recent_block(height, true)?.and_then(|(_, m)| m);
+                Ok((message.into_iter().collect(), false))
             }
             Topic::Events(filter) => {
                 let events = store.events(&EventFilter {
@@ -206,7 +267,10 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                     return Ok((Vec::new(), false));
                 }
                 let events: Vec<Json> = events.iter().map(event_record_json).collect();
-                Ok((vec![json!({ "height": height, "events": events })], false))
+                Ok((
+                    vec![message(json!({ "height": height, "events": events }))],
+                    false,
+                ))
             }
             Topic::Timer(id) => {
                 let pending = timerhost_timers::record::queued(&store.state(), id)?.is_some();
@@ -226,13 +290,37 @@ impl<B: KvBackend + 'static> RpcContext<B> {
                     return Ok((Vec::new(), false));
                 }
                 Ok((
-                    vec![
+                    vec![message(
                         json!({ "height": height, "timer_id": id.to_string(), "events": new, "ended": ended }),
-                    ],
+                    )],
                     ended,
                 ))
             }
         }
+    }
+}
+
+impl<B: KvBackend + 'static> RpcContext<B> {
+    /// The height a subscription that sent `last` (height, hash) must resume
+    /// from because a `dev_revert` replaced its newest block (`None`: it
+    /// was not replaced). Reads the store, not the shared blocks: called
+    /// only after a revert.
+    fn replaced_from(&self, last: &std::collections::VecDeque<(u64, Hash)>) -> Option<u64> {
+        let store = self.chain.store();
+        let hash_at = |h: u64| store.header(h).ok().flatten().map(|s| s.header.hash());
+        let &(newest, hash) = last.back()?;
+        if hash_at(newest) == Some(hash) {
+            return None;
+        }
+        let fork = last
+            .iter()
+            .rev()
+            .find(|(h, hash)| hash_at(*h) == Some(*hash))
+            .map(|(h, _)| *h);
+        Some(match fork {
+            Some(f) => f + 1,
+            None => last.front().map_or(newest, |(h, _)| *h),
+        })
     }
 }
 
@@ -290,50 +378,30 @@ pub fn register<B: KvBackend + 'static>(module: &mut jsonrpsee::RpcModule<RpcCon
                 let mut delivered = 0usize;
                 // The last blocks sent through, to notice a dev chain moved
                 // back under them (`dev_revert`; a validator network never
-                // does) and say from where to resume.
+                // does) and say from where to resume. Checked against the
+                // store only when a revert happened since the last look.
                 let mut last: std::collections::VecDeque<(u64, Hash)> = Default::default();
+                let mut seen_epoch = ctx.subscriptions.epoch();
                 loop {
-                    let store = ctx.chain.store();
-                    let hash_at = |h: u64| store.header(h).ok().flatten().map(|s| s.header.hash());
-                    if let Some(&(h, hash)) = last.back() {
-                        if hash_at(h) != Some(hash) {
-                            let fork = last
-                                .iter()
-                                .rev()
-                                .find(|(h, hash)| hash_at(*h) == Some(*hash))
-                                .map(|(h, _)| *h);
-                            let resume = match fork {
-                                Some(f) => f + 1,
-                                None => last.front().map_or(h, |(h, _)| *h),
-                            };
+                    let epoch = ctx.subscriptions.epoch();
+                    if epoch != seen_epoch {
+                        if let Some(resume) = ctx.replaced_from(&last) {
                             return Err(StringError::from(format!(
                                 "reverted: the dev chain replaced the blocks from height {resume} on (dev_revert); resubscribe with from_height {resume}"
                             )));
                         }
+                        seen_epoch = epoch;
                     }
-                    let head = *heads.borrow_and_update();
+                    let (head, _) = *heads.borrow_and_update();
                     while cursor <= head {
-                        let (messages, ended) = if matches!(topic, Topic::NewHeads) {
-                            let message = ctx
-                                .head_message(cursor)
-                                .map_err(|e| StringError::from(e.to_string()))?;
-                            (message.into_iter().collect::<Vec<_>>(), false)
-                        } else {
-                            let (notes, ended) = ctx
-                                .notifications(&topic, cursor, &mut delivered)
-                                .map_err(|e| StringError::from(e.to_string()))?;
-                            let messages = notes
-                                .iter()
-                                .map(SubscriptionMessage::from_json)
-                                .collect::<Result<Vec<_>, _>>()
-                                .map_err(|e| StringError::from(e.to_string()))?;
-                            (messages, ended)
-                        };
+                        let (messages, ended) = ctx
+                            .notifications(&topic, cursor, &mut delivered)
+                            .map_err(|e| StringError::from(e.to_string()))?;
                         for msg in messages {
-                            match tokio::time::timeout(SEND_TIMEOUT, sink.send(msg)).await {
-                                Ok(Ok(())) => {}
-                                Ok(Err(_)) => return Ok(()), // the client left
-                                Err(_) => {
+                            match sink.send_timeout(msg, SEND_TIMEOUT).await {
+                                Ok(()) => {}
+                                Err(SendTimeoutError::Closed(_)) => return Ok(()), // the client left
+                                Err(SendTimeoutError::Timeout(_)) => {
                                     return Err(StringError::from(format!(
                                         "dropped: the client fell {MESSAGE_BUFFER} notifications behind for {}s; resubscribe with from_height {cursor}",
                                         SEND_TIMEOUT.as_secs()
@@ -344,7 +412,7 @@ pub fn register<B: KvBackend + 'static>(module: &mut jsonrpsee::RpcModule<RpcCon
                         if ended {
                             return Ok(());
                         }
-                        if let Some(hash) = hash_at(cursor) {
+                        if let Ok(Some((hash, _))) = ctx.recent_block(cursor, false) {
                             last.push_back((cursor, hash));
                             if last.len() > REMEMBERED {
                                 last.pop_front();
@@ -363,5 +431,5 @@ pub fn register<B: KvBackend + 'static>(module: &mut jsonrpsee::RpcModule<RpcCon
                 }
             },
         )
-        .expect("subscription names are unique");
+    .expect("subscription names are unique");
 }
