@@ -77,8 +77,8 @@ class Node:
 
     @property
     def blocks(self):
-        """(height, elapsed_ms, txs) of every block so far."""
-        return [(e["height"], e["elapsed_ms"], e["txs"]) for e in self._events() if e.get("event") == "block"]
+        """(timestamp ms, elapsed_ms) of every block with transactions so far."""
+        return [(e["timestamp"], e["elapsed_ms"]) for e in self._events() if e.get("event") == "block" and e["txs"] > 0]
 
     def stop(self):
         self.proc.terminate()
@@ -182,7 +182,7 @@ def main() -> None:
             windows.append((start, time.time() * 1000, on, cpu_seconds(node.proc.pid) - cpu))
         stop.set()
         clients.join(10)
-        blocks = [(e["timestamp"], e["elapsed_ms"]) for e in node._events() if e.get("event") == "block" and e["txs"] > 0]
+        blocks = node.blocks
     finally:
         node.stop()
     # Windows of subscribed and unsubscribed blocks alternate in one load

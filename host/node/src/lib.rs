@@ -54,7 +54,7 @@ pub mod node_cmd;
 pub mod output;
 pub mod priority;
 pub mod producer;
-mod pruner;
+pub mod pruner;
 pub mod query;
 pub mod run;
 pub mod snapshotter;

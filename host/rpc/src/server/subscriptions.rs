@@ -298,9 +298,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             }
         }
     }
-}
 
-impl<B: KvBackend + 'static> RpcContext<B> {
     /// The height a subscription that sent `last` (height, hash) must resume
     /// from because a `dev_revert` replaced its newest block (`None`: it
     /// was not replaced). Reads the store, not the shared blocks: called
