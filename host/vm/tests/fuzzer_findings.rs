@@ -611,3 +611,22 @@ fn a_python_key_that_builds_too_much_stops_at_the_budget_too() {
     );
     assert_stopped_near_the_budget("a Python key");
 }
+
+#[test]
+fn the_tenth_long_runs_findings_are_charged() {
+    // Seed 5656, on a machine where ordinary code runs at 12.7 ns per cycle:
+    // draining an exhausted chain of 72–980 `zip`s ran at 3.1–3.7× ordinary
+    // code at one cycle a level (now two), two 40,000-entry dicts with
+    // 200-byte keys compared at 3.0–3.3× at four an entry (now six), nested
+    // lists compared at 2.8–3.0× at one a level beyond their elements (now
+    // two).
+    let chain = "x = iter([1])\nfor _ in range(n):\n    x = zip(x)\ny = list(x)";
+    let drained = op_cycles(chain, "z = list(x)", 500);
+    assert!(drained >= 2 * 500, "{drained}");
+    let dicts = "x = {str(i): i for i in range(n)}\ny = {str(i): i for i in range(n)}";
+    let compared = op_cycles(dicts, "z = x == y", 1_000);
+    assert!(compared >= 7 * 1_000, "{compared}");
+    let nested = "x = []\nfor _ in range(n):\n    x = [x]\ny = []\nfor _ in range(n):\n    y = [y]";
+    let levels = op_cycles(nested, "z = x == y", 500);
+    assert!(levels >= 3 * 500, "{levels}");
+}

@@ -148,6 +148,18 @@ pub fn findings() -> Vec<Program> {
             141,
         ),
         named(
+            "exhausted_zip_chain",
+            "x = iter([1])\nfor _ in range(n):\n    x = zip(x)\nlist(x)",
+            "sorted(x, reverse=True)",
+            577,
+        ),
+        named(
+            "nested_lists_compared",
+            "x = []\nfor _ in range(n):\n    x = [x]\ny = []\nfor _ in range(n):\n    y = [y]",
+            "x == y",
+            806,
+        ),
+        named(
             "generator_chain_unwound",
             "def wrap(it):\n    for v in it:\n        yield v\nx = iter([1])\nfor _ in range(n):\n    x = wrap(x)",
             "sum(x)",

@@ -67,8 +67,10 @@ fn compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
 /// A dict equality looks every key of one up in the other (its hash, then
 /// an equality of the keys, ~100 ns an entry with 200-byte keys): `x == y`
 /// of two 15,000-entry dicts ran at 3.4× ordinary code at one cycle an
-/// entry (the metering fuzzer, #47).
-const DICT_COMPARE_PER_ENTRY: u64 = 4;
+/// entry, and of two 40,000-entry dicts (keys and values out of cache) at
+/// 3.0–3.3× at four, where ordinary code ran at 12.7 ns per cycle (the
+/// metering fuzzer, #47).
+const DICT_COMPARE_PER_ENTRY: u64 = 6;
 
 fn dict_compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
     let entries = size_of(a).0.min(size_of(b).0);
@@ -88,9 +90,10 @@ const SUBCLASS_COMPARE_PER_ELEMENT: u64 = 8;
 
 /// Each container comparison's own step (types checked, a level of
 /// nesting entered): comparing lists nested 7,000 deep ran at ~3× ordinary
-/// code when a one-element level cost its one element (the metering
-/// fuzzer, #47).
-const CONTAINER_COMPARE_CYCLES: u64 = 1;
+/// code when a one-element level cost its one element, and at 2.8–3.0× (310–
+/// 1,240 deep; nested frozensets intersected 2.9–3.0×) at one more where
+/// ordinary code ran at 12.7 ns per cycle (the metering fuzzer, #47).
+const CONTAINER_COMPARE_CYCLES: u64 = 2;
 
 fn str_compare_cycles(a: &PyObject, b: &PyObject) -> u64 {
     match (a.downcast_ref::<PyStr>(), b.downcast_ref::<PyStr>()) {
