@@ -630,3 +630,14 @@ fn the_tenth_long_runs_findings_are_charged() {
     let levels = op_cycles(nested, "z = x == y", 500);
     assert!(levels >= 3 * 500, "{levels}");
 }
+
+#[test]
+fn the_eleventh_long_runs_findings_are_charged() {
+    // Seed 5757: `dict(zip(x, x))` of two 190,866-item ranges ran at 3.0×
+    // ordinary code: a drained `zip` builds a tuple per item, paid like the
+    // call a drained `map` makes.
+    let zipped = op_cycles("x = list(range(n))", "y = list(zip(x, x))", 1_000);
+    assert!(zipped >= 6 * 1_000, "{zipped}");
+    let plain = op_cycles("x = list(range(n))", "y = list(iter(x))", 1_000);
+    assert!(zipped >= plain + 2 * 1_000, "{zipped} vs {plain}");
+}

@@ -160,6 +160,18 @@ pub fn findings() -> Vec<Program> {
             806,
         ),
         named(
+            "comprehension_past_the_budget",
+            "class E:\n    def __eq__(self, other):\n        return True\nx = [E() for _ in range(n)]\ny = [E() for _ in range(n)]",
+            "[a for a in x for b in y if b]",
+            49_264,
+        ),
+        named(
+            "dict_of_a_long_zip",
+            "x = range(n)",
+            "dict(zip(x, x))",
+            190_866,
+        ),
+        named(
             "generator_chain_unwound",
             "def wrap(it):\n    for v in it:\n        yield v\nx = iter([1])\nfor _ in range(n):\n    x = wrap(x)",
             "sum(x)",

@@ -36,6 +36,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mimalloc::MiMalloc;
 
+use crate::meter::direct_map;
+
 /// The counting allocator; install it with `#[global_allocator]`.
 ///
 /// It counts and forwards to mimalloc rather than glibc's malloc: a node's
@@ -121,32 +123,102 @@ fn record(delta: i64) {
     });
 }
 
+/// Whether an execution's budget counts this thread's allocations now.
+#[inline]
+fn counting() -> bool {
+    ACTIVE.try_with(Cell::get).unwrap_or(false)
+}
+
+/// A block for `layout`: mapped directly if an execution asks for a large
+/// one ([`direct_map`]), else from mimalloc.
+///
+/// # Safety
+/// As `GlobalAlloc::alloc`.
+#[inline]
+unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
+    if direct_map::suits(layout.size(), layout.align()) && counting() {
+        // SAFETY: freed by `dealloc` or grown by `realloc`, which find it
+        // among the direct mappings by its address.
+        let ptr = unsafe { direct_map::acquire(layout.size()) };
+        if !ptr.is_null() {
+            return ptr;
+        }
+    }
+    // SAFETY: forwarded unchanged to the underlying allocator.
+    unsafe {
+        if zeroed {
+            UNDERLYING.alloc_zeroed(layout)
+        } else {
+            UNDERLYING.alloc(layout)
+        }
+    }
+}
+
+/// Frees a block of either kind.
+///
+/// # Safety
+/// As `GlobalAlloc::dealloc`.
+#[inline]
+unsafe fn free(ptr: *mut u8, layout: Layout) {
+    if direct_map::suits(layout.size(), layout.align()) && direct_map::is_mapped(ptr) {
+        // SAFETY: a live direct mapping of this size.
+        return unsafe { direct_map::release(ptr, layout.size()) };
+    }
+    // SAFETY: `ptr` was allocated by `UNDERLYING` with this layout.
+    unsafe { UNDERLYING.dealloc(ptr, layout) }
+}
+
 unsafe impl GlobalAlloc for MeteredAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if !INSTALLED.load(Ordering::Relaxed) {
             INSTALLED.store(true, Ordering::Relaxed);
         }
         record(layout.size() as i64);
-        // SAFETY: forwarded unchanged to the underlying allocator.
-        unsafe { UNDERLYING.alloc(layout) }
+        // SAFETY: GlobalAlloc's contract, passed on.
+        unsafe { allocate(layout, false) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         record(layout.size() as i64);
-        // SAFETY: forwarded unchanged to the underlying allocator.
-        unsafe { UNDERLYING.alloc_zeroed(layout) }
+        // SAFETY: GlobalAlloc's contract, passed on; a new mapping is zeroed.
+        unsafe { allocate(layout, true) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         record(-(layout.size() as i64));
-        // SAFETY: `ptr` was allocated by `UNDERLYING` with this layout (we forward every call).
-        unsafe { UNDERLYING.dealloc(ptr, layout) }
+        // SAFETY: GlobalAlloc's contract, passed on.
+        unsafe { free(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(new_size as i64 - layout.size() as i64);
-        // SAFETY: forwarded unchanged to the underlying allocator.
-        unsafe { UNDERLYING.realloc(ptr, layout, new_size) }
+        let mapped = direct_map::suits(layout.size(), layout.align()) && direct_map::is_mapped(ptr);
+        let moved = if mapped && direct_map::suits(new_size, layout.align()) {
+            // SAFETY: a live direct mapping of the old size.
+            unsafe { direct_map::grow(ptr, layout.size(), new_size) }
+        } else if mapped || (direct_map::suits(new_size, layout.align()) && counting()) {
+            // Across the threshold, or into a mapping: a new block, the
+            // contents copied, the old one freed where it came from.
+            // SAFETY: `new_size` is non-zero and, with the old alignment,
+            // a valid layout (GlobalAlloc's contract for `realloc`).
+            let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+            // SAFETY: both blocks are live and distinct, at least the copied
+            // length long; the old one is freed as it was allocated.
+            unsafe {
+                let new = allocate(new_layout, false);
+                if !new.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                    free(ptr, layout);
+                }
+                new
+            }
+        } else {
+            // SAFETY: forwarded unchanged to the underlying allocator.
+            unsafe { UNDERLYING.realloc(ptr, layout, new_size) }
+        };
+        if !moved.is_null() {
+            record(new_size as i64 - layout.size() as i64);
+        }
+        moved
     }
 }
 

@@ -1,6 +1,7 @@
 //! **Meter**: everything that decides or charges a price at run time —
 //! the meter of the execution in progress and its sticky aborts
-//! ([`budget`], [`charge`]), the memory budget ([`alloc`]), sizes of
+//! ([`budget`], [`charge`]), the memory budget ([`alloc`]) and the large allocations it maps from
+//! the OS itself ([`direct_map`]), sizes of
 //! values ([`sizes`]), the operator guards ([`operators`],
 //! [`guard_natives`]), the charges inside type slots ([`slots`],
 //! [`subscripts`], [`contains`], [`int_hash`], the integer work the
@@ -24,6 +25,7 @@ pub mod budget;
 pub(crate) mod builtin_natives;
 pub(crate) mod charge;
 pub(crate) mod contains;
+pub mod direct_map;
 pub(crate) mod guard_natives;
 pub(crate) mod inline_ints;
 pub(crate) mod int_hash;

@@ -203,6 +203,12 @@ pub(crate) const LAZY_ITEM_CYCLES: u64 = 4;
 /// And per item of a `map`: the call of its function (see [`materialize`]).
 pub(crate) const MAP_CALL_CYCLES: u64 = 2;
 
+/// And per item of a `zip`: the tuple it builds of one item from each
+/// iterator it zips (`dict(zip(x, x))` of two 190,866-item ranges ran at
+/// 3.0× ordinary code per cycle on the drain's charge alone, the metering
+/// fuzzer's seed-5757 run, #47).
+pub(crate) const ZIP_TUPLE_CYCLES: u64 = 2;
+
 /// Cycles per item of a `range` a native walks (see [`materialize`]).
 pub(crate) const RANGE_ITEM_CYCLES: u64 = 3;
 
@@ -231,9 +237,13 @@ pub(crate) fn materialize(obj: PyObjectRef, vm: &VirtualMachine) -> PyResult {
     }
     // Each item of a `map` is a call of its function made from native
     // code, which no call site's static cost pays for (`list(map(hash, x))`
-    // of floats ran at 3.1–3.2× ordinary code per cycle, #47).
-    let per_item = if obj.class().is(vm.ctx.types.map_type) {
+    // of floats ran at 3.1–3.2× ordinary code per cycle, #47); each item of
+    // a `zip` a tuple built.
+    let class = obj.class();
+    let per_item = if class.is(vm.ctx.types.map_type) {
         LAZY_ITEM_CYCLES + MAP_CALL_CYCLES
+    } else if class.is(vm.ctx.types.zip_type) {
+        LAZY_ITEM_CYCLES + ZIP_TUPLE_CYCLES
     } else {
         LAZY_ITEM_CYCLES
     };
