@@ -329,3 +329,42 @@ impl Drop for MemoryBudget {
         }
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn mapped<T>(buffer: &[T]) -> bool {
+        direct_map::is_mapped(buffer.as_ptr().cast_mut().cast())
+    }
+
+    #[test]
+    fn an_executions_large_buffers_are_mapped_directly_and_the_nodes_are_not() {
+        let large = direct_map::DIRECT_MAP_BYTES;
+        // Outside an execution (the node's own buffers): mimalloc's.
+        let nodes: Vec<u8> = Vec::with_capacity(large);
+        assert!(!mapped(&nodes));
+        drop(nodes);
+
+        let _budget = MemoryBudget::start(u64::MAX);
+        // A buffer doubled past the threshold moves into a mapping, keeps its
+        // contents as it grows, and goes back to mimalloc when shrunk below.
+        let mut items: Vec<u64> = (0..1_000).collect();
+        while items.len() * 8 < 2 * large {
+            items.extend_from_within(..);
+        }
+        assert!(mapped(&items));
+        assert!(items
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == (i % 1_000) as u64));
+        items.truncate(1_000);
+        items.shrink_to_fit();
+        assert!(!mapped(&items));
+        assert!(items.iter().enumerate().all(|(i, &v)| v == i as u64));
+        // A zeroed one is mapped too, and reads as zeroes.
+        let zeroed = vec![0u8; large];
+        assert!(mapped(&zeroed));
+        assert!(zeroed.iter().step_by(4096).all(|&b| b == 0));
+    }
+}

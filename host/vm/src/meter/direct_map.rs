@@ -182,7 +182,7 @@ mod os {
 
 #[cfg(not(target_os = "linux"))]
 mod os {
-    // Never reached: `serves` is false off Linux.
+    // Never reached: `suits` is false off Linux.
     pub(crate) unsafe fn map(_size: usize) -> *mut u8 {
         std::ptr::null_mut()
     }
@@ -216,6 +216,28 @@ mod tests {
             assert_eq!(*grown.add(size * 4 - 1), 0);
             release(grown, size * 4);
             assert!(!is_mapped(grown));
+        }
+    }
+
+    #[test]
+    fn past_the_last_free_slot_a_mapping_is_refused() {
+        // Untouched anonymous mappings cost address space, not memory.
+        let size = DIRECT_MAP_BYTES;
+        let mut held = Vec::new();
+        // SAFETY: every mapping made is released once, below.
+        unsafe {
+            for _ in 0..=SLOTS {
+                let ptr = acquire(size);
+                if ptr.is_null() {
+                    break;
+                }
+                held.push(ptr);
+            }
+            let refused = held.len() < SLOTS + 1;
+            for &ptr in &held {
+                release(ptr, size);
+            }
+            assert!(refused, "{} mappings recorded in {SLOTS} slots", held.len());
         }
     }
 

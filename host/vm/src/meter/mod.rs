@@ -1,7 +1,7 @@
 //! **Meter**: everything that decides or charges a price at run time —
 //! the meter of the execution in progress and its sticky aborts
-//! ([`budget`], [`charge`]), the memory budget ([`alloc`]) and the large allocations it maps from
-//! the OS itself ([`direct_map`]), sizes of
+//! ([`budget`], [`charge`]), the memory budget ([`alloc`]) and the large
+//! allocations it maps from the OS itself ([`direct_map`]), sizes of
 //! values ([`sizes`]), the operator guards ([`operators`],
 //! [`guard_natives`]), the charges inside type slots ([`slots`],
 //! [`subscripts`], [`contains`], [`int_hash`], the integer work the
