@@ -228,7 +228,9 @@ def test_the_dashboard_follows_the_chain(node, browser):
     # The timer's life as readable fields, not raw JSON.
     browser.get(f"{node}/#/timer/{hex_id}")
     wait_for(lambda: by_testid(browser, "timer-state").text == "not pending", what="the fired timer's page")
-    raw = [l for l in browser.find_element(By.TAG_NAME, "table").text.splitlines() if '{"' in l]
+    # Read the table through a wait: the page re-renders it at every head.
+    table = wait_for(lambda: browser.find_element(By.TAG_NAME, "table").text, within=10, what="the timer's table")
+    raw = [l for l in table.splitlines() if '{"' in l]
     assert not raw, raw
     # Governance (#48): a dev chain has proposals only by validators, and
     # says it has no validator set.

@@ -641,3 +641,32 @@ fn the_eleventh_long_runs_findings_are_charged() {
     let plain = op_cycles("x = list(range(n))", "y = list(iter(x))", 1_000);
     assert!(zipped >= plain + 2 * 1_000, "{zipped} vs {plain}");
 }
+
+#[test]
+fn the_twelfth_long_runs_near_misses_are_charged() {
+    // Seed 5858 (no findings, two programs at the bar in single runs).
+    // `y[:] = x` where `x` is an actor's list subclass: its items are
+    // collected through the iteration protocol, 8 more than a plain list.
+    let subclass = "class L(list):\n    pass\nx = L(range(n))\ny = L(range(n))";
+    let plain = "class L(list):\n    pass\nx = list(range(n))\ny = L(range(n))";
+    let from_subclass = op_cycles(subclass, "y[:] = x", 1);
+    let from_list = op_cycles(plain, "y[:] = x", 1);
+    assert_eq!(
+        from_subclass,
+        from_list + 8,
+        "{from_subclass} vs {from_list}"
+    );
+    // `max(X)` of objects whose class defines only `__lt__`: `a > b` is
+    // dispatched to `__gt__` (object's, NotImplemented), then reflected to
+    // `__lt__`: 4 per dispatch, twice. A class defining `__gt__` too is
+    // dispatched once.
+    let only_lt =
+        "class E:\n    def __lt__(self, other):\n        return False\nx = [E() for _ in range(n)]";
+    let both = "class E:\n    def __lt__(self, other):\n        return False\n    def __gt__(self, other):\n        return False\nx = [E() for _ in range(n)]";
+    let reflected = op_cycles(only_lt, "max(x)", 101);
+    let direct = op_cycles(both, "max(x)", 101);
+    assert_eq!(reflected, direct + 4 * 100, "{reflected} vs {direct}");
+    // An inherited Python method is dispatched the same way.
+    let inherited = format!("{both}\nclass F(E):\n    pass\nx = [F() for _ in range(n)]");
+    assert_eq!(op_cycles(&inherited, "max(x)", 101), direct);
+}

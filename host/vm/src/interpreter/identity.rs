@@ -132,6 +132,27 @@ pub(crate) fn make_class_native(
     Ok(class)
 }
 
+/// Whether a class's comparisons are Python code of its own or of an
+/// ancestor's (one of the six comparison methods is a Python function where
+/// the MRO finds it): RustPython then gives the class its generic
+/// comparison slot, which calls the method.
+fn compares_in_python(
+    defined_by: &dyn Fn(&str) -> Option<rustpython_vm::PyRef<rustpython_vm::builtins::PyType>>,
+    vm: &VirtualMachine,
+) -> bool {
+    ["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"]
+        .iter()
+        .any(|name| {
+            defined_by(name)
+                .and_then(|owner| owner.get_direct_attr(vm.ctx.intern_str(*name)))
+                .is_some_and(|method| {
+                    method
+                        .downcast_ref::<rustpython_vm::builtins::PyFunction>()
+                        .is_some()
+                })
+        })
+}
+
 /// Address-free `repr` and hash for a new class whose own would come from
 /// `object`, and its metered identity comparison.
 fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
@@ -172,6 +193,8 @@ fn finish_class(class: &PyObjectRef, vm: &VirtualMachine) {
         ];
         if containers.iter().any(|t| class.fast_issubclass(*t)) {
             crate::meter::slots::meter_subclass_comparison(class);
+        } else if compares_in_python(&defined_by, vm) {
+            crate::meter::slots::meter_method_comparison(class);
         }
         let formatted = [
             types.str_type,
