@@ -692,7 +692,9 @@ fn a_dict_subclass_that_keeps_dicts_item_methods_subscripts_as_a_dict() {
          c = Child()\nassert c['x'] == 0\n\
          l = Logged()\nl['k'] = 2\nassert l['k'] == 4\n\
          q = Loud(a=1)\nassert q['a'] == 'loud' and q.get('a') == 1\n\
-         del z['a']\nassert z['a'] == 0",
+         del z['a']\nassert z['a'] == 0\n\
+         class Later(dict):\n    pass\n\
+         Later.__getitem__ = lambda self, key: 'patched'\nassert Later(a=1)['a'] == 'patched'",
         1,
     );
     assert!(semantics.is_success(), "{:?}", semantics.result);
