@@ -68,6 +68,9 @@ class Flaky:
 
     def poke(self, other, handler, timer_id):
         return pvm_host.call(other, handler, timer_id)
+
+    def cancel(self, timer_id):
+        pvm_host.cancel_timer(timer_id)
 "#;
 
 fn events<'r>(receipts: &'r [Receipt], name: &'r str) -> Vec<&'r Event> {
@@ -527,4 +530,75 @@ fn a_chain_without_retries_refuses_policies() {
         .error
         .unwrap();
     assert!(e.message.contains("max_retries = 0"), "{}", e.message);
+}
+
+/// #46: a fire leaves its timer's id lookup behind, stale. Everything that
+/// reads it sees no timer (a cancel of the fired timer is refused as "no
+/// timer", a receipt outcome; the audit passes after every block), a retry
+/// makes it the pending timer's again, and pruning deletes it with the
+/// fire's block history — but not one a retry made live again.
+#[test]
+fn a_fired_timers_id_lookup_is_left_stale_and_pruning_removes_it() {
+    use timerhost_state::StateRead;
+    use timerhost_timers::{keys, record};
+    use timerhost_types::Hash;
+
+    let mut n = Net::new();
+    let a = deploy(&mut n);
+    n.call_ok(0, a, "set_failing", vec![Value::int(0)], 0);
+    let due = n.height() + 2;
+    let r = n.call_ok(
+        0,
+        a,
+        "arm",
+        vec![Value::int(due), Value::int(0), Value::int(1)],
+        0,
+    );
+    let done = Hash(bytes(r.return_value.as_ref().unwrap()).try_into().unwrap());
+    mine_until(&n, "TimerFired", 5);
+    let lookup = |n: &Net, id: &Hash| n.chain.store().state().get(&keys::id_key(id)).unwrap();
+    assert!(lookup(&n, &done).is_some(), "the fire left the lookup");
+    let state = n.chain.store().state();
+    assert_eq!(record::queued(&state, &done).unwrap(), None);
+    assert!(record::get_record(&state, &done).unwrap().is_none());
+    drop(state);
+    let refused = n.call(0, a, "cancel", vec![Value::Bytes(done.0.to_vec())]);
+    let error = refused.error.expect("a fired timer cannot be cancelled");
+    assert!(error.message.contains("no timer"), "{}", error.message);
+
+    // A failing fire with a retry left: the same id is pending again.
+    n.call_ok(0, a, "set_failing", vec![Value::int(1)], 0);
+    let due = n.height() + 2;
+    let r = n.call_ok(
+        0,
+        a,
+        "arm",
+        vec![Value::int(due), Value::int(1), Value::int(40)],
+        0,
+    );
+    let retried = Hash(bytes(r.return_value.as_ref().unwrap()).try_into().unwrap());
+    mine_until(&n, "TimerRetried", 5);
+    let state = n.chain.store().state();
+    assert!(
+        record::get_record(&state, &retried).unwrap().is_some(),
+        "retried: pending"
+    );
+    drop(state);
+    common::assert_invariants(&n.chain.store().state(), "after a retry");
+
+    // Prune every block but the head: the stale lookup goes, the live stays.
+    let step = n.chain.store().prune(1, 1_000).unwrap();
+    assert!(step.floor >= n.height(), "{step:?}");
+    assert!(
+        lookup(&n, &done).is_none(),
+        "pruning swept the stale lookup"
+    );
+    assert!(
+        lookup(&n, &retried).is_some(),
+        "the retried timer's lookup stays"
+    );
+    let state = n.chain.store().state();
+    assert!(record::get_record(&state, &retried).unwrap().is_some());
+    drop(state);
+    common::assert_invariants(&n.chain.store().state(), "after pruning");
 }

@@ -92,6 +92,21 @@ pub trait KvBackend: Send + Sync + 'static {
     /// Applies every operation of `batch` atomically; when this returns `Ok`
     /// the batch survives a crash.
     fn write(&self, batch: WriteBatch) -> Result<()>;
+
+    /// Deletes `key` if its value is still `expected`; returns whether it
+    /// did. Atomic against writes from other threads in the memory and
+    /// sled backends (the pruner sweeps beside commits); this default
+    /// reads then writes, which suits a backend written by one thread. The
+    /// deletion is durable once a later [`KvBackend::write`] returns.
+    fn delete_if(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        if self.get(key)?.as_deref() != Some(expected) {
+            return Ok(false);
+        }
+        let mut batch = WriteBatch::new();
+        batch.delete(key.to_vec());
+        self.write(batch)?;
+        Ok(true)
+    }
 }
 
 /// A boxed or shared backend is a backend, so a program can choose sled or
@@ -132,6 +147,10 @@ macro_rules! forward_backend {
 
             fn write(&self, batch: WriteBatch) -> Result<()> {
                 (**self).write(batch)
+            }
+
+            fn delete_if(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+                (**self).delete_if(key, expected)
             }
         }
     };
@@ -185,6 +204,15 @@ impl MemoryBackend {
 impl KvBackend for MemoryBackend {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.map.read().get(key).cloned())
+    }
+
+    fn delete_if(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        let mut map = self.map.write();
+        if map.get(key).map(Vec::as_slice) != Some(expected) {
+            return Ok(false);
+        }
+        map.remove(key);
+        Ok(true)
     }
 
     fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
@@ -348,6 +376,15 @@ impl KvBackend for SledBackend {
         Ok(self.db.get(key)?.map(|v| v.to_vec()))
     }
 
+    fn delete_if(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        // sled's compare-and-swap: one atomic step against every other
+        // writer of the tree, batches included.
+        Ok(self
+            .db
+            .compare_and_swap(key, Some(expected), None::<&[u8]>)?
+            .is_ok())
+    }
+
     fn get_head(&self, key: &[u8], n: usize) -> Result<Option<(Vec<u8>, usize)>> {
         // sled hands out its buffer (`IVec`) without copying it.
         Ok(self
@@ -422,6 +459,16 @@ mod tests {
         backend.write(b).unwrap();
         assert_eq!(backend.get(b"a1").unwrap(), Some(b"x".to_vec()));
         assert_eq!(backend.get(b"a3").unwrap(), None);
+        // The pruner's sweep (#46): a value that changed since it was read
+        // is not deleted; one that did not is.
+        assert!(!backend.delete_if(b"a1", b"old").unwrap());
+        assert!(!backend.delete_if(b"zz", b"x").unwrap());
+        assert_eq!(backend.get(b"a1").unwrap(), Some(b"x".to_vec()));
+        let mut b = WriteBatch::new();
+        b.put(b"a9".to_vec(), b"v".to_vec());
+        backend.write(b).unwrap();
+        assert!(backend.delete_if(b"a9", b"v").unwrap());
+        assert_eq!(backend.get(b"a9").unwrap(), None);
         let all = backend.scan(b"a", Some(b"b"), 10).unwrap();
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].0, b"a1");

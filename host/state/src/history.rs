@@ -262,11 +262,14 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
 /// Adds to `batch` the deletion of every entry [`stage`] wrote for block
 /// `height` — its receipts, event chunks, transaction index entries and
 /// event postings — found by reading the block's receipts and events back.
-/// Returns how many entries it deletes. (Pruning, `crate::pruning`.)
+/// Returns how many entries it deletes, and adds to `fired` the ids of the
+/// height and time timers the block fired (whose id lookups the fires left
+/// stale). (Pruning, `crate::pruning`.)
 pub(crate) fn unstage(
     backend: &dyn KvBackend,
     batch: &mut WriteBatch,
     height: u64,
+    fired: &mut Vec<[u8; 32]>,
 ) -> Result<usize> {
     let height_be = height.to_be_bytes();
     let mut block = BlockEvents::open(backend, height)?;
@@ -288,7 +291,9 @@ pub(crate) fn unstage(
         by_emitter.extend_from_slice(&height_be);
         keys.insert(by_emitter);
         if let Some(id) = timer_id_of(event) {
-            if !is_scheduled_fire(event) {
+            if is_scheduled_fire(event) {
+                fired.extend(<[u8; 32]>::try_from(id).ok());
+            } else {
                 let mut key = events_by_timer_prefix(id);
                 key.extend_from_slice(&height_be);
                 key.extend_from_slice(&position.to_be_bytes());

@@ -3,7 +3,10 @@
 //! A node that keeps the last N blocks removes, for every height below
 //! `head + 1 - N`, the block's transactions (`B`), receipts (`R`), events
 //! (`V`) and the index entries that point into them (`X`, `E`), oldest
-//! first, a bounded number of heights per atomic batch. It keeps:
+//! first, a bounded number of heights per atomic batch — and the id
+//! lookups its fires left stale (#46: a fire does not delete its timer's
+//! `u i` entry, which is random-keyed and cost a fire more than its
+//! handler; pruning deletes the ones still stale). It keeps:
 //!
 //! - consensus state and its tree, which execution and state sync need;
 //! - block 0 (the genesis block every open checks the genesis file against);
@@ -18,10 +21,12 @@
 //! Reads below the floor fail with [`StorageError::Pruned`], whose message
 //! starts with "pruned" and says how many blocks the node keeps.
 
+use timerhost_types::keys;
+
 use crate::backend::{KvBackend, WriteBatch};
 use crate::error::{corrupt, Result, StorageError};
 use crate::history;
-use crate::namespaces::{ns_key, BLOCK, META};
+use crate::namespaces::{ns_key, BLOCK, META, STATE};
 
 /// Metadata key of the floor.
 const FLOOR_KEY: &[u8] = b"history_floor";
@@ -115,10 +120,14 @@ pub(crate) fn prune_step(
     }
     let mut batch = WriteBatch::new();
     let mut entries = 0u64;
+    let mut fired = Vec::new();
     for height in floor..end {
         batch.delete(ns_key(BLOCK, &height.to_be_bytes()));
-        entries += 1 + history::unstage(backend, &mut batch, height)? as u64;
+        entries += 1 + history::unstage(backend, &mut batch, height, &mut fired)? as u64;
     }
+    // Before the batch that moves the floor: a crash between the two sweeps
+    // these heights again, never skips them.
+    entries += sweep_stale_lookups(backend, &fired)?;
     batch.put(ns_key(META, FLOOR_KEY), end.to_be_bytes().to_vec());
     batch.put(ns_key(META, KEEP_KEY), keep_blocks.to_be_bytes().to_vec());
     backend.write(batch)?;
@@ -127,4 +136,28 @@ pub(crate) fn prune_step(
         entries,
         floor: end,
     })
+}
+
+/// Deletes the id lookups that the fires of `fired` left stale (#46,
+/// `timerhost_timers::record::IdLookup`): a lookup whose record is gone.
+/// One that names a record again (the timer was retried, or its dead
+/// letter re-armed) is the pending timer's and stays. Each deletion is a
+/// compare-and-swap against the value read, so a commit that re-points the
+/// lookup meanwhile wins; the record key a stale lookup names holds a
+/// sequence number no later record takes, so it cannot come back.
+fn sweep_stale_lookups(backend: &dyn KvBackend, fired: &[[u8; 32]]) -> Result<u64> {
+    let mut swept = 0u64;
+    for id in fired {
+        let lookup = ns_key(STATE, &keys::timer_id_lookup_key(id));
+        let Some(record_key) = backend.get(&lookup)? else {
+            continue;
+        };
+        if backend.get_head(&ns_key(STATE, &record_key), 0)?.is_some() {
+            continue;
+        }
+        if backend.delete_if(&lookup, &record_key)? {
+            swept += 1;
+        }
+    }
+    Ok(swept)
 }

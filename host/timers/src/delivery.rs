@@ -70,7 +70,7 @@ use crate::error::Result;
 use crate::keys::DueQueue;
 use crate::keys::{self, missing};
 use crate::queue::{self, Queued, RemovalReason};
-use crate::record::TimerRecord;
+use crate::record::{IdLookup, TimerRecord};
 use crate::removal::Removals;
 use crate::{control, escrow, events, globalbox, handler, store, watch};
 
@@ -240,7 +240,7 @@ fn remove_for(
     plan: &mut DeliveryPlan,
     removals: &mut Removals,
 ) -> Result<()> {
-    store::remove_deferred(state, record, queued, removals)?;
+    store::remove_deferred(state, record, queued, IdLookup::Delete, removals)?;
     let timer = &record.timer;
     plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
     match reason {
@@ -833,7 +833,9 @@ impl<'w> Walk<'w> {
         max_cost: u128,
         weight: u64,
     ) -> Result<()> {
-        store::remove_deferred(state, &record, from, self.removals)?;
+        // The id lookup stays behind, stale (`IdLookup::LeaveStale`): pruning
+        // removes it with this block's history.
+        store::remove_deferred(state, &record, from, IdLookup::LeaveStale, self.removals)?;
         let timer = record.timer;
         let due = match timer.kind {
             TimerKind::Time { timestamp_ms } => FireDue::Time(timestamp_ms),

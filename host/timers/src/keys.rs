@@ -43,7 +43,7 @@
 //! | `t T` | u128 BE: every booked cycle not yet fired | the tree |
 //! | `u c` | u64 BE: how many timers are pending (derived: a function of the records) | the records |
 //! | `u b ‖ seq BE` | the record of a timer waiting in the GC backlog (out of the due queue) | its GC entry |
-//! | `u i ‖ timer_id` | the key of its record (`u r …` or `u b …`): the id → position lookup | the records |
+//! | `u i ‖ timer_id` | the key of its record (`u r …`, `u t …`, `u w …`, `u b …` or `u X …`): the id → position lookup. A fire leaves it behind, stale — naming a record that is gone, which readers treat as no timer — and pruning deletes it with the fire's block history (#46, [`IdLookup`](crate::record::IdLookup)) | the records |
 //! | `u a ‖ actor ‖ chunk BE` / `u A ‖ actor` | chunked ids / head: per-actor listing | the records |
 //! | `u p ‖ fee_payer ‖ chunk BE` / `u P ‖ fee_payer` | chunked ids / head: per-fee-payer listing | the records |
 //!
@@ -125,8 +125,8 @@ pub const GLOBALBOX_RECORD: Prefix = [TIMERS_DERIVED, b'X'];
 pub const GLOBALBOX_LOOKUP: Prefix = [TIMERS_DERIVED, b'q'];
 /// `u b`: records of timers in the GC backlog, by sequence.
 pub const BACKLOG_RECORD: Prefix = [TIMERS_DERIVED, b'b'];
-/// `u i`: timer id → record key.
-pub const ID_LOOKUP: Prefix = [TIMERS_DERIVED, b'i'];
+/// `u i`: timer id → record key (one definition, in the types crate).
+pub const ID_LOOKUP: Prefix = timerhost_types::keys::TIMER_ID_LOOKUP;
 /// `u l`: stored forms (record hashes or lattice) of height buckets.
 pub const LATTICE: Prefix = [TIMERS_DERIVED, b'l'];
 /// `u m`: stored forms (record hashes or lattice) of time buckets.
@@ -368,7 +368,7 @@ pub fn backlog_record_key(seq: u64) -> Vec<u8> {
 
 /// Key of the id → record-key lookup of `timer_id`.
 pub fn id_key(timer_id: &Hash) -> Vec<u8> {
-    key(ID_LOOKUP, &[timer_id.as_bytes()])
+    timerhost_types::keys::timer_id_lookup_key(&timer_id.0)
 }
 
 /// Key of the leaf of `bucket`.

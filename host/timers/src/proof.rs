@@ -69,7 +69,7 @@ pub fn prove_at<B: KvBackend>(
 
 fn prove_in<B: KvBackend>(state: &StateAt<'_, B>, id: &Hash) -> Result<TimerProof> {
     let at = state.height();
-    let Some(key) = state.get(&keys::id_key(id))? else {
+    let Some(key) = record::live_record_key(state, id)? else {
         return Err(refused(format!("no timer {id} is pending at height {at} (a timer's absence cannot be proven: the root commits to pending timers, not to their ids)")));
     };
     if Queued::of_record_key(&key) != Queued::Due {

@@ -86,11 +86,37 @@ pub fn record_key(timer: &Timer, queued: Queued) -> Vec<u8> {
     }
 }
 
-/// Where the timer `timer_id` is queued, if it exists.
+/// What removing a record does with its id lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdLookup {
+    /// Deleted with the record (a cancel, an expiry, every removal but a
+    /// fire).
+    Delete,
+    /// Left behind, stale (#46): a fire. The lookup names a record key that
+    /// is gone, which every reader ([`live_record_key`]) treats as no timer;
+    /// pruning deletes it with the block's history
+    /// (`timerhost_state::pruning`). A lookup's key is random, so deleting
+    /// it cost a fire more than its handler did; a record key names a fresh
+    /// sequence number, so no later record can take the key a stale lookup
+    /// names.
+    LeaveStale,
+}
+
+/// The key of pending timer `timer_id`'s record: its id lookup, unless the
+/// lookup is stale (its record is gone: the timer fired, [`IdLookup`]).
+pub fn live_record_key(
+    state: &(impl StateRead + ?Sized),
+    timer_id: &Hash,
+) -> Result<Option<Vec<u8>>> {
+    let Some(key) = state.get(&keys::id_key(timer_id))? else {
+        return Ok(None);
+    };
+    Ok(state.get_head(&key, 0)?.map(|_| key))
+}
+
+/// Where the timer `timer_id` is queued, if it is pending.
 pub fn queued(state: &(impl StateRead + ?Sized), timer_id: &Hash) -> Result<Option<Queued>> {
-    Ok(state
-        .get(&keys::id_key(timer_id))?
-        .map(|k| Queued::of_record_key(&k)))
+    Ok(live_record_key(state, timer_id)?.map(|k| Queued::of_record_key(&k)))
 }
 
 /// Reads a timer and its listing slots by id (through the id lookup).
@@ -102,7 +128,8 @@ pub fn get_record(
 }
 
 /// Reads a timer and its listing slots by id, and where it is queued (one
-/// read of the id lookup for both).
+/// read of the id lookup for both); `None` if it is not pending, including
+/// when its lookup is stale ([`IdLookup::LeaveStale`]).
 pub fn get_queued_record(
     state: &(impl StateRead + ?Sized),
     timer_id: &Hash,
@@ -110,9 +137,12 @@ pub fn get_queued_record(
     let Some(key) = state.get(&keys::id_key(timer_id))? else {
         return Ok(None);
     };
-    let record = state
-        .get_decoded::<TimerRecord>(&key)?
-        .ok_or_else(|| missing("timer id lookup", timer_id))?;
+    let Some(record) = state.get_decoded::<TimerRecord>(&key)? else {
+        return Ok(None);
+    };
+    if record.timer.timer_id != *timer_id {
+        return Err(missing("timer id lookup", timer_id));
+    }
     Ok(Some((record, Queued::of_record_key(&key))))
 }
 
@@ -123,10 +153,13 @@ pub fn put_record(state: &mut Overlay<'_>, record: &TimerRecord, queued: Queued)
     state.put_encoded(key, record);
 }
 
-/// Deletes the record of `timer` queued at `queued`, and its id lookup.
-pub fn delete_record(state: &mut Overlay<'_>, timer: &Timer, queued: Queued) {
+/// Deletes the record of `timer` queued at `queued`, and its id lookup
+/// unless `lookup` leaves it stale.
+pub fn delete_record(state: &mut Overlay<'_>, timer: &Timer, queued: Queued, lookup: IdLookup) {
     state.delete(record_key(timer, queued));
-    state.delete(keys::id_key(&timer.timer_id));
+    if lookup == IdLookup::Delete {
+        state.delete(keys::id_key(&timer.timer_id));
+    }
 }
 
 /// Decodes a record read from `key`.

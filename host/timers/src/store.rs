@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::index::{BY_ACTOR, BY_PAYER};
 use crate::keys::{self, corrupt};
 use crate::queue::{self, Queued};
-use crate::record::{self, decode_record, record_hash};
+use crate::record::{self, decode_record, record_hash, IdLookup};
 pub use crate::record::{get_record, IndexSlots, TimerRecord};
 use crate::removal::Removals;
 use crate::{expiry, watch};
@@ -142,17 +142,19 @@ pub fn update(state: &mut Overlay<'_>, before: &Timer, after: &TimerRecord) -> R
 pub fn remove(state: &mut Overlay<'_>, record: &TimerRecord) -> Result<()> {
     let queued = record::queued(state, &record.timer.timer_id)?.unwrap_or(Queued::Due);
     let mut removals = Removals::default();
-    remove_deferred(state, record, queued, &mut removals)?;
+    remove_deferred(state, record, queued, IdLookup::Delete, &mut removals)?;
     removals.apply(state)
 }
 
 /// Removes a timer queued at `queued` and refunds its deposit to its fee
 /// payer: the record and the backlog entry go now, the index entries are
-/// added to `removals` (applied by the caller).
+/// added to `removals` (applied by the caller); the id lookup goes too
+/// unless `lookup` leaves it stale (a fire, [`IdLookup`]).
 pub fn remove_deferred(
     state: &mut Overlay<'_>,
     record: &TimerRecord,
     queued: Queued,
+    lookup: IdLookup,
     removals: &mut Removals,
 ) -> Result<()> {
     let timer = &record.timer;
@@ -162,7 +164,7 @@ pub fn remove_deferred(
     if timer.booked {
         crate::bookings::release(state, timer)?;
     }
-    record::delete_record(state, timer, queued);
+    record::delete_record(state, timer, queued, lookup);
     queue::dequeue(state, record, queued, removals)?;
     removals
         .index

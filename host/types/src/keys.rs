@@ -50,6 +50,18 @@ pub const TIMERS: u8 = b't';
 /// (docs/PERFORMANCE.md).
 pub const TIMERS_DERIVED: u8 = b'u';
 
+/// `u i ‖ timer id`: a timer's id lookup, the key of its record (derived).
+/// Defined here because pruning, in the state crate, removes the lookups a
+/// fire leaves stale (`timerhost_timers::record::IdLookup`).
+pub const TIMER_ID_LOOKUP: [u8; 2] = [TIMERS_DERIVED, b'i'];
+
+/// The id lookup key of timer `timer_id` ([`TIMER_ID_LOOKUP`]).
+pub fn timer_id_lookup_key(timer_id: &[u8; 32]) -> Vec<u8> {
+    let mut key = TIMER_ID_LOOKUP.to_vec();
+    key.extend_from_slice(timer_id);
+    key
+}
+
 /// Is `key` a leaf of the state tree? Everything but [`TIMERS_DERIVED`].
 pub fn is_committed(key: &[u8]) -> bool {
     key.first() != Some(&TIMERS_DERIVED)

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::events::{self, CancelReason};
 use crate::keys::{self, DueQueue};
 use crate::queue::{self, Queued};
-use crate::record::TimerRecord;
+use crate::record::{IdLookup, TimerRecord};
 use crate::removal::Removals;
 use crate::{control, store};
 
@@ -104,7 +104,7 @@ fn shut_one(
     plan: &mut DeliveryPlan,
     removals: &mut Removals,
 ) -> Result<()> {
-    store::remove_deferred(state, record, from, removals)?;
+    store::remove_deferred(state, record, from, IdLookup::Delete, removals)?;
     budget.spend_removal(record_len(record));
     plan.stats.gc_cycles_used += GC_CYCLES_PER_REMOVAL;
     plan.stats.shut_down += 1;
