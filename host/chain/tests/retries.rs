@@ -561,7 +561,6 @@ fn a_fired_timers_id_lookup_is_left_stale_and_pruning_removes_it() {
     let state = n.chain.store().state();
     assert_eq!(record::queued(&state, &done).unwrap(), None);
     assert!(record::get_record(&state, &done).unwrap().is_none());
-    drop(state);
     let refused = n.call(0, a, "cancel", vec![Value::Bytes(done.0.to_vec())]);
     let error = refused.error.expect("a fired timer cannot be cancelled");
     assert!(error.message.contains("no timer"), "{}", error.message);
@@ -583,7 +582,6 @@ fn a_fired_timers_id_lookup_is_left_stale_and_pruning_removes_it() {
         record::get_record(&state, &retried).unwrap().is_some(),
         "retried: pending"
     );
-    drop(state);
     common::assert_invariants(&n.chain.store().state(), "after a retry");
 
     // Prune every block but the head: the stale lookup goes, the live stays.
@@ -599,6 +597,5 @@ fn a_fired_timers_id_lookup_is_left_stale_and_pruning_removes_it() {
     );
     let state = n.chain.store().state();
     assert!(record::get_record(&state, &retried).unwrap().is_some());
-    drop(state);
     common::assert_invariants(&n.chain.store().state(), "after pruning");
 }
