@@ -84,6 +84,8 @@ pub struct BlockExecutor<'a> {
     fire_priority_fees: Vec<u64>,
     /// Upgrade `zero-value-transfer-guard` applies to this block (#44).
     zero_value_transfer_guard: bool,
+    /// Upgrade `located-fire-hashes` applies to this block (#46).
+    located_fire_hashes: bool,
 }
 
 /// What a receipt records of an execution once its writes were kept or discarded.
@@ -111,6 +113,8 @@ impl<'a> BlockExecutor<'a> {
             crate::upgrades::ZERO_VALUE_TRANSFER_GUARD,
             env.height,
         );
+        let located_fire_hashes =
+            crate::upgrades::is_active(&plans, crate::upgrades::LOCATED_FIRE_HASHES, env.height);
         let params = accounts::chain_params(state)?;
         let basefee = accounts::basefee_config(state)?;
         let timer_config = accounts::timer_config(state)?;
@@ -140,6 +144,7 @@ impl<'a> BlockExecutor<'a> {
             lane_market,
             fire_priority_fees: Vec::new(),
             zero_value_transfer_guard,
+            located_fire_hashes,
         })
     }
 

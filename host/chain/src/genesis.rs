@@ -34,6 +34,13 @@ pub fn genesis_changes(genesis: &Genesis) -> Result<ChangeSet> {
     overlay.put_encoded(keys::basefee_config(), &genesis.basefee);
     overlay.put_encoded(keys::timer_config(), &genesis.timers);
     overlay.put_encoded(keys::governance_config(), &genesis.governance);
+    // A chain may start under upgrades this binary knows (#46); none: no key,
+    // so a genesis without `upgrades` has the root it always had.
+    if !genesis.upgrades.is_empty() {
+        let plans =
+            crate::upgrades::genesis_plans(&genesis.upgrades).map_err(ChainError::Genesis)?;
+        overlay.put_encoded(keys::upgrade_plans(), &plans);
+    }
     // #32: the validator set is state, consensus's from block 0 on.
     if let Some(set) = genesis
         .validator_set()

@@ -11,6 +11,11 @@
 //! | upgrade | rule change from its height |
 //! |---------|-----------------------------|
 //! | `zero-value-transfer-guard` | a transfer of 0 fails ("refused by upgrade zero-value-transfer-guard"): it moved nothing and only spent block space |
+//! | `located-fire-hashes` | a deferred transaction's hash (a fire, a hook's call) names its block and receipt index in its first 12 bytes ([`timerhost_types::located`]), so its receipt is found without a transaction-index entry (#46) |
+//!
+//! A new chain can start under upgrades: the genesis file's `upgrades`
+//! lists names this binary knows, each planned at height 0
+//! ([`genesis_plans`]).
 
 use std::sync::Mutex;
 
@@ -33,11 +38,54 @@ pub struct KnownUpgrade {
 /// Transfers of 0 fail from this upgrade's height.
 pub const ZERO_VALUE_TRANSFER_GUARD: &str = "zero-value-transfer-guard";
 
+/// Deferred transactions' hashes name their receipt's place from this
+/// upgrade's height (#46).
+pub const LOCATED_FIRE_HASHES: &str = timerhost_types::genesis::LOCATED_FIRE_HASHES;
+
 /// Every upgrade this binary knows.
-pub const KNOWN_UPGRADES: &[KnownUpgrade] = &[KnownUpgrade {
-    name: ZERO_VALUE_TRANSFER_GUARD,
-    changes: "a transfer of 0 fails: it moves nothing and only spends block space",
-}];
+pub const KNOWN_UPGRADES: &[KnownUpgrade] = &[
+    KnownUpgrade {
+        name: ZERO_VALUE_TRANSFER_GUARD,
+        changes: "a transfer of 0 fails: it moves nothing and only spends block space",
+    },
+    KnownUpgrade {
+        name: LOCATED_FIRE_HASHES,
+        changes: "a fire's or hook call's transaction hash names its block and receipt index, \
+                  so no transaction-index entry is written per fire",
+    },
+];
+
+/// The plans of a chain that starts under `names` (the genesis file's
+/// `upgrades`): each at height 0. Refuses a name this binary does not know,
+/// one named twice, or more than [`MAX_UPGRADE_PLANS`].
+pub fn genesis_plans(names: &[String]) -> std::result::Result<UpgradePlans, String> {
+    if names.len() > MAX_UPGRADE_PLANS {
+        return Err(format!(
+            "genesis names {} upgrades; a chain holds at most {MAX_UPGRADE_PLANS}",
+            names.len()
+        ));
+    }
+    let mut plans = UpgradePlans::default();
+    for name in names {
+        if !knows(name) {
+            let known: Vec<&str> = KNOWN_UPGRADES.iter().map(|u| u.name).collect();
+            return Err(format!(
+                "genesis names upgrade {name:?}, which this binary does not know (it knows: {})",
+                known.join(", ")
+            ));
+        }
+        if plans.0.iter().any(|p| &p.name == name) {
+            return Err(format!("genesis names upgrade {name:?} twice"));
+        }
+        plans.0.push(UpgradePlan {
+            name: name.clone(),
+            height: 0,
+            info: "active from genesis".into(),
+            proposal_id: 0,
+        });
+    }
+    Ok(plans)
+}
 
 /// Names this process pretends not to know (`timerhost node
 /// --forget-upgrade NAME`): how the end-to-end test runs "the previous
@@ -144,6 +192,23 @@ mod tests {
             info: "install it".into(),
             proposal_id: 1,
         }
+    }
+
+    #[test]
+    fn a_genesis_can_start_under_known_upgrades_only() {
+        let plans = genesis_plans(&[LOCATED_FIRE_HASHES.to_string()]).unwrap();
+        assert!(is_active(&plans, LOCATED_FIRE_HASHES, 0));
+        assert!(is_active(&plans, LOCATED_FIRE_HASHES, 1));
+        assert!(!is_active(&plans, ZERO_VALUE_TRANSFER_GUARD, 1));
+        let unknown = genesis_plans(&["teleport".to_string()]).unwrap_err();
+        assert!(
+            unknown.contains("\"teleport\"") && unknown.contains(LOCATED_FIRE_HASHES),
+            "{unknown}"
+        );
+        let twice = genesis_plans(&[LOCATED_FIRE_HASHES.into(), LOCATED_FIRE_HASHES.into()]);
+        assert!(twice.unwrap_err().contains("twice"));
+        let many: Vec<String> = (0..=MAX_UPGRADE_PLANS).map(|i| format!("u{i}")).collect();
+        assert!(genesis_plans(&many).unwrap_err().contains("at most"));
     }
 
     #[test]

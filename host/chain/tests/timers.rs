@@ -28,15 +28,29 @@ struct Net {
 
 impl Net {
     fn new() -> Self {
+        Self::on(dev_chain())
+    }
+
+    /// A mock-runtime chain from `genesis`.
+    fn with_genesis(genesis: timerhost_types::Genesis) -> Self {
+        Self::on(
+            Chain::open(
+                MemoryBackend::new(),
+                genesis,
+                std::sync::Arc::new(timerhost_chain::testing::MockRuntime),
+                std::sync::Arc::new(timerhost_chain::NoHooks),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn on(chain: Chain<MemoryBackend>) -> Self {
         let mut b = dev_builders();
         for x in &mut b {
             x.cycles_limit = 20_000_000;
             x.cells_limit = 3_000_000;
         }
-        Net {
-            chain: dev_chain(),
-            b,
-        }
+        Net { chain, b }
     }
 
     fn height(&self) -> u64 {
@@ -1713,4 +1727,77 @@ fn shutdown_removes_every_timer_refunds_deposits_then_completes() {
     assert!(n
         .schedule(0, actor, n.height() + 3, b"", None, None, None)
         .is_success());
+}
+
+/// #46: a new chain starts under `located-fire-hashes` (the dev genesis
+/// names it), so a fire's hash names its block and receipt and its receipt
+/// is found without a transaction-index entry; a chain whose genesis names
+/// no upgrade keeps the old hash and its index entry; a genesis naming an
+/// upgrade this binary does not know does not open.
+#[test]
+fn a_fires_hash_names_its_receipt_on_a_chain_under_located_fire_hashes() {
+    use timerhost_types::located::names_place;
+
+    let fire_of = |n: &mut Net| {
+        let actor = n.deploy(0, 10u128.pow(21));
+        let due = n.height() + 2;
+        n.schedule(0, actor, due, b"p", None, None, None);
+        let blocks = n.mine_to(due);
+        let receipts = blocks.last().unwrap().clone();
+        let index = receipts
+            .iter()
+            .position(|r| {
+                matches!(
+                    r.source,
+                    TxSource::Deferred {
+                        delivery: Some(_),
+                        ..
+                    }
+                )
+            })
+            .expect("the timer fired");
+        (receipts[index].tx_hash, index as u32)
+    };
+
+    let mut located = Net::new();
+    let (hash, index) = fire_of(&mut located);
+    let height = located.height();
+    assert!(
+        names_place(&hash, height, index),
+        "{hash} at {height}/{index}"
+    );
+    let (loc, receipt) = located.chain.store().receipt(&hash).unwrap().unwrap();
+    assert_eq!(
+        (loc.height, loc.index, receipt.tx_hash),
+        (height, index, hash)
+    );
+
+    let mut genesis = timerhost_types::Genesis::dev();
+    genesis.upgrades.clear();
+    let mut plain = Net::with_genesis(genesis);
+    let (hash, index) = fire_of(&mut plain);
+    let height = plain.height();
+    assert!(!names_place(&hash, height, index));
+    let (loc, _) = plain.chain.store().receipt(&hash).unwrap().unwrap();
+    assert_eq!(
+        (loc.height, loc.index),
+        (height, index),
+        "found through its index entry"
+    );
+
+    let mut genesis = timerhost_types::Genesis::dev();
+    genesis.upgrades.push("warp-drive".into());
+    let refused = Chain::open(
+        MemoryBackend::new(),
+        genesis,
+        std::sync::Arc::new(timerhost_chain::testing::MockRuntime),
+        std::sync::Arc::new(timerhost_chain::NoHooks),
+    )
+    .err()
+    .expect("an unknown upgrade at genesis is refused")
+    .to_string();
+    assert!(
+        refused.contains("warp-drive") && refused.contains("does not know"),
+        "{refused}"
+    );
 }

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use timerhost_types::encoding::{self, Canonical};
+use timerhost_types::located;
 use timerhost_types::{Address, Event, Hash, Receipt, Value};
 
 use crate::backend::{KvBackend, WriteBatch};
@@ -184,10 +185,14 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
             height,
             index: ri as u32,
         };
-        batch.put(
-            ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
-            encoding::encode_raw(&loc),
-        );
+        // A hash that names its own place needs no index entry (#46:
+        // located fire hashes; [`tx_location`] reads the place it names).
+        if !located::names_place(&receipt.tx_hash, height, loc.index) {
+            batch.put(
+                ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
+                encoding::encode_raw(&loc),
+            );
+        }
         for event in &receipt.events {
             let pos = position.to_be_bytes();
             let mut by_name = events_by_name_prefix(&event.name);
@@ -277,7 +282,7 @@ pub(crate) fn unstage(
     for receipt in &block.receipts {
         // A transaction hash belongs to one block; delete its entry only if
         // it still points here.
-        if tx_location(backend, &receipt.tx_hash)?.is_some_and(|loc| loc.height == height) {
+        if indexed_location(backend, &receipt.tx_hash)?.is_some_and(|loc| loc.height == height) {
             keys.insert(ns_key(TX_INDEX, receipt.tx_hash.as_bytes()));
         }
     }
@@ -454,8 +459,26 @@ pub(crate) fn receipt_at(
     Ok(Some(receipt))
 }
 
-/// Where the receipt of transaction `tx_hash` lives.
+/// Where the receipt of transaction `tx_hash` lives: its index entry, or
+/// for a located hash (#46, no entry) the place it names, once the receipt
+/// there is found to carry exactly this hash.
 pub(crate) fn tx_location(backend: &dyn KvBackend, tx_hash: &Hash) -> Result<Option<TxLocation>> {
+    if let Some(loc) = indexed_location(backend, tx_hash)? {
+        return Ok(Some(loc));
+    }
+    let (height, index) = located::named_place(tx_hash);
+    // No block (past the head, pruned, or a hash that only decodes to a
+    // place) reads as no receipts.
+    let block = BlockEvents::open(backend, height)?;
+    Ok(block
+        .receipts
+        .get(index as usize)
+        .filter(|r| r.tx_hash == *tx_hash)
+        .map(|_| TxLocation { height, index }))
+}
+
+/// The index entry of `tx_hash`, if one was written.
+fn indexed_location(backend: &dyn KvBackend, tx_hash: &Hash) -> Result<Option<TxLocation>> {
     let key = ns_key(TX_INDEX, tx_hash.as_bytes());
     match backend.get(&key)? {
         None => Ok(None),
@@ -859,6 +882,50 @@ pub(crate) mod tests {
         assert_eq!((last.receipt_index, last.event_index), (2, 100));
         assert_eq!(last.event.name, "b100");
         assert_eq!(last.tx_hash, Hash([3; 32]));
+    }
+
+    /// #46: a hash naming its own place gets no index entry and is found
+    /// at that place; a hash that names a place whose receipt carries
+    /// another hash is not found there, and an ordinary hash is indexed.
+    #[test]
+    fn a_located_hash_is_found_at_its_place_without_an_index_entry() {
+        let backend = MemoryBackend::new();
+        let mut fire = receipt(2, Vec::new());
+        fire.tx_hash = located::located_tx_hash(Hash([0x5a; 32]), 9, 1);
+        let forged = located::located_tx_hash(Hash([0x5b; 32]), 9, 1);
+        let user = receipt(1, Vec::new());
+        commit(&backend, 9, &[user.clone(), fire.clone()]);
+        let indexed = |h: &Hash| backend.get(&ns_key(TX_INDEX, h.as_bytes())).unwrap();
+        assert!(
+            indexed(&fire.tx_hash).is_none(),
+            "no entry for a located hash"
+        );
+        assert!(
+            indexed(&user.tx_hash).is_some(),
+            "an ordinary hash is indexed"
+        );
+        let at = |height, index| Some(TxLocation { height, index });
+        assert_eq!(tx_location(&backend, &fire.tx_hash).unwrap(), at(9, 1));
+        assert_eq!(tx_location(&backend, &user.tx_hash).unwrap(), at(9, 0));
+        assert_eq!(
+            tx_location(&backend, &forged).unwrap(),
+            None,
+            "another hash there"
+        );
+        let past = located::located_tx_hash(Hash([0x5a; 32]), 10, 1);
+        assert_eq!(tx_location(&backend, &past).unwrap(), None, "no such block");
+        let beyond = located::located_tx_hash(Hash([0x5a; 32]), 9, 7);
+        assert_eq!(
+            tx_location(&backend, &beyond).unwrap(),
+            None,
+            "no such receipt"
+        );
+        // Pruning the block deletes the ordinary entry and finds nothing else to.
+        let mut batch = WriteBatch::new();
+        unstage(&backend, &mut batch, 9, &mut Vec::new()).unwrap();
+        backend.write(batch).unwrap();
+        assert!(indexed(&user.tx_hash).is_none());
+        assert_eq!(tx_location(&backend, &fire.tx_hash).unwrap(), None);
     }
 
     #[test]

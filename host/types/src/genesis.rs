@@ -70,7 +70,15 @@ pub struct Genesis {
     /// period and deposit (#32; direct when omitted).
     #[serde(default)]
     pub governance: crate::governance::GovernanceConfig,
+    /// Upgrades the chain starts under, each active from height 0 (#46:
+    /// `located-fire-hashes`); the node refuses a name it does not know.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upgrades: Vec<String>,
 }
+
+/// The upgrade a new chain starts under (`timerhost_chain::upgrades`
+/// knows it): deferred transactions' hashes name their receipt (#46).
+pub const LOCATED_FIRE_HASHES: &str = "located-fire-hashes";
 
 impl Genesis {
     /// Block 0's timestamp in unix ms.
@@ -97,6 +105,8 @@ impl Genesis {
             basefee: BasefeeConfig::default(),
             timers: TimerConfig::default(),
             governance: crate::governance::GovernanceConfig::default(),
+            // New chains start with a fire's hash naming its receipt (#46).
+            upgrades: vec![LOCATED_FIRE_HASHES.to_string()],
         }
     }
 

@@ -18,6 +18,7 @@ pub mod genesis;
 pub mod governance;
 pub mod keys;
 pub mod lane;
+pub mod located;
 pub mod primitives;
 pub mod quote;
 pub mod receipt;

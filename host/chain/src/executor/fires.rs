@@ -93,12 +93,19 @@ impl BlockExecutor<'_> {
     pub(super) fn execute_deferred(&mut self, tx: &DeferredTx) -> Result<Receipt> {
         let index = self.deferred_count;
         self.deferred_count += 1;
-        let tx_hash = keccak_concat(&[
+        let mut tx_hash = keccak_concat(&[
             b"timerhost/deferred",
             &self.env.height.to_be_bytes(),
             &index.to_be_bytes(),
             &tx.tag,
         ]);
+        if self.located_fire_hashes {
+            // #46: the hash names where its receipt will be (both callers
+            // push it next), so history needs no index entry for it.
+            let place =
+                u32::try_from(self.receipts.len()).expect("a block holds fewer than 2^32 receipts");
+            tx_hash = timerhost_types::located::located_tx_hash(tx_hash, self.env.height, place);
+        }
         // The walk admitted this fire after the same quote fit
         // (`delivery::max_cost`, checked arithmetic) and built `prepaid`
         // from it. If the two disagree — a config in force that one side
