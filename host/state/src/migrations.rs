@@ -3,7 +3,10 @@
 //! re-created from genesis.
 //!
 //! **Policy.** A release migrates stores from [`OLDEST_MIGRATABLE_FORMAT`]
-//! on — the two formats before its own. An older store is refused by name
+//! on — the two formats before its own, and further back while the steps
+//! between only move the marker (nothing in them can go untested: format
+//! 12 still migrates 9, since 10 → 11 and 11 → 12 are such steps). An
+//! older store is refused by name
 //! ([`StorageError::Format`]); its operator upgrades through an
 //! intermediate release or joins again by state sync.
 //!
@@ -18,6 +21,7 @@
 //! |------|----------------|
 //! | 9 → 10 | a header record (`h ‖ height`) for every stored block |
 //! | 10 → 11 | nothing but the marker: format 11 may prune history below `M history_floor` (`crate::pruning`), which a format-10 binary would read as a corrupt store, so the marker keeps such binaries out |
+//! | 11 → 12 | nothing but the marker: format 12 lets a fire leave its timer's id lookup stale (#46, `timerhost_timers::record::IdLookup`), which a format-11 binary would read as a corrupt store (and its audit would refuse in a snapshot), so the marker keeps such binaries out |
 
 use timerhost_types::encoding;
 use timerhost_types::Block;
@@ -55,7 +59,9 @@ use crate::namespaces::{ns_key, BLOCK, HEADERS, META};
 /// 10: each block's header and transaction count are stored apart (`h`).
 /// 11: history (blocks, receipts, events, their indexes) may be pruned
 /// below `M history_floor` (`crate::pruning`); headers are kept.
-pub const STORE_FORMAT: u32 = 11;
+/// 12: a fire leaves its timer's id lookup (`u i`) stale, for pruning to
+/// delete (#46).
+pub const STORE_FORMAT: u32 = 12;
 
 /// The oldest format this build migrates.
 pub const OLDEST_MIGRATABLE_FORMAT: u32 = 9;
@@ -127,9 +133,11 @@ pub(crate) fn migrate(
     while report.to < STORE_FORMAT {
         match report.to {
             9 => headers_apart(backend, &mut report, &mut progress)?,
-            10 => {
+            // Marker-only steps: what the newer format may hold, the older
+            // reads as corrupt.
+            10 | 11 => {
                 let mut batch = WriteBatch::new();
-                set_format(&mut batch, 11);
+                set_format(&mut batch, report.to + 1);
                 backend.write(batch)?;
                 report.entries_written += 1;
             }
