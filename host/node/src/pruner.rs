@@ -5,6 +5,12 @@
 //! producer or consensus holds: a commit and a pruning batch write disjoint
 //! keys of one sled database, so commits are never delayed by more than
 //! sharing the disk (`timerhost_state::pruning` says what is kept).
+//!
+//! The same thread deletes the recent-state records (`[storage]
+//! proof_blocks`, #48) of the heights that leave the window, which commits
+//! no longer do (#46: a third of a full block's commit on a node). Those
+//! batches take the store's commit lock, a few heights each, so a commit
+//! waits at most for one of them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,6 +31,10 @@ pub const PRUNE_PAUSE: Duration = Duration::from_millis(20);
 /// Pause when nothing is left to prune.
 pub const PRUNE_IDLE: Duration = Duration::from_millis(500);
 
+/// Pause between two rounds of recent-state pruning on a node that keeps
+/// all its history: about a block, so each round deletes about one height.
+pub const RECENT_PAUSE: Duration = Duration::from_millis(200);
+
 /// A running pruner; [`Pruner::stop`] (or dropping it) ends its thread
 /// after the batch in progress.
 pub struct Pruner {
@@ -33,22 +43,30 @@ pub struct Pruner {
 }
 
 impl Pruner {
-    /// Starts pruning `chain` to its last `keep_blocks` blocks; `None` for
-    /// an archive node (`keep_blocks = 0`).
+    /// Starts pruning `chain` to its last `keep_blocks` blocks of history,
+    /// and its recent states to the store's `proof_blocks` window; `None`
+    /// when there is neither to do (an archive node keeping no recent
+    /// states).
     pub fn start(chain: Arc<Chain<SledBackend>>, keep_blocks: u64) -> Option<Pruner> {
-        if keep_blocks == 0 {
+        let recent = chain.store().proof_blocks() > 0;
+        if keep_blocks == 0 && !recent {
             return None;
         }
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let store_chain = chain.clone();
         let thread = std::thread::Builder::new()
             .name("pruner".into())
-            .spawn(move || run(&chain, keep_blocks, &flag))
+            .spawn(move || run(&chain, keep_blocks, recent, &flag))
             .ok()?;
-        tracing::info!(
-            keep_blocks,
-            "pruning history older than the last {keep_blocks} blocks"
-        );
+        // Only once the thread runs: the commits stop pruning for it.
+        store_chain.store().prune_recent_states_apart(recent);
+        if keep_blocks > 0 {
+            tracing::info!(
+                keep_blocks,
+                "pruning history older than the last {keep_blocks} blocks"
+            );
+        }
         Some(Pruner {
             stop,
             thread: Some(thread),
@@ -83,8 +101,17 @@ fn sleep_unless_stopped(pause: Duration, stop: &AtomicBool) {
     }
 }
 
-fn run(chain: &Chain<SledBackend>, keep_blocks: u64, stop: &AtomicBool) {
+fn run(chain: &Chain<SledBackend>, keep_blocks: u64, recent: bool, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
+        if recent {
+            if let Err(error) = chain.store().prune_recent_states() {
+                tracing::warn!(%error, "pruning recent states failed; retrying");
+            }
+        }
+        if keep_blocks == 0 {
+            sleep_unless_stopped(RECENT_PAUSE, stop);
+            continue;
+        }
         match chain.store().prune(keep_blocks, PRUNE_STEP_HEIGHTS) {
             Ok(step) if step.heights > 0 => {
                 tracing::debug!(

@@ -4,7 +4,9 @@
 //! at the head — what `eth_getProof` gives for the last 128 blocks.
 //!
 //! Two records, both written in the block's own atomic commit and deleted
-//! there once their height leaves the window:
+//! once their height leaves the window — in a later commit, or, on a node,
+//! by its pruner thread ([`ChainStore::prune_recent_states`], #46: the
+//! deletions were a third of a full block's commit):
 //!
 //! - **The tree.** A commit normally deletes the tree nodes it makes
 //!   stale, keeping the head's tree only. While recent states are kept
@@ -216,7 +218,7 @@ mod tests {
     use super::*;
     use crate::backend::MemoryBackend;
     use crate::commitment::NODE_NAMESPACE;
-    use crate::namespaces::RETAINED_STALE;
+    use crate::namespaces::{PREVIOUS_VALUES, RETAINED_STALE};
     use crate::overlay::ChangeSet;
     use crate::proofs::verify_proof;
     use crate::recent_records::height_of;
@@ -339,6 +341,60 @@ mod tests {
         assert!(ahead.contains("beyond"), "{ahead}");
         // Derived keys have no proof of their own at any height.
         assert!(store.prove_at(b"u-derived", head - 1).is_err());
+    }
+
+    /// #46: a node leaves the window's pruning to its pruner thread. The
+    /// commits then keep every height's records; `prune_recent_states`
+    /// deletes those below the window (the window still reads and proves
+    /// as it was), and nothing while a snapshot is being taken.
+    #[test]
+    fn the_window_pruned_apart_from_the_commits_keeps_every_recent_height() {
+        let store = ChainStore::new(MemoryBackend::new());
+        store.set_proof_blocks(4);
+        store.prune_recent_states_apart(true);
+        let states = run(&store, 30);
+        let lowest = |ns: u8| -> Option<u64> {
+            let first = store.backend.scan_keys(&[ns], Some(&[ns + 1]), 1).unwrap();
+            first.first().map(|k| height_of(k).unwrap())
+        };
+        assert!(
+            lowest(PREVIOUS_VALUES).unwrap() < 10,
+            "the commits pruned nothing"
+        );
+        assert!(store.prune_recent_states().unwrap() > 0);
+        assert!(lowest(PREVIOUS_VALUES).unwrap() > 29 - 4);
+        assert!(lowest(RETAINED_STALE).unwrap() > 29 - 4);
+        assert_eq!(
+            store.prune_recent_states().unwrap(),
+            0,
+            "nothing left below"
+        );
+        for h in 29 - 4..=29 {
+            for i in 0..12u64 {
+                let key = format!("k{i}").into_bytes();
+                let proof = store.prove_at(&key, h).unwrap();
+                assert_eq!(
+                    proof.value,
+                    states[h as usize].get(&key).cloned(),
+                    "k{i} at {h}"
+                );
+            }
+        }
+        // A snapshot being taken holds the window's pruning off.
+        store.set_snapshot_interval(32);
+        run_from(&store, 30, 40);
+        assert!(
+            store.capture.lock().is_some(),
+            "height 32 started a capture"
+        );
+        assert_eq!(store.prune_recent_states().unwrap(), 0);
+        assert!(lowest(PREVIOUS_VALUES).unwrap() < 39 - 4, "kept below the window");
+    }
+
+    fn run_from(store: &ChainStore<MemoryBackend>, from: u64, to: u64) {
+        for h in from..to {
+            commit(store, h, &changes_of(h));
+        }
     }
 
     #[test]

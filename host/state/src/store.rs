@@ -76,6 +76,10 @@ pub struct ChainStore<B: KvBackend> {
     /// Blocks whose state stays provable (`[storage] proof_blocks`; 0:
     /// the head's only), [`crate::recent`].
     proof_blocks: std::sync::atomic::AtomicU64,
+    /// Recent-state records leaving the window are deleted by
+    /// [`ChainStore::prune_recent_states`] (a node's pruner thread), not in
+    /// the commit (#46).
+    recent_pruned_apart: std::sync::atomic::AtomicBool,
 }
 
 /// Read-only view of committed consensus state.
@@ -141,6 +145,7 @@ impl<B: KvBackend> ChainStore<B> {
             capture: parking_lot::Mutex::new(None),
             snapshot_interval: std::sync::atomic::AtomicU64::new(0),
             proof_blocks: std::sync::atomic::AtomicU64::new(0),
+            recent_pruned_apart: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -372,7 +377,11 @@ impl<B: KvBackend> ChainStore<B> {
                 StateCommitment::stage(req.tree_update, &mut batch);
             }
         }
-        if capture.is_none() {
+        if capture.is_none()
+            && !self
+                .recent_pruned_apart
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
             crate::recent_records::prune(&self.backend, header.height, keep, &mut batch)?;
         }
         batch.put(ns_key(BLOCK, &height_be), encoding::encode(req.block));
@@ -431,6 +440,43 @@ impl<B: KvBackend> ChainStore<B> {
     /// See [`Self::set_proof_blocks`].
     pub fn proof_blocks(&self) -> u64 {
         self.proof_blocks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Leaves the deletion of recent-state records that leave the window
+    /// to [`Self::prune_recent_states`] instead of every commit (#46: on a
+    /// node it was a third of a full block's commit). Whoever sets it must
+    /// call that, or the records grow.
+    pub fn prune_recent_states_apart(&self, apart: bool) {
+        self.recent_pruned_apart
+            .store(apart, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Deletes the recent-state records (and retained tree nodes) of every
+    /// height that left the window, a few heights per atomic batch, each
+    /// batch under the commit lock (so not while a snapshot is being taken,
+    /// whose tree they may hold, and never between a reader's check of the
+    /// window and its walk). Returns the entries deleted. The heights a
+    /// reader may ask for lie above what this deletes: a height's records
+    /// are what reading *older* states needs.
+    pub fn prune_recent_states(&self) -> Result<u64> {
+        let mut deleted = 0u64;
+        loop {
+            let capture = self.capture.lock();
+            if capture.is_some() {
+                return Ok(deleted);
+            }
+            let Some(head) = self.head_height()? else {
+                return Ok(deleted);
+            };
+            let mut batch = WriteBatch::new();
+            crate::recent_records::prune(&self.backend, head, self.proof_blocks(), &mut batch)?;
+            if batch.is_empty() {
+                return Ok(deleted);
+            }
+            deleted += batch.len() as u64;
+            self.backend.write(batch)?;
+            drop(capture);
+        }
     }
 
     /// Captures every entry of the store (see [`StoreSnapshot`]).
