@@ -388,7 +388,10 @@ mod tests {
             "height 32 started a capture"
         );
         assert_eq!(store.prune_recent_states().unwrap(), 0);
-        assert!(lowest(PREVIOUS_VALUES).unwrap() < 39 - 4, "kept below the window");
+        assert!(
+            lowest(PREVIOUS_VALUES).unwrap() < 39 - 4,
+            "kept below the window"
+        );
     }
 
     fn run_from(store: &ChainStore<MemoryBackend>, from: u64, to: u64) {
