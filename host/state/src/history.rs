@@ -441,22 +441,37 @@ pub(crate) fn receipts(backend: &dyn KvBackend, height: u64) -> Result<Vec<Recei
     Ok(out)
 }
 
-/// Receipt `index` of block `height` with its events, reading only the
-/// chunks that hold them.
-pub(crate) fn receipt_at(
+/// The receipt of `tx_hash` with its place: through its index entry, or
+/// at the place a located hash names (#46) — the block's receipts record
+/// read once for both the check and the receipt.
+pub(crate) fn receipt_of(
     backend: &dyn KvBackend,
-    height: u64,
-    index: u32,
-) -> Result<Option<Receipt>> {
-    let mut block = BlockEvents::open(backend, height)?;
-    let i = index as usize;
-    if i >= block.receipts.len() {
-        return Ok(None);
+    tx_hash: &Hash,
+) -> Result<Option<(TxLocation, Receipt)>> {
+    let indexed = indexed_location(backend, tx_hash)?;
+    let loc = indexed.unwrap_or_else(|| {
+        let (height, index) = located::named_place(tx_hash);
+        TxLocation { height, index }
+    });
+    let mut block = BlockEvents::open(backend, loc.height)?;
+    let i = loc.index as usize;
+    match block.receipts.get(i) {
+        Some(r) if r.tx_hash == *tx_hash => {}
+        // A located place that misses is an unknown hash; an index entry
+        // that misses is a corrupt store.
+        _ if indexed.is_none() => return Ok(None),
+        _ => {
+            return Err(corrupt(
+                "receipt",
+                tx_hash.as_bytes(),
+                "tx index points past the block's receipts",
+            ))
+        }
     }
     let events = block.events_of(block.starts[i], block.starts[i + 1])?;
     let mut receipt = block.receipts.swap_remove(i);
     receipt.events = events;
-    Ok(Some(receipt))
+    Ok(Some((loc, receipt)))
 }
 
 /// Where the receipt of transaction `tx_hash` lives: its index entry, or
@@ -859,9 +874,11 @@ pub(crate) mod tests {
         commit(&backend, 5, &written);
         assert_eq!(receipts(&backend, 5).unwrap(), written);
         assert_eq!(receipts(&backend, 6).unwrap(), Vec::new());
-        assert_eq!(receipt_at(&backend, 5, 2).unwrap().unwrap(), written[2]);
-        assert_eq!(receipt_at(&backend, 5, 1).unwrap().unwrap(), written[1]);
-        assert_eq!(receipt_at(&backend, 5, 3).unwrap(), None);
+        let at = |index| TxLocation { height: 5, index };
+        let found = |tag: u8| receipt_of(&backend, &Hash([tag; 32])).unwrap();
+        assert_eq!(found(3), Some((at(2), written[2].clone())));
+        assert_eq!(found(2), Some((at(1), written[1].clone())));
+        assert_eq!(found(9), None);
         let chunks = backend
             .scan(&[EVENT_CHUNKS], Some(&[EVENT_CHUNKS + 1]), usize::MAX)
             .unwrap();
@@ -912,6 +929,16 @@ pub(crate) mod tests {
             None,
             "another hash there"
         );
+        let found = |h: &Hash| receipt_of(&backend, h).unwrap();
+        assert_eq!(
+            found(&fire.tx_hash),
+            Some((at(9, 1).unwrap(), fire.clone()))
+        );
+        assert_eq!(
+            found(&user.tx_hash),
+            Some((at(9, 0).unwrap(), user.clone()))
+        );
+        assert_eq!(found(&forged), None);
         let past = located::located_tx_hash(Hash([0x5a; 32]), 10, 1);
         assert_eq!(tx_location(&backend, &past).unwrap(), None, "no such block");
         let beyond = located::located_tx_hash(Hash([0x5a; 32]), 9, 7);

@@ -262,18 +262,7 @@ impl<B: KvBackend> ChainStore<B> {
     /// The receipt of transaction `tx_hash`, with its location (reading only
     /// the events of that receipt, however large its block).
     pub fn receipt(&self, tx_hash: &Hash) -> Result<Option<(TxLocation, Receipt)>> {
-        let Some(loc) = self.tx_location(tx_hash)? else {
-            return Ok(None);
-        };
-        let receipt =
-            history::receipt_at(&self.backend, loc.height, loc.index)?.ok_or_else(|| {
-                corrupt(
-                    "receipt",
-                    tx_hash.as_bytes(),
-                    "tx index points past the block's receipts",
-                )
-            })?;
-        Ok(Some((loc, receipt)))
+        history::receipt_of(&self.backend, tx_hash)
     }
 
     /// The committed state root at the head.
