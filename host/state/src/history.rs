@@ -186,7 +186,7 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
             index: ri as u32,
         };
         // A hash that names its own place needs no index entry (#46:
-        // located fire hashes; [`tx_location`] reads the place it names).
+        // located fire hashes; [`receipt_of`] reads the place it names).
         if !located::names_place(&receipt.tx_hash, height, loc.index) {
             batch.put(
                 ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
@@ -472,24 +472,6 @@ pub(crate) fn receipt_of(
     let mut receipt = block.receipts.swap_remove(i);
     receipt.events = events;
     Ok(Some((loc, receipt)))
-}
-
-/// Where the receipt of transaction `tx_hash` lives: its index entry, or
-/// for a located hash (#46, no entry) the place it names, once the receipt
-/// there is found to carry exactly this hash.
-pub(crate) fn tx_location(backend: &dyn KvBackend, tx_hash: &Hash) -> Result<Option<TxLocation>> {
-    if let Some(loc) = indexed_location(backend, tx_hash)? {
-        return Ok(Some(loc));
-    }
-    let (height, index) = located::named_place(tx_hash);
-    // No block (past the head, pruned, or a hash that only decodes to a
-    // place) reads as no receipts.
-    let block = BlockEvents::open(backend, height)?;
-    Ok(block
-        .receipts
-        .get(index as usize)
-        .filter(|r| r.tx_hash == *tx_hash)
-        .map(|_| TxLocation { height, index }))
 }
 
 /// The index entry of `tx_hash`, if one was written.
@@ -922,37 +904,24 @@ pub(crate) mod tests {
             "an ordinary hash is indexed"
         );
         let at = |height, index| Some(TxLocation { height, index });
-        assert_eq!(tx_location(&backend, &fire.tx_hash).unwrap(), at(9, 1));
-        assert_eq!(tx_location(&backend, &user.tx_hash).unwrap(), at(9, 0));
-        assert_eq!(
-            tx_location(&backend, &forged).unwrap(),
-            None,
-            "another hash there"
-        );
-        let found = |h: &Hash| receipt_of(&backend, h).unwrap();
-        assert_eq!(
-            found(&fire.tx_hash),
-            Some((at(9, 1).unwrap(), fire.clone()))
-        );
-        assert_eq!(
-            found(&user.tx_hash),
-            Some((at(9, 0).unwrap(), user.clone()))
-        );
-        assert_eq!(found(&forged), None);
+        let place = |h: &Hash| receipt_of(&backend, h).unwrap().map(|(loc, _)| loc);
+        let found = |h: &Hash| receipt_of(&backend, h).unwrap().map(|(_, r)| r);
+        assert_eq!(place(&fire.tx_hash), at(9, 1));
+        assert_eq!(found(&fire.tx_hash), Some(fire.clone()));
+        assert_eq!(place(&user.tx_hash), at(9, 0));
+        assert_eq!(found(&user.tx_hash), Some(user.clone()));
+        assert_eq!(place(&forged), None, "another hash there");
         let past = located::located_tx_hash(Hash([0x5a; 32]), 10, 1);
-        assert_eq!(tx_location(&backend, &past).unwrap(), None, "no such block");
+        assert_eq!(place(&past), None, "no such block");
         let beyond = located::located_tx_hash(Hash([0x5a; 32]), 9, 7);
-        assert_eq!(
-            tx_location(&backend, &beyond).unwrap(),
-            None,
-            "no such receipt"
-        );
+        assert_eq!(place(&beyond), None, "no such receipt");
         // Pruning the block deletes the ordinary entry and finds nothing else to.
         let mut batch = WriteBatch::new();
         unstage(&backend, &mut batch, 9, &mut Vec::new()).unwrap();
         backend.write(batch).unwrap();
         assert!(indexed(&user.tx_hash).is_none());
-        assert_eq!(tx_location(&backend, &fire.tx_hash).unwrap(), None);
+        assert_eq!(place(&fire.tx_hash), None);
+        assert_eq!(place(&user.tx_hash), None);
     }
 
     #[test]

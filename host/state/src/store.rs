@@ -254,11 +254,6 @@ impl<B: KvBackend> ChainStore<B> {
         self.backend.get(&ns_key(SUMMARY, &height.to_be_bytes()))
     }
 
-    /// Where the receipt of transaction `tx_hash` lives.
-    pub fn tx_location(&self, tx_hash: &Hash) -> Result<Option<TxLocation>> {
-        history::tx_location(&self.backend, tx_hash)
-    }
-
     /// The receipt of transaction `tx_hash`, with its location (reading only
     /// the events of that receipt, however large its block).
     pub fn receipt(&self, tx_hash: &Hash) -> Result<Option<(TxLocation, Receipt)>> {

@@ -12,7 +12,7 @@ use timerhost_types::encoding::Canonical;
 use timerhost_types::{Hash, Timer, TimerKind};
 
 use crate::error::Result;
-use crate::keys::{self, missing, BucketId};
+use crate::keys::{self, BucketId};
 
 /// Domain of [`record_hash`].
 const RECORD_DOMAIN: &[u8] = b"timerhost/timer-record/v1";
@@ -141,7 +141,11 @@ pub fn get_queued_record(
         return Ok(None);
     };
     if record.timer.timer_id != *timer_id {
-        return Err(missing("timer id lookup", timer_id));
+        return Err(keys::corrupt(
+            "timer id lookup",
+            &keys::id_key(timer_id),
+            "names another timer's record",
+        ));
     }
     Ok(Some((record, Queued::of_record_key(&key))))
 }
