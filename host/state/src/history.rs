@@ -4,7 +4,9 @@
 //!
 //! A block's receipts are one record without their events (`R ‖ height`);
 //! the events are kept apart, in the block's order, in chunks of
-//! [`EVENTS_PER_CHUNK`] (`V ‖ height ‖ chunk`). Reading one event then
+//! [`EVENTS_PER_CHUNK`] (`V ‖ height ‖ chunk`). Both are stored
+//! LZ4-compressed since store format 13 ([`crate::compressed`]: a fire
+//! block's events were 12 MB of a 17 MB batch). Reading one event then
 //! decodes one chunk, not the block: a transaction that schedules 100,000
 //! timers emits 100,000 events, and the dashboard's views of one timer or
 //! of an actor's latest events read a few of them (#33: 388 ms → well under
@@ -35,6 +37,7 @@ use timerhost_types::located;
 use timerhost_types::{Address, Event, Hash, Receipt, Value};
 
 use crate::backend::{KvBackend, WriteBatch};
+use crate::compressed;
 use crate::error::{corrupt, Result};
 use crate::namespaces::{ns_key, EVENT_CHUNKS, EVENT_INDEX, HEADERS, RECEIPTS, TX_INDEX};
 
@@ -176,7 +179,8 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
     let mut postings: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut stripped = Vec::with_capacity(receipts.len());
     let mut event_counts = Vec::with_capacity(receipts.len());
-    let mut chunk: Vec<Event> = Vec::new();
+    let mut chunk: Vec<u8> = vec![0; 4];
+    let mut chunk_len = 0u32;
     let mut chunk_index = 0u32;
     let mut position = 0u32;
     let mut fires: Vec<[u8; FIRE_ENTRY]> = Vec::new();
@@ -217,10 +221,20 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
                     batch.put(key, Vec::new());
                 }
             }
-            chunk.push(event.clone());
-            if chunk.len() == EVENTS_PER_CHUNK {
-                let full = EventChunk(std::mem::take(&mut chunk));
-                batch.put(chunk_key(height, chunk_index), encoding::encode(&full));
+            // The chunk's borsh encoding built in place (a count, then
+            // each event): the events are not cloned to be stored.
+            event
+                .serialize(&mut chunk)
+                .expect("writing to a Vec<u8> cannot fail");
+            chunk_len += 1;
+            if chunk_len == EVENTS_PER_CHUNK as u32 {
+                chunk[..4].copy_from_slice(&chunk_len.to_le_bytes());
+                batch.put(
+                    chunk_key(height, chunk_index),
+                    compressed::encode_body::<EventChunk>(&chunk),
+                );
+                chunk.truncate(4);
+                chunk_len = 0;
                 chunk_index += 1;
             }
             position += 1;
@@ -242,15 +256,16 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
             created_actor: receipt.created_actor,
         });
     }
-    if !chunk.is_empty() {
+    if chunk_len > 0 {
+        chunk[..4].copy_from_slice(&chunk_len.to_le_bytes());
         batch.put(
             chunk_key(height, chunk_index),
-            encoding::encode(&EventChunk(chunk)),
+            compressed::encode_body::<EventChunk>(&chunk),
         );
     }
     batch.put(
         ns_key(RECEIPTS, &height_be),
-        encoding::encode(&StoredReceipts {
+        compressed::encode(&StoredReceipts {
             receipts: stripped,
             event_counts,
         }),
@@ -328,6 +343,17 @@ fn get_decoded<T: Canonical>(backend: &dyn KvBackend, key: &[u8]) -> Result<Opti
     }
 }
 
+/// [`get_decoded`] of a record stored compressed (or stored before
+/// compression: [`compressed::decode`] reads both).
+fn get_stored<T: Canonical>(backend: &dyn KvBackend, key: &[u8]) -> Result<Option<T>> {
+    match backend.get(key)? {
+        None => Ok(None),
+        Some(bytes) => compressed::decode(&bytes)
+            .map(Some)
+            .map_err(|e| corrupt(T::NAME, key, e)),
+    }
+}
+
 /// One block's receipts and events, read as needed: the receipts record
 /// once, and one chunk of events at a time.
 struct BlockEvents<'a> {
@@ -342,7 +368,7 @@ struct BlockEvents<'a> {
 impl<'a> BlockEvents<'a> {
     fn open(backend: &'a dyn KvBackend, height: u64) -> Result<Self> {
         let stored =
-            get_decoded::<StoredReceipts>(backend, &ns_key(RECEIPTS, &height.to_be_bytes()))?
+            get_stored::<StoredReceipts>(backend, &ns_key(RECEIPTS, &height.to_be_bytes()))?
                 .unwrap_or(StoredReceipts {
                     receipts: Vec::new(),
                     event_counts: Vec::new(),
@@ -386,7 +412,7 @@ impl<'a> BlockEvents<'a> {
         }
         let chunk_index = position / EVENTS_PER_CHUNK as u32;
         if self.chunk.as_ref().map(|(i, _)| *i) != Some(chunk_index) {
-            let chunk = get_decoded::<EventChunk>(self.backend, &key())?
+            let chunk = get_stored::<EventChunk>(self.backend, &key())?
                 .ok_or_else(|| corrupt("event chunk", &key(), "missing"))?;
             self.chunk = Some((chunk_index, chunk.0));
         }
@@ -422,7 +448,7 @@ pub(crate) fn receipts(backend: &dyn KvBackend, height: u64) -> Result<Vec<Recei
     let mut events = Vec::with_capacity(block.event_total() as usize);
     for (key, bytes) in backend.scan(&start, Some(&end), usize::MAX)? {
         let chunk: EventChunk =
-            encoding::decode(&bytes).map_err(|e| corrupt(EventChunk::NAME, &key, e))?;
+            compressed::decode(&bytes).map_err(|e| corrupt(EventChunk::NAME, &key, e))?;
         events.extend(chunk.0);
     }
     if events.len() != block.event_total() as usize {
@@ -881,6 +907,83 @@ pub(crate) mod tests {
         assert_eq!((last.receipt_index, last.event_index), (2, 100));
         assert_eq!(last.event.name, "b100");
         assert_eq!(last.tx_hash, Hash([3; 32]));
+    }
+
+    /// #46 (store format 13): a block's receipts and event chunks are
+    /// stored compressed, and a block stored plain — as every format before
+    /// 13 wrote it, and a migrated store keeps it — reads the same through
+    /// every reader.
+    #[test]
+    fn receipts_and_events_stored_plain_before_format_13_read_as_compressed_ones() {
+        let written = vec![
+            receipt(
+                1,
+                (0..300)
+                    .map(|i| event("TimerFired", 1, Some(timer(i as u8))))
+                    .collect(),
+            ),
+            receipt(2, vec![event("Bumped", 2, None)]),
+        ];
+        let compressed_store = MemoryBackend::new();
+        commit(&compressed_store, 5, &written);
+        let stored = compressed_store
+            .scan(&[RECEIPTS], Some(&[EVENT_CHUNKS + 1]), usize::MAX)
+            .unwrap();
+        let records: Vec<_> = stored
+            .iter()
+            .filter(|(k, _)| k[0] == RECEIPTS || k[0] == EVENT_CHUNKS)
+            .collect();
+        assert_eq!(records.len(), 3, "the receipts record and two chunks");
+        // The same block as format 12 stored it: each record plain.
+        let plain_store = MemoryBackend::new();
+        commit(&plain_store, 5, &written);
+        let mut batch = WriteBatch::new();
+        for (key, bytes) in &records {
+            assert_eq!(bytes[0], compressed::LZ4_TAG, "stored compressed");
+            let plain = if key[0] == RECEIPTS {
+                let value: StoredReceipts = compressed::decode(bytes).unwrap();
+                let plain = encoding::encode(&value);
+                assert!(bytes.len() < plain.len());
+                plain
+            } else {
+                let value: EventChunk = compressed::decode(bytes).unwrap();
+                let plain = encoding::encode(&value);
+                assert!(
+                    bytes.len() * 4 < plain.len(),
+                    "{} vs {}",
+                    bytes.len(),
+                    plain.len()
+                );
+                plain
+            };
+            batch.put(key.clone(), plain);
+        }
+        plain_store.write(batch).unwrap();
+        for backend in [&compressed_store, &plain_store] {
+            assert_eq!(receipts(backend, 5).unwrap(), written);
+            assert_eq!(
+                receipt_of(backend, &Hash([2; 32])).unwrap(),
+                Some((
+                    TxLocation {
+                        height: 5,
+                        index: 1
+                    },
+                    written[1].clone()
+                ))
+            );
+            let fires = events(
+                backend,
+                5,
+                &EventFilter {
+                    name: Some("TimerFired".into()),
+                    from_height: Some(5),
+                    ..EventFilter::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(fires.len(), 300);
+            assert_eq!(fires[299].event, written[0].events[299]);
+        }
     }
 
     /// #46: a hash naming its own place gets no index entry and is found

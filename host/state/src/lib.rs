@@ -28,6 +28,7 @@ pub mod backend;
 pub mod capture;
 pub mod commitment;
 pub mod compaction;
+pub mod compressed;
 pub mod error;
 pub mod headers;
 pub mod history;

@@ -5,7 +5,7 @@
 //! **Policy.** A release migrates stores from [`OLDEST_MIGRATABLE_FORMAT`]
 //! on — the two formats before its own, and further back while the steps
 //! between only move the marker (nothing in them can go untested: format
-//! 12 still migrates 9, since 10 → 11 and 11 → 12 are such steps). An
+//! 13 still migrates 9, since 10 → 11, 11 → 12 and 12 → 13 are such steps). An
 //! older store is refused by name
 //! ([`StorageError::Format`]); its operator upgrades through an
 //! intermediate release or joins again by state sync.
@@ -22,6 +22,7 @@
 //! | 9 → 10 | a header record (`h ‖ height`) for every stored block |
 //! | 10 → 11 | nothing but the marker: format 11 may prune history below `M history_floor` (`crate::pruning`), which a format-10 binary would read as a corrupt store, so the marker keeps such binaries out |
 //! | 11 → 12 | nothing but the marker: format 12 lets a fire leave its timer's id lookup stale (#46, `timerhost_timers::record::IdLookup`), which a format-11 binary would read as a corrupt store (and its audit would refuse in a snapshot), so the marker keeps such binaries out |
+//! | 12 → 13 | nothing but the marker: format 13 stores new blocks' receipts and event chunks compressed (`crate::compressed`; it reads the plain ones older blocks keep), which a format-12 binary would refuse as an unknown encoding version |
 
 use timerhost_types::encoding;
 use timerhost_types::Block;
@@ -61,7 +62,9 @@ use crate::namespaces::{ns_key, BLOCK, HEADERS, META};
 /// below `M history_floor` (`crate::pruning`); headers are kept.
 /// 12: a fire leaves its timer's id lookup (`u i`) stale, for pruning to
 /// delete (#46).
-pub const STORE_FORMAT: u32 = 12;
+/// 13: a block's receipts record (`R`) and event chunks (`V`) are stored
+/// LZ4-compressed (`crate::compressed`, #46); older blocks' stay plain.
+pub const STORE_FORMAT: u32 = 13;
 
 /// The oldest format this build migrates.
 pub const OLDEST_MIGRATABLE_FORMAT: u32 = 9;
@@ -135,7 +138,7 @@ pub(crate) fn migrate(
             9 => headers_apart(backend, &mut report, &mut progress)?,
             // Marker-only steps: what the newer format may hold, the older
             // reads as corrupt.
-            10 | 11 => {
+            10..=12 => {
                 let mut batch = WriteBatch::new();
                 set_format(&mut batch, report.to + 1);
                 backend.write(batch)?;

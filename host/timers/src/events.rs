@@ -8,8 +8,7 @@ use timerhost_types::{
 };
 
 fn dict(emitter: Address, name: &str, fields: Vec<(&str, Value)>) -> Event {
-    let data = Value::dict_from(fields.into_iter().map(|(k, v)| (Value::str(k), v)))
-        .expect("str keys are hashable");
+    let data = Value::dict_of_names(fields);
     Event {
         emitter,
         name: name.to_string(),

@@ -86,7 +86,11 @@ macro_rules! fixed_bytes {
 
             /// Lowercase `0x…` hex.
             pub fn to_hex(&self) -> String {
-                format!("0x{}", hex::encode(self.0))
+                // One allocation (a fire's event writes two addresses).
+                let mut out = vec![0u8; 2 + 2 * $len];
+                out[..2].copy_from_slice(b"0x");
+                hex::encode_to_slice(self.0, &mut out[2..]).expect("sized for the hex");
+                String::from_utf8(out).expect("hex is ASCII")
             }
 
             /// Is this the all-zero value?

@@ -23,7 +23,6 @@
 use borsh::io::{Error as IoError, ErrorKind as IoErrorKind, Read, Write};
 use borsh::{BorshDeserialize, BorshSerialize};
 use num_bigint::{BigInt, Sign};
-use num_traits::Zero;
 
 /// Deepest nesting of lists/tuples/dicts accepted when decoding.
 pub const MAX_DEPTH: usize = 64;
@@ -80,6 +79,34 @@ impl Value {
         Some(Value::Dict(out))
     }
 
+    /// A dict with `str` keys named in code (the protocol's events), the same
+    /// value [`Value::dict_from`] builds from them: sorted by the canonical
+    /// encoding of the key — its length as little-endian u32 bytes, then its
+    /// bytes — without encoding each key to compare it (#46: a fire's
+    /// `TimerFired` has 21 fields, and encoding them for the sort was a
+    /// tenth of a fire). Later duplicates replace earlier ones.
+    pub fn dict_of_names(fields: Vec<(&str, Value)>) -> Value {
+        fn order(name: &str) -> ([u8; 4], &[u8]) {
+            ((name.len() as u32).to_le_bytes(), name.as_bytes())
+        }
+        let mut fields = fields;
+        // Stable: of equal names the last stays last, and is kept below.
+        fields.sort_by(|a, b| order(a.0).cmp(&order(b.0)));
+        let mut out: Vec<(Value, Value)> = Vec::with_capacity(fields.len());
+        let mut last: Option<&str> = None;
+        for (name, value) in fields {
+            if last == Some(name) {
+                if let Some(slot) = out.last_mut() {
+                    slot.1 = value;
+                }
+                continue;
+            }
+            last = Some(name);
+            out.push((Value::str(name), value));
+        }
+        Value::Dict(out)
+    }
+
     /// Convenience: a `str` value.
     pub fn str(s: impl Into<String>) -> Value {
         Value::Str(s.into())
@@ -110,7 +137,8 @@ impl Value {
     /// Canonical bytes of this value.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        self.write_to(&mut out);
+        self.write_to(&mut out)
+            .expect("writing to a Vec<u8> cannot fail");
         out
     }
 
@@ -133,45 +161,57 @@ impl Value {
         }
     }
 
-    fn write_to(&self, out: &mut Vec<u8>) {
-        fn len(out: &mut Vec<u8>, n: usize) {
-            out.extend_from_slice(&(n as u32).to_le_bytes());
+    /// Writes the canonical encoding to `out` as it goes (no buffer of its
+    /// own: a fire's event is serialised twice, for its receipt's hash and
+    /// for the store, and a buffer per value was a third of that).
+    fn write_to<W: Write>(&self, out: &mut W) -> Result<(), IoError> {
+        fn len<W: Write>(out: &mut W, n: usize) -> Result<(), IoError> {
+            out.write_all(&(n as u32).to_le_bytes())
         }
         match self {
-            Value::None => out.push(0),
-            Value::Bool(false) => out.push(1),
-            Value::Bool(true) => out.push(2),
+            Value::None => out.write_all(&[0]),
+            Value::Bool(false) => out.write_all(&[1]),
+            Value::Bool(true) => out.write_all(&[2]),
             Value::Int(i) => {
-                let (sign, mag) = i.to_bytes_be();
-                out.push(if sign == Sign::Minus { 4 } else { 3 });
-                let mag: &[u8] = if i.is_zero() { &[] } else { &mag };
-                len(out, mag.len());
-                out.extend_from_slice(mag);
+                out.write_all(&[if i.sign() == Sign::Minus { 4 } else { 3 }])?;
+                // Ints that fit in 128 bits (nearly all) without the
+                // magnitude's own allocation.
+                if let Ok(small) = u128::try_from(i.magnitude()) {
+                    let bytes = small.to_be_bytes();
+                    let magnitude = &bytes[small.leading_zeros() as usize / 8..];
+                    len(out, magnitude.len())?;
+                    return out.write_all(magnitude);
+                }
+                let (_, mag) = i.to_bytes_be();
+                len(out, mag.len())?;
+                out.write_all(&mag)
             }
             Value::Str(s) => {
-                out.push(5);
-                len(out, s.len());
-                out.extend_from_slice(s.as_bytes());
+                out.write_all(&[5])?;
+                len(out, s.len())?;
+                out.write_all(s.as_bytes())
             }
             Value::Bytes(b) => {
-                out.push(6);
-                len(out, b.len());
-                out.extend_from_slice(b);
+                out.write_all(&[6])?;
+                len(out, b.len())?;
+                out.write_all(b)
             }
             Value::List(items) | Value::Tuple(items) => {
-                out.push(if matches!(self, Value::List(_)) { 7 } else { 8 });
-                len(out, items.len());
+                out.write_all(&[if matches!(self, Value::List(_)) { 7 } else { 8 }])?;
+                len(out, items.len())?;
                 for item in items {
-                    item.write_to(out);
+                    item.write_to(out)?;
                 }
+                Ok(())
             }
             Value::Dict(entries) => {
-                out.push(9);
-                len(out, entries.len());
+                out.write_all(&[9])?;
+                len(out, entries.len())?;
                 for (k, v) in entries {
-                    k.write_to(out);
-                    v.write_to(out);
+                    k.write_to(out)?;
+                    v.write_to(out)?;
                 }
+                Ok(())
             }
         }
     }
@@ -267,7 +307,7 @@ impl Value {
 
 impl BorshSerialize for Value {
     fn serialize<W: Write>(&self, writer: &mut W) -> Result<(), IoError> {
-        writer.write_all(&self.to_bytes())
+        self.write_to(writer)
     }
 }
 
@@ -315,6 +355,68 @@ mod tests {
                 prop_assert_eq!(v.to_bytes(), bytes);
             }
         }
+    }
+
+    #[test]
+    fn ints_encode_as_sign_and_minimal_big_endian_magnitude_at_every_width() {
+        let two = BigInt::from(2);
+        let one = BigInt::from(1);
+        let mut ints = vec![BigInt::from(0), BigInt::from(1), BigInt::from(-1)];
+        for bits in [7u32, 8, 63, 64, 127, 128, 129, 200] {
+            let p = two.pow(bits);
+            ints.extend([&p - &one, p.clone(), &p + &one, -p.clone(), -(&p - &one)]);
+        }
+        for i in ints {
+            let (sign, magnitude) = i.to_bytes_be();
+            let magnitude: &[u8] = if i.sign() == Sign::NoSign {
+                &[]
+            } else {
+                &magnitude
+            };
+            let mut expected = vec![if sign == Sign::Minus { 4 } else { 3 }];
+            expected.extend_from_slice(&(magnitude.len() as u32).to_le_bytes());
+            expected.extend_from_slice(magnitude);
+            let value = Value::Int(i.clone());
+            assert_eq!(value.to_bytes(), expected, "{i}");
+            assert_eq!(Value::from_bytes(&expected).unwrap(), value, "{i}");
+        }
+    }
+
+    #[test]
+    fn a_dict_of_names_is_the_dict_built_from_its_fields() {
+        let long = "k".repeat(256);
+        let names = [
+            "timer_id",
+            "b",
+            "a",
+            "ab",
+            "deliver_id",
+            "a",
+            long.as_str(),
+            "zz",
+            "tip",
+            "b",
+        ];
+        let fields = || {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (*n, Value::int(i as u64)))
+                .collect::<Vec<_>>()
+        };
+        let general =
+            Value::dict_from(fields().into_iter().map(|(k, v)| (Value::str(k), v))).unwrap();
+        let named = Value::dict_of_names(fields());
+        assert_eq!(named, general);
+        assert_eq!(named.to_bytes(), general.to_bytes());
+        // A 256-byte name sorts first (its length's low byte is 0), and a
+        // duplicate keeps its last value.
+        let Value::Dict(entries) = &named else {
+            panic!()
+        };
+        assert_eq!(entries[0].0, Value::str(long.as_str()));
+        assert_eq!(named.get("a"), Some(&Value::int(5u64)));
+        assert_eq!(named.get("b"), Some(&Value::int(9u64)));
     }
 
     #[test]

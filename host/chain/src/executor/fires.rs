@@ -18,6 +18,10 @@ use crate::runtime::{DeferredTx, ExecContext, ExecOutcome, TxEnv};
 impl BlockExecutor<'_> {
     /// Executes admitted timer fires in order, each with its `TimerFired`.
     pub(super) fn execute_fires(&mut self, fires: Vec<Fire>) -> Result<()> {
+        // One allocation for the block's fires, not a doubling series of
+        // copies of tens of thousands of receipts.
+        self.receipts.reserve(fires.len());
+        self.fire_priority_fees.reserve(fires.len());
         for fire in fires {
             let delivery = timerhost_types::Delivery {
                 deliver_seq: fire.deliver_seq,
@@ -71,6 +75,7 @@ impl BlockExecutor<'_> {
                 delivery,
             };
             let fired = timer_events::timer_fired(&fire.timer, &outcome);
+            receipt.events.reserve_exact(1);
             receipt.events.push(fired);
             // #45: a failed fire of a timer with a retry policy is armed
             // again or dead-lettered, outside the fire's reverted writes.
