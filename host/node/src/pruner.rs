@@ -8,9 +8,11 @@
 //!
 //! The same thread deletes the recent-state records (`[storage]
 //! proof_blocks`, #48) of the heights that leave the window, which commits
-//! no longer do (#46: a third of a full block's commit on a node). Those
-//! batches take the store's commit lock, a few heights each, so a commit
-//! waits at most for one of them.
+//! no longer do (#46: a third of a full block's commit on a node), and
+//! writes the transaction index (`timerhost_state::tx_index`), which
+//! commits leave pending (#46: a quarter of the producer's time per
+//! transaction). Those batches take the store's commit lock, a few heights
+//! each, so a commit waits at most for one of them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,9 +33,13 @@ pub const PRUNE_PAUSE: Duration = Duration::from_millis(20);
 /// Pause when nothing is left to prune.
 pub const PRUNE_IDLE: Duration = Duration::from_millis(500);
 
-/// Pause between two rounds of recent-state pruning on a node that keeps
-/// all its history: about a block, so each round deletes about one height.
+/// Pause between two rounds of recent-state pruning and indexing on a node
+/// that keeps all its history: about a block, so each round deletes and
+/// indexes about one height.
 pub const RECENT_PAUSE: Duration = Duration::from_millis(200);
+
+/// Most heights one indexing batch writes (a round writes all it finds).
+pub const INDEX_STEP_HEIGHTS: usize = 16;
 
 /// A running pruner; [`Pruner::stop`] (or dropping it) ends its thread
 /// after the batch in progress.
@@ -43,15 +49,12 @@ pub struct Pruner {
 }
 
 impl Pruner {
-    /// Starts pruning `chain` to its last `keep_blocks` blocks of history,
-    /// and its recent states to the store's `proof_blocks` window; `None`
-    /// when there is neither to do (an archive node keeping no recent
-    /// states).
+    /// Starts indexing `chain`'s transactions, pruning it to its last
+    /// `keep_blocks` blocks of history (0: all kept), and its recent states
+    /// to the store's `proof_blocks` window; `None` if the thread could not
+    /// be started (the commits then keep doing all three).
     pub fn start(chain: Arc<Chain<SledBackend>>, keep_blocks: u64) -> Option<Pruner> {
         let recent = chain.store().proof_blocks() > 0;
-        if keep_blocks == 0 && !recent {
-            return None;
-        }
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let store_chain = chain.clone();
@@ -59,8 +62,10 @@ impl Pruner {
             .name("pruner".into())
             .spawn(move || run(&chain, keep_blocks, recent, &flag))
             .ok()?;
-        // Only once the thread runs: the commits stop pruning for it.
+        // Only once the thread runs: the commits stop pruning and indexing
+        // for it.
         store_chain.store().prune_recent_states_apart(recent);
+        store_chain.store().index_transactions_apart(true);
         if keep_blocks > 0 {
             tracing::info!(
                 keep_blocks,
@@ -103,6 +108,17 @@ fn sleep_unless_stopped(pause: Duration, stop: &AtomicBool) {
 
 fn run(chain: &Chain<SledBackend>, keep_blocks: u64, recent: bool, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
+        // Indexing first: a block is indexed before pruning can reach it.
+        loop {
+            match chain.store().index_transactions(INDEX_STEP_HEIGHTS) {
+                Ok(heights) if heights == INDEX_STEP_HEIGHTS as u64 => continue,
+                Ok(_) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "indexing transactions failed; retrying");
+                    break;
+                }
+            }
+        }
         if recent {
             if let Err(error) = chain.store().prune_recent_states() {
                 tracing::warn!(%error, "pruning recent states failed; retrying");

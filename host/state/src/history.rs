@@ -184,19 +184,8 @@ pub(crate) fn stage(batch: &mut WriteBatch, height: u64, receipts: &[Receipt]) {
     let mut chunk_index = 0u32;
     let mut position = 0u32;
     let mut fires: Vec<[u8; FIRE_ENTRY]> = Vec::new();
-    for (ri, receipt) in receipts.iter().enumerate() {
-        let loc = TxLocation {
-            height,
-            index: ri as u32,
-        };
-        // A hash that names its own place needs no index entry (#46:
-        // located fire hashes; [`receipt_of`] reads the place it names).
-        if !located::names_place(&receipt.tx_hash, height, loc.index) {
-            batch.put(
-                ns_key(TX_INDEX, receipt.tx_hash.as_bytes()),
-                encoding::encode_raw(&loc),
-            );
-        }
+    // The transaction index is written apart (`crate::tx_index`).
+    for receipt in receipts {
         for event in &receipt.events {
             let pos = position.to_be_bytes();
             let mut by_name = events_by_name_prefix(&event.name);
@@ -473,9 +462,14 @@ pub(crate) fn receipts(backend: &dyn KvBackend, height: u64) -> Result<Vec<Recei
 pub(crate) fn receipt_of(
     backend: &dyn KvBackend,
     tx_hash: &Hash,
+    pending: Option<TxLocation>,
 ) -> Result<Option<(TxLocation, Receipt)>> {
-    let indexed = indexed_location(backend, tx_hash)?;
-    let loc = indexed.unwrap_or_else(|| {
+    // A pending entry (`crate::tx_index`) may name a block not written yet.
+    let indexed = match pending {
+        Some(_) => None,
+        None => indexed_location(backend, tx_hash)?,
+    };
+    let loc = pending.or(indexed).unwrap_or_else(|| {
         let (height, index) = located::named_place(tx_hash);
         TxLocation { height, index }
     });
@@ -483,8 +477,9 @@ pub(crate) fn receipt_of(
     let i = loc.index as usize;
     match block.receipts.get(i) {
         Some(r) if r.tx_hash == *tx_hash => {}
-        // A located place that misses is an unknown hash; an index entry
-        // that misses is a corrupt store.
+        // A located or pending place that misses is an unknown hash (or
+        // one not committed yet); an index entry that misses is a corrupt
+        // store.
         _ if indexed.is_none() => return Ok(None),
         _ => {
             return Err(corrupt(
@@ -498,6 +493,13 @@ pub(crate) fn receipt_of(
     let mut receipt = block.receipts.swap_remove(i);
     receipt.events = events;
     Ok(Some((loc, receipt)))
+}
+
+/// The transaction hashes of block `height`'s receipts, in order (empty if
+/// none are kept).
+pub(crate) fn receipt_hashes(backend: &dyn KvBackend, height: u64) -> Result<Vec<Hash>> {
+    let block = BlockEvents::open(backend, height)?;
+    Ok(block.receipts.iter().map(|r| r.tx_hash).collect())
 }
 
 /// The index entry of `tx_hash`, if one was written.
@@ -854,6 +856,7 @@ pub(crate) mod tests {
     fn commit(backend: &MemoryBackend, height: u64, receipts: &[Receipt]) {
         let mut batch = WriteBatch::new();
         stage(&mut batch, height, receipts);
+        crate::tx_index::stage(&mut batch, &crate::tx_index::entries(height, receipts));
         backend.write(batch).unwrap();
     }
 
@@ -883,7 +886,7 @@ pub(crate) mod tests {
         assert_eq!(receipts(&backend, 5).unwrap(), written);
         assert_eq!(receipts(&backend, 6).unwrap(), Vec::new());
         let at = |index| TxLocation { height: 5, index };
-        let found = |tag: u8| receipt_of(&backend, &Hash([tag; 32])).unwrap();
+        let found = |tag: u8| receipt_of(&backend, &Hash([tag; 32]), None).unwrap();
         assert_eq!(found(3), Some((at(2), written[2].clone())));
         assert_eq!(found(2), Some((at(1), written[1].clone())));
         assert_eq!(found(9), None);
@@ -962,7 +965,7 @@ pub(crate) mod tests {
         for backend in [&compressed_store, &plain_store] {
             assert_eq!(receipts(backend, 5).unwrap(), written);
             assert_eq!(
-                receipt_of(backend, &Hash([2; 32])).unwrap(),
+                receipt_of(backend, &Hash([2; 32]), None).unwrap(),
                 Some((
                     TxLocation {
                         height: 5,
@@ -1007,8 +1010,8 @@ pub(crate) mod tests {
             "an ordinary hash is indexed"
         );
         let at = |height, index| Some(TxLocation { height, index });
-        let place = |h: &Hash| receipt_of(&backend, h).unwrap().map(|(loc, _)| loc);
-        let found = |h: &Hash| receipt_of(&backend, h).unwrap().map(|(_, r)| r);
+        let place = |h: &Hash| receipt_of(&backend, h, None).unwrap().map(|(loc, _)| loc);
+        let found = |h: &Hash| receipt_of(&backend, h, None).unwrap().map(|(_, r)| r);
         assert_eq!(place(&fire.tx_hash), at(9, 1));
         assert_eq!(found(&fire.tx_hash), Some(fire.clone()));
         assert_eq!(place(&user.tx_hash), at(9, 0));

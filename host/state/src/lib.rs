@@ -44,6 +44,7 @@ pub mod snapshots;
 pub mod store;
 #[cfg(test)]
 mod test_support;
+pub mod tx_index;
 
 pub use backend::{KvBackend, MemoryBackend, SledBackend, WriteBatch};
 pub use commitment::{NodeCache, StateCommitment};

@@ -4,8 +4,9 @@
 //!
 //! **Policy.** A release migrates stores from [`OLDEST_MIGRATABLE_FORMAT`]
 //! on — the two formats before its own, and further back while the steps
-//! between only move the marker (nothing in them can go untested: format
-//! 13 still migrates 9, since 10 → 11, 11 → 12 and 12 → 13 are such steps). An
+//! between only move the marker or write a key or two (nothing in them can
+//! go untested: format 13 still migrates 9, since 10 → 11 and 11 → 12 only
+//! move the marker and 12 → 13 writes one key beside it). An
 //! older store is refused by name
 //! ([`StorageError::Format`]); its operator upgrades through an
 //! intermediate release or joins again by state sync.
@@ -22,7 +23,7 @@
 //! | 9 → 10 | a header record (`h ‖ height`) for every stored block |
 //! | 10 → 11 | nothing but the marker: format 11 may prune history below `M history_floor` (`crate::pruning`), which a format-10 binary would read as a corrupt store, so the marker keeps such binaries out |
 //! | 11 → 12 | nothing but the marker: format 12 lets a fire leave its timer's id lookup stale (#46, `timerhost_timers::record::IdLookup`), which a format-11 binary would read as a corrupt store (and its audit would refuse in a snapshot), so the marker keeps such binaries out |
-//! | 12 → 13 | nothing but the marker: format 13 stores new blocks' receipts and event chunks compressed (`crate::compressed`; it reads the plain ones older blocks keep), which a format-12 binary would refuse as an unknown encoding version |
+//! | 12 → 13 | the indexed height (`M tx_indexed`, the head: every block of a format-12 store is in the transaction index) and the marker: format 13 stores new blocks' receipts and event chunks compressed (`crate::compressed`; it reads the plain ones older blocks keep), which a format-12 binary would refuse as an unknown encoding version, and a node's commits leave the transaction index to its indexer (`crate::tx_index`), which a format-12 binary would not find |
 
 use timerhost_types::encoding;
 use timerhost_types::Block;
@@ -64,6 +65,8 @@ use crate::namespaces::{ns_key, BLOCK, HEADERS, META};
 /// delete (#46).
 /// 13: a block's receipts record (`R`) and event chunks (`V`) are stored
 /// LZ4-compressed (`crate::compressed`, #46); older blocks' stay plain.
+/// The transaction index (`X`) may lag the head: blocks above `M
+/// tx_indexed` have their entries pending (`crate::tx_index`).
 pub const STORE_FORMAT: u32 = 13;
 
 /// The oldest format this build migrates.
@@ -138,7 +141,21 @@ pub(crate) fn migrate(
             9 => headers_apart(backend, &mut report, &mut progress)?,
             // Marker-only steps: what the newer format may hold, the older
             // reads as corrupt.
-            10..=12 => {
+            // 12 → 13: every block of a format-12 store is indexed
+            // (`crate::tx_index`), so its head is the indexed height.
+            12 => {
+                let head = backend
+                    .get(&ns_key(META, b"head"))?
+                    .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| corrupt("head height", &ns_key(META, b"head"), "missing"))?;
+                let mut batch = WriteBatch::new();
+                crate::tx_index::stage_indexed_height(&mut batch, head);
+                set_format(&mut batch, 13);
+                backend.write(batch)?;
+                report.entries_written += 2;
+            }
+            10 | 11 => {
                 let mut batch = WriteBatch::new();
                 set_format(&mut batch, report.to + 1);
                 backend.write(batch)?;

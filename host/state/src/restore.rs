@@ -314,9 +314,13 @@ impl<'a, B: KvBackend> SnapshotRestore<'a, B> {
             height_be.to_vec(),
         );
         pruning::stage_state_sync_floor(&mut batch, height);
+        // No history below the head, so nothing to index up to it.
+        crate::tx_index::stage_indexed_height(&mut batch, height);
         batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
         batch.put(ns_key(META, b"head"), height_be.to_vec());
-        self.store.backend.write(batch)
+        let written = self.store.backend.write(batch);
+        self.store.tx_index.forget();
+        written
     }
 
     /// Deletes everything written so far, for a restore that starts over.

@@ -80,6 +80,8 @@ pub struct ChainStore<B: KvBackend> {
     /// [`ChainStore::prune_recent_states`] (a node's pruner thread), not in
     /// the commit (#46).
     recent_pruned_apart: std::sync::atomic::AtomicBool,
+    /// Transaction index entries not written yet (`crate::tx_index`).
+    pub(crate) tx_index: crate::tx_index::PendingTxIndex,
 }
 
 /// Read-only view of committed consensus state.
@@ -146,6 +148,7 @@ impl<B: KvBackend> ChainStore<B> {
             snapshot_interval: std::sync::atomic::AtomicU64::new(0),
             proof_blocks: std::sync::atomic::AtomicU64::new(0),
             recent_pruned_apart: std::sync::atomic::AtomicBool::new(false),
+            tx_index: crate::tx_index::PendingTxIndex::default(),
         }
     }
 
@@ -252,12 +255,6 @@ impl<B: KvBackend> ChainStore<B> {
     /// The summary committed with block `height`, if one was.
     pub fn summary(&self, height: u64) -> Result<Option<Vec<u8>>> {
         self.backend.get(&ns_key(SUMMARY, &height.to_be_bytes()))
-    }
-
-    /// The receipt of transaction `tx_hash`, with its location (reading only
-    /// the events of that receipt, however large its block).
-    pub fn receipt(&self, tx_hash: &Hash) -> Result<Option<(TxLocation, Receipt)>> {
-        history::receipt_of(&self.backend, tx_hash)
     }
 
     /// The committed state root at the head.
@@ -382,13 +379,16 @@ impl<B: KvBackend> ChainStore<B> {
             height_be.to_vec(),
         );
         history::stage(&mut batch, header.height, req.receipts);
+        let indexing = self.stage_tx_index(&mut batch, header.height, req.receipts)?;
         batch.put(ns_key(META, b"head"), height_be.to_vec());
         if header.height == 0 {
             batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
         }
         // The batch is atomic: on failure nothing was written and the cache
         // still matches the store.
-        self.backend.write(batch)?;
+        let written = self.backend.write(batch);
+        self.finish_tx_index(indexing, written.is_ok());
+        written?;
         self.nodes.apply(req.tree_update);
         let every = self
             .snapshot_interval
@@ -507,8 +507,10 @@ impl<B: KvBackend> ChainStore<B> {
             return Ok(());
         }
         let written = self.backend.write(batch);
-        // Tree nodes were rewritten under keys the cache may hold.
+        // Tree nodes were rewritten under keys the cache may hold, and the
+        // pending index entries are the snapshot's.
         self.nodes.clear();
+        self.tx_index.forget();
         written
     }
 
@@ -775,6 +777,10 @@ mod tests {
     fn history_keys(height: u64) -> Vec<Vec<u8>> {
         let mut batch = WriteBatch::new();
         history::stage(&mut batch, height, &pruning_receipts(height));
+        crate::tx_index::stage(
+            &mut batch,
+            &crate::tx_index::entries(height, &pruning_receipts(height)),
+        );
         let mut keys: Vec<Vec<u8>> = batch.ops().iter().map(|(k, _)| k.clone()).collect();
         keys.push(ns_key(BLOCK, &height.to_be_bytes()));
         keys

@@ -145,10 +145,16 @@ fn a_format_nine_store_is_refused_until_migrated_then_reads_whole() {
         .migrate(|format, written| calls.push((format, written)))
         .unwrap();
     assert_eq!((report.from, report.to), (9, STORE_FORMAT));
-    // 1,300 headers in three batches, then the markers (10, 11, 12, 13).
-    assert_eq!(report.entries_written, 1_300 + 4);
+    // 1,300 headers in three batches, then the markers (10, 11, 12, 13)
+    // and, with 13, the indexed height.
+    assert_eq!(report.entries_written, 1_300 + 5);
     assert!(calls.len() >= 4, "{calls:?}");
     store.check_format().unwrap();
+    // Every block of the old store is in the transaction index.
+    assert_eq!(
+        store.meta("tx_indexed").unwrap(),
+        Some(1_299u64.to_be_bytes().to_vec())
+    );
     for (height, header) in headers.iter().enumerate() {
         assert_eq!(
             &store.header(height as u64).unwrap(),
