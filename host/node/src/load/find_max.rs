@@ -5,10 +5,16 @@
 //! and p99 stays within `--p99` — then bisects between the last rate that held and the first
 //! that did not, until they are within [`RESOLUTION`] of each other. The
 //! answer is the highest rate that held (`None` if even the first did not).
+//! Each run after the first starts once every node's mempool is empty (at
+//! most [`SETTLE_TIMEOUT`]), so an overloaded run's backlog neither weighs
+//! on the next nor fills its set-up's mempool.
 
 /// The search stops once the rate that failed is within this factor of the
 /// rate that held.
 pub const RESOLUTION: f64 = 1.1;
+
+/// Longest wait for the mempools to empty between two runs.
+pub const SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// What one run at a rate gave.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -129,6 +129,12 @@ impl LoadArgs {
         let mut search = find_max::Search::new(self.rate, self.max_rate);
         let mut steps = Vec::new();
         while let Some(rate) = search.next_rate() {
+            if !steps.is_empty() {
+                // A run that fell behind leaves its backlog in the mempools:
+                // the next starts once they are empty, not on top of it
+                // (or refused by a full mempool in its set-up).
+                wait_for_empty_mempools(clients, find_max::SETTLE_TIMEOUT);
+            }
             // New accounts each run: nonces start afresh, and a run that
             // fell behind leaves nothing pending for the next.
             let run_seed = seed.wrapping_add(steps.len() as u64 * 1_000_003);
@@ -177,5 +183,33 @@ impl LoadArgs {
             }
         }
         Ok(())
+    }
+}
+
+/// Waits until every node's mempool is empty, at most `timeout` (then the
+/// next run starts anyway, and says so).
+fn wait_for_empty_mempools(clients: &[Client], timeout: Duration) {
+    let start = std::time::Instant::now();
+    loop {
+        let waiting: u64 = clients
+            .iter()
+            .map(|c| {
+                c.call("th_status", serde_json::json!([]))
+                    .ok()
+                    .and_then(|s| s["mempool"]["size"].as_u64())
+                    .unwrap_or(0)
+            })
+            .sum();
+        if waiting == 0 {
+            return;
+        }
+        if start.elapsed() >= timeout {
+            tracing::warn!(
+                waiting,
+                "the mempools did not empty; starting the next run anyway"
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
