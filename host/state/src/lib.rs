@@ -32,6 +32,7 @@ pub mod compressed;
 pub mod error;
 pub mod headers;
 pub mod history;
+pub mod indexer;
 pub mod migrations;
 pub mod namespaces;
 pub mod overlay;
