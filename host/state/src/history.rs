@@ -324,20 +324,26 @@ pub(crate) fn unstage(
 }
 
 fn get_decoded<T: Canonical>(backend: &dyn KvBackend, key: &[u8]) -> Result<Option<T>> {
-    match backend.get(key)? {
-        None => Ok(None),
-        Some(bytes) => encoding::decode(&bytes)
-            .map(Some)
-            .map_err(|e| corrupt(T::NAME, key, e)),
-    }
+    get_with(backend, key, |bytes| {
+        encoding::decode(bytes).map_err(|e| e.to_string())
+    })
 }
 
 /// [`get_decoded`] of a record stored compressed (or stored before
 /// compression: [`compressed::decode`] reads both).
 fn get_stored<T: Canonical>(backend: &dyn KvBackend, key: &[u8]) -> Result<Option<T>> {
+    get_with(backend, key, compressed::decode)
+}
+
+/// The record under `key`, read by `decode`; a failure is a corrupt `T`.
+fn get_with<T: Canonical>(
+    backend: &dyn KvBackend,
+    key: &[u8],
+    decode: impl FnOnce(&[u8]) -> std::result::Result<T, String>,
+) -> Result<Option<T>> {
     match backend.get(key)? {
         None => Ok(None),
-        Some(bytes) => compressed::decode(&bytes)
+        Some(bytes) => decode(&bytes)
             .map(Some)
             .map_err(|e| corrupt(T::NAME, key, e)),
     }

@@ -152,6 +152,18 @@ mod tests {
         commit_block(store, height, &ChangeSet::new(), &receipts_of(height));
     }
 
+    /// A store whose commits leave their index entries to the indexer,
+    /// with genesis and blocks `1..=blocks` committed (none indexed).
+    fn apart_store(blocks: u64) -> ChainStore<MemoryBackend> {
+        let store = ChainStore::new(MemoryBackend::new());
+        commit_block(&store, 0, &ChangeSet::new(), &[]);
+        store.index_transactions_apart(true);
+        for height in 1..=blocks {
+            commit(&store, height);
+        }
+        store
+    }
+
     fn indexed_entries(store: &ChainStore<MemoryBackend>) -> usize {
         store
             .backend()
@@ -175,12 +187,7 @@ mod tests {
 
     #[test]
     fn commits_apart_leave_their_entries_pending_and_found_until_the_indexer_writes_them() {
-        let store = ChainStore::new(MemoryBackend::new());
-        commit_block(&store, 0, &ChangeSet::new(), &[]);
-        store.index_transactions_apart(true);
-        for height in 1..=5 {
-            commit(&store, height);
-        }
+        let store = apart_store(5);
         assert_eq!(indexed_entries(&store), 0, "no entry written by a commit");
         assert_eq!(store.pending_tx_index_heights().unwrap(), 5);
         all_found(&store, 5);
@@ -199,12 +206,7 @@ mod tests {
 
     #[test]
     fn pending_entries_lost_to_a_crash_are_read_back_and_written_by_the_next_commit() {
-        let store = ChainStore::new(MemoryBackend::new());
-        commit_block(&store, 0, &ChangeSet::new(), &[]);
-        store.index_transactions_apart(true);
-        for height in 1..=4 {
-            commit(&store, height);
-        }
+        let store = apart_store(4);
         store.index_transactions(1).unwrap();
         // The process dies: the store is opened again, nothing in memory.
         let reopened = ChainStore::new(store.into_backend());
@@ -220,12 +222,7 @@ mod tests {
 
     #[test]
     fn blocks_pruned_before_their_turn_get_no_entries() {
-        let store = ChainStore::new(MemoryBackend::new());
-        commit_block(&store, 0, &ChangeSet::new(), &[]);
-        store.index_transactions_apart(true);
-        for height in 1..=6 {
-            commit(&store, height);
-        }
+        let store = apart_store(6);
         // History of blocks 1..=4 pruned while their entries were pending.
         store.prune(2, 16).unwrap();
         assert_eq!(store.history_floor().unwrap(), 5);
@@ -239,10 +236,7 @@ mod tests {
 
     #[test]
     fn a_revert_reads_the_pending_entries_of_the_snapshot() {
-        let store = ChainStore::new(MemoryBackend::new());
-        commit_block(&store, 0, &ChangeSet::new(), &[]);
-        store.index_transactions_apart(true);
-        commit(&store, 1);
+        let store = apart_store(1);
         let snapshot = store.snapshot().unwrap();
         commit(&store, 2);
         store.restore(&snapshot).unwrap();

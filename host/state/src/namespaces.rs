@@ -69,3 +69,19 @@ pub fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
     k.extend_from_slice(rest);
     k
 }
+
+/// The big-endian u64 stored under `M ‖ name` (the head, the history floor,
+/// the indexed height, …), if any; `what` names it in a corruption error.
+pub(crate) fn read_meta_u64(
+    backend: &dyn crate::backend::KvBackend,
+    name: &[u8],
+    what: &'static str,
+) -> crate::error::Result<Option<u64>> {
+    let key = ns_key(META, name);
+    match backend.get(&key)? {
+        None => Ok(None),
+        Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
+            .map(|b| Some(u64::from_be_bytes(b)))
+            .map_err(|_| crate::error::corrupt(what, &key, "not 8 bytes")),
+    }
+}

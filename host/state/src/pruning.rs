@@ -24,7 +24,7 @@
 use timerhost_types::keys;
 
 use crate::backend::{KvBackend, WriteBatch};
-use crate::error::{corrupt, Result, StorageError};
+use crate::error::{Result, StorageError};
 use crate::history;
 use crate::namespaces::{ns_key, BLOCK, META, STATE};
 
@@ -47,17 +47,7 @@ pub struct PruneStep {
 }
 
 fn read_u64(backend: &dyn KvBackend, name: &[u8]) -> Result<Option<u64>> {
-    let key = ns_key(META, name);
-    match backend.get(&key)? {
-        None => Ok(None),
-        Some(bytes) => {
-            let arr: [u8; 8] = bytes
-                .as_slice()
-                .try_into()
-                .map_err(|_| corrupt("pruning marker", &key, "not 8 bytes"))?;
-            Ok(Some(u64::from_be_bytes(arr)))
-        }
-    }
+    crate::namespaces::read_meta_u64(backend, name, "pruning marker")
 }
 
 /// The lowest height above 0 whose block, receipts and events are kept.

@@ -181,17 +181,7 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Height of the last committed block, `None` before genesis.
     pub fn head_height(&self) -> Result<Option<u64>> {
-        let key = ns_key(META, b"head");
-        match self.backend.get(&key)? {
-            None => Ok(None),
-            Some(bytes) => {
-                let arr: [u8; 8] = bytes
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| corrupt("head height", &key, "not 8 bytes"))?;
-                Ok(Some(u64::from_be_bytes(arr)))
-            }
-        }
+        crate::namespaces::read_meta_u64(&self.backend, b"head", "head height")
     }
 
     /// Header of the last committed block.

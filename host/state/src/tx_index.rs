@@ -27,9 +27,9 @@ use std::collections::{BTreeMap, HashMap};
 use timerhost_types::{located, Hash, Receipt};
 
 use crate::backend::{KvBackend, WriteBatch};
-use crate::error::{corrupt, Result};
+use crate::error::Result;
 use crate::history::{self, TxLocation};
-use crate::namespaces::{ns_key, META, TX_INDEX};
+use crate::namespaces::{ns_key, read_meta_u64, META, TX_INDEX};
 use crate::pruning;
 use timerhost_types::encoding;
 
@@ -40,13 +40,17 @@ const INDEXED_KEY: &[u8] = b"tx_indexed";
 
 /// The index entries of block `height`'s receipts (located hashes need none).
 pub(crate) fn entries(height: u64, receipts: &[Receipt]) -> Vec<(Hash, TxLocation)> {
-    receipts
-        .iter()
+    entries_of_hashes(height, receipts.iter().map(|r| r.tx_hash))
+}
+
+/// [`entries`] from the block's transaction hashes, in receipt order.
+fn entries_of_hashes(height: u64, hashes: impl Iterator<Item = Hash>) -> Vec<(Hash, TxLocation)> {
+    hashes
         .enumerate()
-        .filter(|(index, r)| !located::names_place(&r.tx_hash, height, *index as u32))
-        .map(|(index, r)| {
+        .filter(|(index, hash)| !located::names_place(hash, height, *index as u32))
+        .map(|(index, hash)| {
             (
-                r.tx_hash,
+                hash,
                 TxLocation {
                     height,
                     index: index as u32,
@@ -70,13 +74,7 @@ pub(crate) fn stage_indexed_height(batch: &mut WriteBatch, height: u64) {
 
 /// The height every block up to which is indexed, if any is.
 pub(crate) fn indexed_height(backend: &dyn KvBackend) -> Result<Option<u64>> {
-    let key = ns_key(META, INDEXED_KEY);
-    match backend.get(&key)? {
-        None => Ok(None),
-        Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
-            .map(|b| Some(u64::from_be_bytes(b)))
-            .map_err(|_| corrupt("indexed height", &key, "not 8 bytes")),
-    }
+    read_meta_u64(backend, INDEXED_KEY, "indexed height")
 }
 
 /// The entries of blocks above `M tx_indexed`, by hash and by height.
@@ -125,26 +123,13 @@ impl PendingTxIndex {
             return Ok(());
         }
         let mut pending = Pending::default();
-        if let Some(head) = read_head(backend)? {
+        if let Some(head) = read_meta_u64(backend, b"head", "head height")? {
             let first = indexed_height(backend)?
                 .map_or(0, |h| h + 1)
                 .max(pruning::history_floor(backend)?);
             for height in first..=head {
-                let receipts = history::receipt_hashes(backend, height)?;
-                let entries = receipts
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(index, hash)| !located::names_place(hash, height, *index as u32))
-                    .map(|(index, hash)| {
-                        (
-                            hash,
-                            TxLocation {
-                                height,
-                                index: index as u32,
-                            },
-                        )
-                    })
-                    .collect();
+                let hashes = history::receipt_hashes(backend, height)?;
+                let entries = entries_of_hashes(height, hashes.into_iter());
                 pending.add(height, entries);
             }
         }
@@ -168,15 +153,5 @@ impl PendingTxIndex {
             .read()
             .as_ref()
             .and_then(|p| p.by_hash.get(hash).copied()))
-    }
-}
-
-fn read_head(backend: &dyn KvBackend) -> Result<Option<u64>> {
-    let key = ns_key(META, b"head");
-    match backend.get(&key)? {
-        None => Ok(None),
-        Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
-            .map(|b| Some(u64::from_be_bytes(b)))
-            .map_err(|_| corrupt("head height", &key, "not 8 bytes")),
     }
 }
