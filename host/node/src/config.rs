@@ -158,6 +158,11 @@ pub struct ConsensusSection {
     /// JSON-RPC URLs of peers that transactions sent to this node are
     /// forwarded to.
     pub tx_gossip: Vec<String>,
+    /// Forward the transactions peers gossiped here to `tx_gossip` too:
+    /// for a network whose gossip lists do not each reach every validator.
+    /// Off by default: in a full mesh (what `timerhost testnet` writes)
+    /// every peer already got them from the node their client chose.
+    pub tx_relay: bool,
     /// How long validators wait for a round's proposal.
     pub timeout_propose: String,
     /// How long validators wait for prevotes after seeing 2/3 of any.
@@ -182,6 +187,7 @@ impl Default for ConsensusSection {
             peers: Vec::new(),
             key_file: "consensus.key".into(),
             tx_gossip: Vec::new(),
+            tx_relay: false,
             timeout_propose: "3s".into(),
             timeout_prevote: "1s".into(),
             timeout_precommit: "1s".into(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 use timerhost_chain::Chain;
 use timerhost_consensus::{ConsensusMetrics, DecidedStore, ValidatorSet};
-use timerhost_rpc::{NodeControl, NodeSnapshot, RpcError};
+use timerhost_rpc::{NodeControl, NodeSnapshot, Origin, RpcError};
 use timerhost_state::SledBackend;
 
 /// The RPC's view of a network node: dev methods refused, transactions
@@ -66,8 +66,8 @@ impl NodeControl for NetworkControl {
         d
     }
 
-    fn transaction_accepted(&self, raw: &[u8]) {
-        self.gossip.forward(raw);
+    fn transaction_accepted(&self, raw: &[u8], origin: Origin) {
+        self.gossip.accepted(raw, origin);
     }
 
     /// The certificate of `height`, checked here against the set of that

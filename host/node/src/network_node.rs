@@ -215,7 +215,7 @@ pub(crate) fn run(
     let disk = crate::disk::DiskGuard::new(home.data_path(), cfg.storage.min_free_bytes);
     let control = NetworkControl {
         describe,
-        gossip: crate::gossip::Gossip::start(&cfg.consensus.tx_gossip),
+        gossip: crate::gossip::Gossip::start(&cfg.consensus.tx_gossip, cfg.consensus.tx_relay),
         key: key.as_ref().map(|k| k.address().to_string()),
         consensus: consensus_metrics.clone(),
         disk: disk.clone(),

@@ -25,7 +25,7 @@ pub use error::{Result, RpcError};
 pub use jsonrpsee::server::ServerHandle;
 pub use mempool::{Mempool, MempoolConfig};
 pub use server::{
-    methods, start, NodeControl, RpcContext, RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS,
+    methods, start, NodeControl, Origin, RpcContext, RpcLimits, EXPENSIVE_METHODS, MAX_BATCH_CALLS,
     MAX_RAW_HEADERS, MESSAGE_BUFFER, METHODS, SEND_TIMEOUT,
 };
 pub use snapshots::{DevSnapshots, NodeSnapshot};

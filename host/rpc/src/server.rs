@@ -16,7 +16,6 @@ use jsonrpsee::types::{ErrorObjectOwned, Params};
 use parking_lot::Mutex;
 use serde_json::{json, Value as Json};
 use timerhost_chain::accounts::timer_config;
-use timerhost_chain::validation::decode_tx;
 use timerhost_chain::Chain;
 use timerhost_state::{EventFilter, KvBackend, StateRead, StateReadExt};
 use timerhost_types::keys::{self, ActorMeta};
@@ -24,22 +23,24 @@ use timerhost_types::{Value, DEV_CHAIN_ID};
 
 use crate::error::{Result, RpcError};
 use crate::json::{
-    amount, block_json, event_record_json, header_json, parse_address, parse_hash, parse_hex,
-    quote_json, receipt_json, timer_json, value_to_json,
+    amount, block_json, event_record_json, header_json, parse_address, parse_hash, quote_json,
+    receipt_json, timer_json, value_to_json,
 };
-use crate::mempool::{validate, Mempool};
+use crate::mempool::Mempool;
 use crate::snapshots::{format_id, DevSnapshots, NodeSnapshot};
 
 mod dead_letters;
 mod governance;
 mod limits;
 mod proofs;
+mod submit;
 mod subscriptions;
 mod sync;
 mod views;
 
 use limits::ExpensiveSlots;
 pub use limits::{RpcLimits, DEFAULT_MAX_CONNECTIONS, EXPENSIVE_METHODS, MAX_BATCH_CALLS};
+pub use submit::Origin;
 pub use subscriptions::{MESSAGE_BUFFER, SEND_TIMEOUT};
 pub use sync::MAX_RAW_HEADERS;
 
@@ -63,8 +64,10 @@ pub trait NodeControl: Send + Sync {
     /// How blocks are produced, for `th_status` (e.g. `{"mode": "interval", "block_time_ms": 1000}`).
     fn describe(&self) -> Json;
     /// A transaction sent to this node entered its mempool (first time
-    /// seen): a node of a validator network forwards it to its peers.
-    fn transaction_accepted(&self, _raw: &[u8]) {}
+    /// seen), from a client or relayed by a peer: a node of a validator
+    /// network forwards a client's to its peers (and a peer's only if it
+    /// is told to relay them).
+    fn transaction_accepted(&self, _raw: &[u8], _origin: Origin) {}
     /// `th_getCommit(height)`: the certificate that decided block `height`
     /// (`null` if this node has none) — a validator network's nodes only.
     fn commit(&self, _height: u64) -> Result<Json> {
@@ -279,24 +282,6 @@ impl<B: KvBackend + 'static> RpcContext<B> {
             status["snapshots"] = json!(snapshots);
         }
         Ok(status)
-    }
-
-    fn send_raw(&self, a: &[Json]) -> Result<Json> {
-        let bytes = parse_hex("transaction", arg_str(a, 0, "raw transaction hex")?)?;
-        let tx = decode_tx(&bytes).map_err(|e| RpcError::rejected(&e))?;
-        // A transaction already held (a peer's gossip, a client's retry) is
-        // refused by its hash before its signature is checked.
-        let gap = {
-            let pool = self.mempool.lock();
-            pool.refuse_held(&tx.hash())?;
-            pool.config().max_nonce_gap
-        };
-        let admission = validate(&self.chain, &tx, gap)?;
-        let sender = admission.sender;
-        let hash = self.mempool.lock().insert(tx, admission)?;
-        tracing::debug!(%hash, %sender, "transaction accepted into the mempool");
-        self.control.transaction_accepted(&bytes);
-        Ok(json!(hash))
     }
 
     fn get_block(&self, a: &[Json]) -> Result<Json> {
@@ -741,6 +726,7 @@ impl<B: KvBackend + 'static> RpcContext<B> {
 pub const METHODS: &[&str] = &[
     "th_status",
     "th_sendRawTransaction",
+    "th_sendRawTransactions",
     "th_getBlock",
     "th_getReceipt",
     "th_getBalance",
@@ -825,6 +811,7 @@ pub fn methods<B: KvBackend + 'static>(ctx: RpcContext<B>) -> RpcModule<RpcConte
     }
     method!("th_status", |c, a| c.status());
     method!("th_sendRawTransaction", |c, a| c.send_raw(&a));
+    method!("th_sendRawTransactions", |c, a| c.send_raws(&a));
     method!("th_getBlock", |c, a| c.get_block(&a));
     method!("th_getReceipt", |c, a| c.get_receipt(&a));
     method!("th_getBalance", |c, a| c

@@ -171,8 +171,12 @@ pub struct DeliveryStats {
 /// The outcome of classification.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeliveryPlan {
-    /// Fires to execute, in order.
-    pub fires: Vec<Fire>,
+    /// Fires to execute, in order. Boxed (#46): a `Fire` is ~500 bytes and
+    /// a block holds tens of thousands of them; unboxed, every doubling of
+    /// the vector moved all of them into fresh pages (a twentieth of a
+    /// fire block), where boxes move pointers.
+    #[allow(clippy::vec_box)]
+    pub fires: Vec<Box<Fire>>,
     /// Removal and governance events (`TimerExpired`,
     /// `TimerCancelledInsufficientFunds`, `TimerCancelledPaymentRevoked`,
     /// `TimerCancelled`, `TimersShutdown`), in order.
@@ -710,7 +714,7 @@ impl<'w> Walk<'w> {
         );
         self.plan.stats.lane_reserved += reserve;
         self.plan.stats.fired += 1;
-        self.plan.fires.push(Fire {
+        self.plan.fires.push(Box::new(Fire {
             handler: timer.handler.clone(),
             payload,
             cycles_limit: timer.gas_limit_per_fire,
@@ -727,7 +731,7 @@ impl<'w> Walk<'w> {
             deliver_seq,
             info,
             timer,
-        });
+        }));
         Ok(())
     }
 

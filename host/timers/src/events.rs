@@ -87,25 +87,25 @@ pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
     dict(
         t.actor_address,
         "TimerFired",
+        // Written in the dict's canonical order (by length, then bytes), so
+        // `dict_of_names` finds them sorted and skips its sort (#46).
         vec![
-            ("timer_id", id(&t.timer_id)),
+            ("tip", Value::int(o.tip)),
+            ("cost", Value::int(o.cost)),
+            ("kind", Value::str(t.kind.name())),
             ("actor", addr(&t.actor_address)),
-            ("fee_payer", addr(&t.fee_payer)),
+            ("error", error),
+            ("refund", Value::int(o.refund)),
+            ("weight", Value::int(o.weight)),
             ("handler", Value::str(&t.handler)),
             ("success", Value::Bool(o.error.is_none())),
-            ("error", error),
-            ("cycles_used", Value::int(o.cycles_used)),
+            ("fire_seq", Value::int(o.delivery.fire_seq)),
+            ("timer_id", id(&t.timer_id)),
+            ("fee_payer", addr(&t.fee_payer)),
             ("cells_used", Value::int(o.cells_used)),
-            ("cost", Value::int(o.cost)),
-            ("refund", Value::int(o.refund)),
-            ("tip", Value::int(o.tip)),
-            ("lane_basefee", Value::int(o.lane_basefee)),
-            ("priority_fee", Value::int(o.priority_fee)),
-            ("priority_clamped", Value::Bool(o.priority_clamped)),
-            ("weight", Value::int(o.weight)),
+            ("deliver_id", id(&o.delivery.deliver_id)),
             // What made it due (#33: the dashboard counts fires by kind and
             // those that came later than due).
-            ("kind", Value::str(t.kind.name())),
             (
                 "due_height",
                 match t.kind {
@@ -113,6 +113,10 @@ pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
                     _ => Value::None,
                 },
             ),
+            ("cycles_used", Value::int(o.cycles_used)),
+            ("deliver_seq", Value::int(o.delivery.deliver_seq)),
+            ("lane_basefee", Value::int(o.lane_basefee)),
+            ("priority_fee", Value::int(o.priority_fee)),
             (
                 "due_timestamp_ms",
                 match t.kind {
@@ -120,9 +124,7 @@ pub fn timer_fired(t: &Timer, o: &FireOutcome<'_>) -> Event {
                     _ => Value::None,
                 },
             ),
-            ("deliver_seq", Value::int(o.delivery.deliver_seq)),
-            ("fire_seq", Value::int(o.delivery.fire_seq)),
-            ("deliver_id", id(&o.delivery.deliver_id)),
+            ("priority_clamped", Value::Bool(o.priority_clamped)),
         ],
     )
 }

@@ -90,8 +90,12 @@ impl Value {
             ((name.len() as u32).to_le_bytes(), name.as_bytes())
         }
         let mut fields = fields;
-        // Stable: of equal names the last stays last, and is kept below.
-        fields.sort_by(|a, b| order(a.0).cmp(&order(b.0)));
+        // Callers on hot paths write their fields in order: a check of
+        // neighbours instead of a sort. Stable: of equal names the last
+        // stays last, and is kept below.
+        if !fields.is_sorted_by(|a, b| order(a.0) <= order(b.0)) {
+            fields.sort_by(|a, b| order(a.0).cmp(&order(b.0)));
+        }
         let mut out: Vec<(Value, Value)> = Vec::with_capacity(fields.len());
         let mut last: Option<&str> = None;
         for (name, value) in fields {
@@ -417,6 +421,11 @@ mod tests {
         assert_eq!(entries[0].0, Value::str(long.as_str()));
         assert_eq!(named.get("a"), Some(&Value::int(5u64)));
         assert_eq!(named.get("b"), Some(&Value::int(9u64)));
+        // Fields given already in order (the path that skips the sort),
+        // duplicates beside each other, build the same dict.
+        let mut in_order = fields();
+        in_order.sort_by_key(|(name, _)| ((name.len() as u32).to_le_bytes(), name.as_bytes()));
+        assert_eq!(Value::dict_of_names(in_order), general);
     }
 
     #[test]

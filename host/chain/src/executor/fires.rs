@@ -16,13 +16,16 @@ use crate::fees::{FeeQuote, FireLanePrice};
 use crate::runtime::{DeferredTx, ExecContext, ExecOutcome, TxEnv};
 
 impl BlockExecutor<'_> {
-    /// Executes admitted timer fires in order, each with its `TimerFired`.
-    pub(super) fn execute_fires(&mut self, fires: Vec<Fire>) -> Result<()> {
+    /// Executes admitted timer fires in order, each with its `TimerFired`
+    /// (boxed as the walk built them: `timerhost_timers::DeliveryPlan`).
+    #[allow(clippy::vec_box)]
+    pub(super) fn execute_fires(&mut self, fires: Vec<Box<Fire>>) -> Result<()> {
         // One allocation for the block's fires, not a doubling series of
         // copies of tens of thousands of receipts.
         self.receipts.reserve(fires.len());
         self.fire_priority_fees.reserve(fires.len());
         for fire in fires {
+            let fire = *fire;
             let delivery = timerhost_types::Delivery {
                 deliver_seq: fire.deliver_seq,
                 fire_seq: fire.info.fire_seq,
@@ -38,12 +41,12 @@ impl BlockExecutor<'_> {
                 sender: fire.timer.actor_address,
                 fee_payer: fire.timer.fee_payer,
                 actor: fire.timer.actor_address,
-                handler: fire.handler.clone(),
-                args: vec![Value::Bytes(fire.payload.clone())],
+                handler: fire.handler,
+                args: vec![Value::Bytes(fire.payload)],
                 cycles_limit: fire.cycles_limit,
                 base_cycles: fire.base_cycles,
                 cells_limit: fire.cells_limit,
-                invocation: Invocation::TimerFire(fire.info.clone()),
+                invocation: Invocation::TimerFire(fire.info),
                 cycle_basefee: fire.cycle_basefee,
                 cell_basefee: fire.cell_basefee,
                 lane: FireLanePrice {

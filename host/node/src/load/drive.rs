@@ -98,18 +98,29 @@ impl Shared {
     }
 }
 
-/// Posts one batch (indexes into `txs`) and records each answer.
+/// Posts one batch (indexes into `txs`) as one `th_sendRawTransactions`
+/// call and records each answer: a hash, or the error that refused it.
 fn send_batch(client: &Client, txs: &[PlannedTx], batch: Vec<usize>, shared: &Shared) {
-    let calls: Vec<(&str, Json)> = batch
-        .iter()
-        .map(|&i| ("th_sendRawTransaction", json!([txs[i].raw])))
-        .collect();
+    let raws: Vec<&str> = batch.iter().map(|&i| txs[i].raw.as_str()).collect();
     let at = shared.now_ns();
     for &i in &batch {
         shared.sent_ns[i].store(at, Ordering::Relaxed);
         shared.state[i].store(SENT, Ordering::Relaxed);
     }
-    match client.call_batch(&calls) {
+    let answers = client
+        .call("th_sendRawTransactions", json!([raws]))
+        .and_then(|answers| match answers {
+            Json::Array(answers) if answers.len() == batch.len() => Ok(answers),
+            other => Err(timerhost_rpc::RpcError::Transport {
+                url: client.url().to_string(),
+                reason: format!(
+                    "{} answers to {} transactions",
+                    other.as_array().map_or(0, Vec::len),
+                    batch.len()
+                ),
+            }),
+        });
+    match answers {
         Err(e) => {
             tracing::warn!(error = %e, "a batch of transactions was not delivered");
             for &i in &batch {
@@ -119,17 +130,17 @@ fn send_batch(client: &Client, txs: &[PlannedTx], batch: Vec<usize>, shared: &Sh
         }
         Ok(answers) => {
             for (i, answer) in batch.into_iter().zip(answers) {
-                match answer {
-                    Ok(_) => shared.state[i].store(ACCEPTED, Ordering::Relaxed),
-                    Err(e) => {
-                        shared.state[i].store(REFUSED, Ordering::Relaxed);
-                        let reason = e.reason().map(str::to_string).unwrap_or_else(|| match &e {
-                            timerhost_rpc::RpcError::Remote { code, .. } => format!("code {code}"),
-                            _ => "transport".into(),
-                        });
-                        shared.refuse(reason, 1);
-                    }
+                let error = &answer["error"];
+                if error.is_null() {
+                    shared.state[i].store(ACCEPTED, Ordering::Relaxed);
+                    continue;
                 }
+                shared.state[i].store(REFUSED, Ordering::Relaxed);
+                let reason = match error["data"]["reason"].as_str() {
+                    Some(reason) => reason.to_string(),
+                    None => format!("code {}", error["code"]),
+                };
+                shared.refuse(reason, 1);
             }
         }
     }
