@@ -27,7 +27,8 @@ pub const DEFAULT_RPC: &str = "127.0.0.1:8645";
 pub struct NodeConfig {
     /// JSON-RPC listen address.
     pub rpc: SocketAddr,
-    /// Interval between blocks (`"1s"`, `"250ms"`, `"2m"`).
+    /// Interval between blocks (`"1s"`, `"250ms"`, `"2m"`); a block that
+    /// takes longer is followed by the next at once.
     pub block_time: String,
     /// Produce blocks only on request (`dev_mine`).
     pub manual: bool,

@@ -104,9 +104,10 @@ impl<B: KvBackend> RpcContext<B> {
         // checked: the hash of a transaction's canonical bytes is its hash
         // (one sent in other bytes that decode to it is still caught by
         // `insert`, by the hash of what it decodes to).
+        let held_as = keccak256(bytes);
         let gap = {
             let pool = self.mempool.lock();
-            pool.refuse_held(&keccak256(bytes))?;
+            pool.refuse_held(&held_as)?;
             pool.config().max_nonce_gap
         };
         let tx = decode_tx(bytes).map_err(|e| RpcError::rejected(&e))?;
