@@ -120,10 +120,6 @@ impl Gossip {
     }
 }
 
-/// JSON-RPC's "method not found": a peer running a binary from before
-/// `th_sendRawTransactions` (a network upgrading one validator at a time).
-const METHOD_NOT_FOUND: i64 = -32601;
-
 /// One peer's thread: batches of what waits, each sent once.
 fn send_loop(client: &Client, pending: &Receiver<Arc<Vec<u8>>>) {
     // Set once the peer turns out to predate `th_sendRawTransactions`: it
@@ -144,7 +140,11 @@ fn send_loop(client: &Client, pending: &Receiver<Arc<Vec<u8>>>) {
         if !older_peer {
             // Relayed: the peer forwards them no further unless it relays.
             match client.call("th_sendRawTransactions", json!([raws, true])) {
-                Err(RpcError::Remote { code, .. }) if code == METHOD_NOT_FOUND => {
+                // A peer whose binary predates `th_sendRawTransactions` (a
+                // network upgrading one validator at a time).
+                Err(RpcError::Remote { code, .. })
+                    if code == i64::from(timerhost_rpc::error::codes::METHOD_NOT_FOUND) =>
+                {
                     tracing::info!(peer = client.url(), "the peer predates th_sendRawTransactions: gossiping to it in JSON-RPC batches");
                     older_peer = true;
                 }

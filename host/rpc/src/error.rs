@@ -6,6 +6,9 @@ use jsonrpsee::types::ErrorObjectOwned;
 /// JSON-RPC error codes used by the server (`-32602`/`-32603` are the
 /// standard "invalid params" and "internal error").
 pub mod codes {
+    /// No such method (jsonrpsee answers it): to a node's gossip, a peer
+    /// whose binary predates the method it called.
+    pub const METHOD_NOT_FOUND: i32 = -32601;
     /// Invalid method parameters.
     pub const INVALID_PARAMS: i32 = -32602;
     /// The node failed internally (storage, chain).
