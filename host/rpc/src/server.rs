@@ -924,7 +924,9 @@ mod tests {
         }
     }
 
-    async fn call(
+    /// Calls `method` on `m` with the JSON array `p` as its parameters
+    /// (the RPC's tests, `submit`'s too).
+    pub(super) async fn call(
         m: &RpcModule<RpcContext<MemoryBackend>>,
         method: &str,
         p: Json,

@@ -61,11 +61,7 @@ impl<B: KvBackend> ChainStore<B> {
         match indexing {
             CommitIndexing::Inline if written => *pending = Pending::default(),
             CommitIndexing::Inline => {}
-            CommitIndexing::Apart(height) if !written => {
-                for (hash, _) in pending.by_height.remove(&height).unwrap_or_default() {
-                    pending.by_hash.remove(&hash);
-                }
-            }
+            CommitIndexing::Apart(height) if !written => pending.remove(height),
             CommitIndexing::Apart(_) => {}
         }
     }

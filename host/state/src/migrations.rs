@@ -31,7 +31,7 @@ use timerhost_types::Block;
 use crate::backend::{KvBackend, WriteBatch};
 use crate::error::{corrupt, Result, StorageError};
 use crate::headers::StoredHeader;
-use crate::namespaces::{ns_key, read_meta_u64, BLOCK, HEADERS, META};
+use crate::namespaces::{ns_key, read_head, BLOCK, HEADERS, HEAD_KEY, META};
 
 /// Layout version of the store (namespaces, index shapes, and the layout of
 /// consensus state that the code reads back), written with block 0 under
@@ -144,8 +144,8 @@ pub(crate) fn migrate(
             // 12 → 13: every block of a format-12 store is indexed
             // (`crate::tx_index`), so its head is the indexed height.
             12 => {
-                let head = read_meta_u64(backend, b"head", "head height")?
-                    .ok_or_else(|| corrupt("head height", &ns_key(META, b"head"), "missing"))?;
+                let head = read_head(backend)?
+                    .ok_or_else(|| corrupt("head height", &ns_key(META, HEAD_KEY), "missing"))?;
                 let mut batch = WriteBatch::new();
                 crate::tx_index::stage_indexed_height(&mut batch, head);
                 set_format(&mut batch, 13);

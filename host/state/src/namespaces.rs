@@ -70,6 +70,16 @@ pub fn ns_key(ns: u8, rest: &[u8]) -> Vec<u8> {
     k
 }
 
+/// `M ‖ head`: the height of the last committed block (big-endian u64).
+pub(crate) const HEAD_KEY: &[u8] = b"head";
+
+/// The height of the last committed block, `None` before genesis.
+pub(crate) fn read_head(
+    backend: &dyn crate::backend::KvBackend,
+) -> crate::error::Result<Option<u64>> {
+    read_meta_u64(backend, HEAD_KEY, "head height")
+}
+
 /// The big-endian u64 stored under `M ‖ name` (the head, the history floor,
 /// the indexed height, …), if any; `what` names it in a corruption error.
 pub(crate) fn read_meta_u64(

@@ -317,7 +317,10 @@ impl<'a, B: KvBackend> SnapshotRestore<'a, B> {
         // No history below the head, so nothing to index up to it.
         crate::tx_index::stage_indexed_height(&mut batch, height);
         batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
-        batch.put(ns_key(META, b"head"), height_be.to_vec());
+        batch.put(
+            ns_key(META, crate::namespaces::HEAD_KEY),
+            height_be.to_vec(),
+        );
         let written = self.store.backend.write(batch);
         self.store.tx_index.forget();
         written

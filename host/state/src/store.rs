@@ -181,7 +181,7 @@ impl<B: KvBackend> ChainStore<B> {
 
     /// Height of the last committed block, `None` before genesis.
     pub fn head_height(&self) -> Result<Option<u64>> {
-        crate::namespaces::read_meta_u64(&self.backend, b"head", "head height")
+        crate::namespaces::read_head(&self.backend)
     }
 
     /// Header of the last committed block.
@@ -370,7 +370,10 @@ impl<B: KvBackend> ChainStore<B> {
         );
         history::stage(&mut batch, header.height, req.receipts);
         let indexing = self.stage_tx_index(&mut batch, header.height, req.receipts)?;
-        batch.put(ns_key(META, b"head"), height_be.to_vec());
+        batch.put(
+            ns_key(META, crate::namespaces::HEAD_KEY),
+            height_be.to_vec(),
+        );
         if header.height == 0 {
             batch.put(ns_key(META, b"format"), STORE_FORMAT.to_be_bytes().to_vec());
         }

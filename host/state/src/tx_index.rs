@@ -29,7 +29,7 @@ use timerhost_types::{located, Hash, Receipt};
 use crate::backend::{KvBackend, WriteBatch};
 use crate::error::Result;
 use crate::history::{self, TxLocation};
-use crate::namespaces::{ns_key, read_meta_u64, META, TX_INDEX};
+use crate::namespaces::{ns_key, read_head, read_meta_u64, META, TX_INDEX};
 use crate::pruning;
 use timerhost_types::encoding;
 
@@ -90,6 +90,14 @@ impl Pending {
         self.by_height.insert(height, entries);
     }
 
+    /// Forgets block `height`'s entries (a commit whose write failed).
+    pub(crate) fn remove(&mut self, height: u64) {
+        for (hash, _) in self.by_height.remove(&height).unwrap_or_default() {
+            self.by_hash.remove(&hash);
+        }
+    }
+
+    /// Forgets the entries of every block up to `height` (indexed).
     pub(crate) fn remove_through(&mut self, height: u64) {
         let kept = self.by_height.split_off(&(height + 1));
         for (hash, _) in std::mem::replace(&mut self.by_height, kept)
@@ -123,7 +131,7 @@ impl PendingTxIndex {
             return Ok(());
         }
         let mut pending = Pending::default();
-        if let Some(head) = read_meta_u64(backend, b"head", "head height")? {
+        if let Some(head) = read_head(backend)? {
             let first = indexed_height(backend)?
                 .map_or(0, |h| h + 1)
                 .max(pruning::history_floor(backend)?);

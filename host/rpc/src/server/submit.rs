@@ -133,6 +133,7 @@ mod tests {
     use crate::error::{Result, RpcError};
     use crate::json::hex0x;
     use crate::mempool::{Mempool, MempoolConfig};
+    use crate::server::tests::call;
     use crate::server::{methods, NodeControl, RpcContext, MAX_BATCH_CALLS};
     use crate::snapshots::NodeSnapshot;
 
@@ -163,18 +164,20 @@ mod tests {
         }
     }
 
-    async fn call(
-        m: &jsonrpsee::RpcModule<RpcContext<MemoryBackend>>,
-        method: &str,
-        params: Vec<Json>,
-    ) -> std::result::Result<Json, String> {
-        let mut p = jsonrpsee::core::params::ArrayParams::new();
-        for v in params {
-            p.insert(v).unwrap();
-        }
-        m.call::<_, Json>(method, p)
-            .await
-            .map_err(|e| e.to_string())
+    /// An RPC served over a dev chain whose submissions `Recorder` sees.
+    fn served() -> (
+        jsonrpsee::RpcModule<RpcContext<MemoryBackend>>,
+        Arc<Mutex<Mempool>>,
+        Arc<Recorder>,
+    ) {
+        let pool = Arc::new(Mutex::new(Mempool::new(MempoolConfig::default())));
+        let control = Arc::new(Recorder::default());
+        let m = methods(RpcContext::new(
+            Arc::new(dev_chain()),
+            pool.clone(),
+            control.clone(),
+        ));
+        (m, pool, control)
     }
 
     /// Each transaction of a batch is answered in place — its hash, or
@@ -182,10 +185,7 @@ mod tests {
     /// admitted reach the node, marked with where they came from.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_batch_of_raw_transactions_is_answered_one_by_one() {
-        let chain = Arc::new(dev_chain());
-        let pool = Arc::new(Mutex::new(Mempool::new(MempoolConfig::default())));
-        let control = Arc::new(Recorder::default());
-        let m = methods(RpcContext::new(chain, pool.clone(), control.clone()));
+        let (m, pool, control) = served();
         let mut b = dev_builders();
         let to = b[9].address();
         let (t0, t1, t2) = (
@@ -199,7 +199,7 @@ mod tests {
         let answers = call(
             &m,
             "th_sendRawTransactions",
-            vec![json!([
+            json!([[
                 hex0x(&t0.to_bytes()),
                 "0x12",
                 5,
@@ -208,7 +208,7 @@ mod tests {
                 hex0x(&forged),
                 hex0x(&vec![1u8; timerhost_types::MAX_TX_BYTES + 1]),
                 hex0x(&t1.to_bytes()),
-            ])],
+            ]]),
         )
         .await
         .unwrap();
@@ -248,7 +248,7 @@ mod tests {
         let relayed = call(
             &m,
             "th_sendRawTransactions",
-            vec![json!([hex0x(&t2.to_bytes())]), json!(true)],
+            json!([[hex0x(&t2.to_bytes())], true]),
         )
         .await
         .unwrap();
@@ -256,13 +256,9 @@ mod tests {
         assert_eq!(control.accepted.lock()[2], (t2.to_bytes(), Origin::Peer));
         // The singular is a client's.
         let t3 = b[3].transfer(to, 4);
-        call(
-            &m,
-            "th_sendRawTransaction",
-            vec![json!(hex0x(&t3.to_bytes()))],
-        )
-        .await
-        .unwrap();
+        call(&m, "th_sendRawTransaction", json!([hex0x(&t3.to_bytes())]))
+            .await
+            .unwrap();
         assert_eq!(control.accepted.lock()[3].1, Origin::Client);
     }
 
@@ -270,33 +266,26 @@ mod tests {
     /// checked before any transaction is looked at.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_batch_larger_than_the_bound_or_malformed_is_refused_whole() {
-        let chain = Arc::new(dev_chain());
-        let pool = Arc::new(Mutex::new(Mempool::new(MempoolConfig::default())));
-        let control = Arc::new(Recorder::default());
-        let m = methods(RpcContext::new(chain, pool.clone(), control.clone()));
+        let (m, pool, control) = served();
         let mut b = dev_builders();
         let to = b[9].address();
         let valid = hex0x(&b[1].transfer(to, 1).to_bytes());
         let mut many = vec![json!(valid)];
         many.resize(MAX_BATCH_CALLS as usize + 1, json!("0x00"));
-        let e = call(&m, "th_sendRawTransactions", vec![json!(many)])
+        let e = call(&m, "th_sendRawTransactions", json!([many]))
             .await
             .unwrap_err();
         assert!(
             e.contains("1001 transactions") && e.contains("at most 1000"),
             "{e}"
         );
-        let e = call(&m, "th_sendRawTransactions", vec![json!(valid)])
+        let e = call(&m, "th_sendRawTransactions", json!([valid]))
             .await
             .unwrap_err();
         assert!(e.contains("must be an array"), "{e}");
-        let e = call(
-            &m,
-            "th_sendRawTransactions",
-            vec![json!([valid]), json!("yes")],
-        )
-        .await
-        .unwrap_err();
+        let e = call(&m, "th_sendRawTransactions", json!([[valid], "yes"]))
+            .await
+            .unwrap_err();
         assert!(e.contains("parameter 1") && e.contains("boolean"), "{e}");
         assert_eq!(pool.lock().len(), 0, "nothing admitted");
         assert!(control.accepted.lock().is_empty());
